@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs into .venv (and Debian's chromium for the browser test), then run it.
+# Usage: bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian's chromium for the browser test..."
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the browser test will report why"
+fi
+export LITELLM_LOCAL_MODEL_COST_MAP=True
+exec .venv/bin/python -m pytest -n 2 "$@"

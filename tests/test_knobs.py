@@ -1,0 +1,102 @@
+"""Knobs: validated ranges with the knob's name, YAML round trip, unknown keys refused by name."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.knobs import Knobs, dump_knobs, knobs_from_dict, load_knobs
+
+
+def test_defaults_are_stagewise():
+    k = Knobs()
+    assert (k.trigger_ratio, k.trigger_hard_cap_tokens, k.kept_budget_ratio, k.kept_budget_cap_tokens) == (
+        0.65, 100_000, 0.2, 40_000)
+    assert (k.min_kept_messages, k.target_briefing_chars, k.overhead_chars_per_message, k.chars_per_token) == (
+        10, 30_000, 400, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("window", "ratio", "trigger", "kept"),
+    [
+        (32_000, 0.65, 20_800, 6_400),
+        (131_072, 0.65, 85_196.8, 26_214),
+        (200_000, 0.65, 100_000, 40_000),
+        (1_000_000, 0.5, 100_000, 40_000),
+    ],
+    ids=["32k", "128k-fractional", "200k-capped", "1M"],
+)
+def test_effective_trigger_and_kept_budget(window, ratio, trigger, kept):
+    k = Knobs(context_window_tokens=window, trigger_ratio=ratio)
+    assert k.effective_trigger_tokens == pytest.approx(trigger)
+    assert k.kept_budget_tokens == kept
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"trigger_ratio": 1.4}, "trigger_ratio must be in [0, 1] or -1, got 1.4"),
+        ({"context_window_tokens": 10}, "context_window_tokens must be in [1000, 1e+07], got 10"),
+        ({"min_kept_messages": 2.5}, "min_kept_messages must be a whole number, got 2.5"),
+        ({"check_point": "turn"}, "check_point must be one of message, step, got 'turn'"),
+        ({"chars_per_token": "four"}, "chars_per_token must be a number, got 'four'"),
+    ],
+)
+def test_out_of_range_refused_with_name_range_and_value(changes, message):
+    with pytest.raises(ValueError) as err:
+        Knobs(**changes)
+    assert str(err.value) == message
+
+
+def test_minus_one_disables_trigger():
+    assert Knobs(trigger_ratio=-1).warnings()[-1] == "trigger_ratio is -1: compression is disabled"
+
+
+def test_kept_budget_reaching_trigger_warns():
+    k = Knobs(context_window_tokens=32_000, trigger_ratio=0.15)
+    assert any("reaches the trigger" in w for w in k.warnings())
+
+
+def test_unknown_keys_refused_by_name():
+    with pytest.raises(ValueError, match="unknown knob\\(s\\) trigger_ratoi"):
+        load_knobs("version: 1\ntrigger_ratoi: 0.5\n", source="cfg.yaml")
+
+
+def test_invalid_yaml_names_file_and_line():
+    with pytest.raises(ValueError, match=r"^cfg.yaml:2: invalid YAML"):
+        load_knobs("version: 1\ntrigger_ratio: 0.5: x\n", source="cfg.yaml")
+
+
+def test_out_of_range_in_yaml_names_the_file():
+    with pytest.raises(ValueError, match="^cfg.yaml:3: trigger_ratio must be in"):
+        load_knobs("version: 1\nstrategy: stagewise\ntrigger_ratio: 3\n", source="cfg.yaml")
+
+
+def test_yaml_has_version_and_dataclass_order():
+    text = dump_knobs(Knobs())
+    keys = [line.split(":")[0] for line in text.splitlines()]
+    assert keys[0] == "version"
+    assert keys[1:] == [f.name for f in dataclasses.fields(Knobs)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    window=st.integers(1_000, 2_000_000),
+    ratio=st.one_of(st.just(-1.0), st.floats(0, 1)),
+    kept=st.floats(0, 1),
+    floor=st.integers(0, 200),
+    target=st.integers(100, 100_000),
+    cpt=st.floats(0.5, 20),
+    counter=st.sampled_from(["estimate", "cl100k_base", "o200k_base"]),
+)
+def test_yaml_round_trip_is_exact(window, ratio, kept, floor, target, cpt, counter):
+    k = Knobs(context_window_tokens=window, trigger_ratio=ratio, kept_budget_ratio=kept, min_kept_messages=floor,
+              target_briefing_chars=target, chars_per_token=cpt, trigger_counter=counter)
+    assert load_knobs(dump_knobs(k)) == k
+
+
+def test_ints_given_as_floats_are_accepted():
+    assert knobs_from_dict({"context_window_tokens": 32000.0}).context_window_tokens == 32000

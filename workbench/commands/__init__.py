@@ -1,0 +1,1 @@
+"""Subcommands of the ``workbench`` command line, one module each."""

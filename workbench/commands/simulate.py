@@ -1,0 +1,64 @@
+"""``workbench simulate HISTORY``: replay one history and print a summary or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.commands.common import add_knob_arguments, knobs_from_args
+
+NAME = "simulate"
+HELP = "Replay a recorded conversation against a set of knobs."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("history", type=Path, help="history file (any supported format)")
+    add_knob_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print knobs, metrics, compressions and timeline as JSON")
+    parser.add_argument("--no-timeline", action="store_true", help="leave the per-step timeline out of --json")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.history.readers import load_history
+    from workbench.simulate import simulate
+
+    knobs = knobs_from_args(args)
+    history = load_history(args.history)
+    result = simulate(history, knobs)
+    if args.json:
+        json.dump(result.to_json_dict(timeline=not args.no_timeline), sys.stdout, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+        return 0
+    print(format_summary(result))
+    return 0
+
+
+def format_summary(result) -> str:  # noqa: ANN001 - a Run
+    m = result.metrics
+    k = result.knobs
+    lines = [
+        f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
+        f"strategy    {k.strategy}  window {k.context_window_tokens:,}  trigger ratio {k.trigger_ratio:g}"
+        f"  hard cap {k.trigger_hard_cap_tokens:,}",
+        f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
+        f"  (no compaction: {m.baseline_peak_tokens:,})",
+        f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"
+        f"; {m.elisions} elisions",
+        f"overflows   {m.overflows} checks above the window in {m.overflow_events} runs",
+        f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
+        f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
+    ]
+    if result.compressions:
+        lines.append("")
+        lines.append(" #  status     check  boundary  folded  kept  tokens before→after   briefing chars  bucket")
+        for c in result.compressions:
+            after = f"{c.tokens_after:,}" if c.tokens_after is not None else "-"
+            lines.append(
+                f"{c.chain_index:>2}  {c.status:<9} {c.check_started:>6}  {c.boundary:>8}  {c.messages_folded:>6}"
+                f"  {c.kept:>4}  {c.tokens_before:>9,} → {after:<9} {c.briefing_chars:>14,}  {c.bucket}"
+            )
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

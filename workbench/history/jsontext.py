@@ -1,0 +1,97 @@
+"""JSON and JSONL text to Python values, with every failure located by file, line and column.
+
+Readers work on records ``(line, where, value)``: ``line`` is the JSONL line number (None inside a
+JSON document) and ``where`` names the item inside a document (``messages[3]``). Keeping both lets
+one converter report ``chat.jsonl:17: ...`` or ``chat.json: messages[3]: ...``. No I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from workbench.history.errors import HistoryError
+
+Record = tuple[int | None, str | None, Any]
+T = TypeVar("T")
+
+
+def strip_bom(text: str) -> str:
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def load_json(text: str, *, source: str) -> Any:
+    """Parse a whole JSON document; an empty text or a syntax error raises a located HistoryError."""
+    text = strip_bom(text)
+    if not text.strip():
+        raise HistoryError("empty file", source=source)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno, column=exc.colno) from None
+
+
+def jsonl_records(text: str, *, source: str) -> list[Record]:
+    """Parse one JSON value per line (blank lines skipped, numbering kept)."""
+    text = strip_bom(text)
+    loads = json.loads
+    out: list[Record] = []
+    append = out.append
+    # split on "\n" only: str.splitlines would also cut at U+2028 inside JSON strings
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line or line.isspace():
+            continue
+        try:
+            append((number, None, loads(line)))
+        except json.JSONDecodeError as exc:
+            raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=number, column=exc.colno) from None
+    if not out:
+        raise HistoryError("empty file", source=source)
+    return out
+
+
+def array_records(items: Iterable[Any], *, name: str = "messages") -> list[Record]:
+    """Records for the items of a JSON array, named ``messages[i]`` in errors."""
+    return [(None, f"{name}[{i}]", item) for i, item in enumerate(items)]
+
+
+def convert_each(records: Iterable[Record], convert: Callable[[Any], T], *, source: str) -> Iterator[T]:
+    """Apply ``convert`` to each record's value, adding the record's location to any HistoryError."""
+    for line, where, value in records:
+        try:
+            yield convert(value)
+        except HistoryError as exc:
+            raise exc.located(source=source, line=line, where=where) from None
+
+
+def locate(exc: HistoryError, record: Record, *, source: str) -> HistoryError:
+    """The error with the record's file, line and item filled in."""
+    return exc.located(source=source, line=record[0], where=record[1])
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a value's type, for messages such as 'must be a string, got int'."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def require_object(value: Any, *, what: str = "a message object") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise HistoryError(f"expected {what}, got {type_name(value)}")
+    return value
+
+
+def optional_str(obj: dict[str, Any], key: str, *, field: str | None = None) -> str | None:
+    """``obj[key]`` when it is a string, None when absent or null; anything else is an error."""
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise HistoryError(f"must be a string, got {type_name(value)}", field=field or key)

@@ -1,0 +1,261 @@
+"""The history model: frozen messages in the AI SDK v6 UIMessage shape that stagewise stores.
+
+Every reader converts its format into these values; the estimator and the serializer read them.
+A Part keeps its original JSON object (key order included) so that stagewise's
+``JSON.stringify(part).length`` is reproduced exactly. Values are pure: no I/O here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+PartKind = Literal["text", "reasoning", "tool", "tool-result", "file", "step-start", "other"]
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Part:
+    """One message part, kept as its original JSON object.
+
+    ``data`` is the part exactly as the source had it (a dict for every real part; any other
+    JSON value is kept so that stagewise's tolerance of junk parts can be reproduced).
+    Treat it as read-only: parts are shared between runs and caches.
+    """
+
+    data: Any
+
+    # -- identity -------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Part) and self.data == other.data
+
+    def __hash__(self) -> int:
+        return hash(_digest(self.data))
+
+    # -- typed views ----------------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", "")) if isinstance(self.data, dict) else ""
+
+    @property
+    def kind(self) -> PartKind:
+        t = self.type
+        if t == "text":
+            return "text"
+        if t == "reasoning":
+            return "reasoning"
+        if t == "tool-result":
+            return "tool-result"
+        if t == "dynamic-tool" or t.startswith("tool-"):
+            return "tool"
+        if t == "file":
+            return "file"
+        if t == "step-start":
+            return "step-start"
+        return "other"
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default) if isinstance(self.data, dict) else default
+
+    @property
+    def text(self) -> str | None:
+        value = self.get("text")
+        return value if isinstance(value, str) else None
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool's name: ``toolName`` for dynamic tools and results, else from ``tool-<name>``."""
+        name = self.get("toolName")
+        if isinstance(name, str):
+            return name
+        t = self.type
+        if t.startswith("tool-") and t != "tool-result":
+            return t[5:]
+        return None
+
+    @property
+    def tool_call_id(self) -> str | None:
+        value = self.get("toolCallId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def state(self) -> str | None:
+        value = self.get("state")
+        return value if isinstance(value, str) else None
+
+    @property
+    def input(self) -> Any:
+        return self.get("input")
+
+    @property
+    def output(self) -> Any:
+        return self.get("output")
+
+    @property
+    def error_text(self) -> str | None:
+        value = self.get("errorText")
+        return value if isinstance(value, str) else None
+
+    def to_dict(self) -> Any:
+        return self.data
+
+
+def text_part(text: str) -> Part:
+    return Part(data={"type": "text", "text": text})
+
+
+def tool_call_part(
+    name: str,
+    call_id: str,
+    input: Any,
+    *,
+    state: str = "input-available",
+    output: Any = None,
+    error_text: str | None = None,
+) -> Part:
+    """A static AI SDK tool part (``tool-<name>``); like the AI SDK it carries no toolName key."""
+    data: dict[str, Any] = {"type": f"tool-{name}", "toolCallId": call_id, "state": state, "input": input}
+    if state == "output-available" and output is not None:
+        data["output"] = output
+    if state == "output-error":
+        data["errorText"] = error_text or ""
+    return Part(data=data)
+
+
+def tool_result_part(name: str | None, call_id: str | None, output: Any, *, is_error: bool = False) -> Part:
+    """A tool result that arrived as its own message (OpenAI ``tool`` role, Anthropic tool_result)."""
+    data: dict[str, Any] = {"type": "tool-result"}
+    if call_id is not None:
+        data["toolCallId"] = call_id
+    if name is not None:
+        data["toolName"] = name
+    data["output"] = output
+    if is_error:
+        data["isError"] = True
+    return Part(data=data)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Message:
+    """One message. ``parts`` is None when the source had no parts array (stagewise tolerates it).
+
+    ``metadata`` is stagewise's metadata object (createdAt, compressedHistory, attachments, mentions,
+    envState, ...) or None. ``extra`` keeps any other top-level keys so writers lose nothing.
+    """
+
+    id: str
+    role: str
+    parts: tuple[Part, ...] | None
+    metadata: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Message)
+            and self.id == other.id
+            and self.role == other.role
+            and self.parts == other.parts
+            and self.metadata == other.metadata
+            and self.extra == other.extra
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.role, self.digest))
+
+    @property
+    def digest(self) -> str:
+        """A content hash, used to cache token counts and serializations per message."""
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            cached = _digest(self.to_dict())
+            object.__setattr__(self, "_digest", cached)
+        return cached
+
+    # -- metadata views -------------------------------------------------------------------
+    def meta(self, key: str, default: Any = None) -> Any:
+        return self.metadata.get(key, default) if isinstance(self.metadata, dict) else default
+
+    @property
+    def briefing(self) -> str | None:
+        """The briefing stored on this message (stagewise ``metadata.compressedHistory``)."""
+        value = self.meta("compressedHistory")
+        return value if isinstance(value, str) else None
+
+    @property
+    def text(self) -> str:
+        """All text parts joined: what a human reads as this message's words."""
+        return "\n".join(p.text or "" for p in self.parts or () if p.kind == "text")
+
+    def tool_parts(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts or () if p.kind in ("tool", "tool-result"))
+
+    def with_metadata(self, **changes: Any) -> Message:
+        """A copy with metadata keys set (a value of None removes the key)."""
+        meta = dict(self.metadata or {})
+        for key, value in changes.items():
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=self.extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The UIMessage object: the canonical on-disk form (one per JSONL line)."""
+        out: dict[str, Any] = {"id": self.id, "role": self.role}
+        if self.parts is not None:
+            out["parts"] = [p.data for p in self.parts]
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class History:
+    """A whole recorded conversation, in order, with where it came from."""
+
+    id: str
+    messages: tuple[Message, ...]
+    source_format: str = "canonical"
+    source_path: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, History) and self.id == other.id and self.messages == other.messages
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.digest))
+
+    @property
+    def digest(self) -> str:
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            h = hashlib.blake2b(digest_size=16)
+            for m in self.messages:
+                h.update(m.digest.encode())
+            cached = h.hexdigest()
+            object.__setattr__(self, "_digest", cached)
+        return cached
+
+    def without_briefings(self) -> History:
+        """The same conversation with every stored briefing removed (for a counterfactual replay)."""
+        if not any(m.briefing is not None for m in self.messages):
+            return self
+        msgs = tuple(m.with_metadata(compressedHistory=None) if m.briefing is not None else m for m in self.messages)
+        return History(id=self.id, messages=msgs, source_format=self.source_format, source_path=self.source_path, meta=self.meta)
+
+    def briefing_indices(self) -> tuple[int, ...]:
+        """Indices of messages that carry a real briefing (stagewise compression points)."""
+        return tuple(i for i, m in enumerate(self.messages) if m.briefing is not None)

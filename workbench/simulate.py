@@ -1,0 +1,699 @@
+"""The replay: walk a recorded conversation and keep the context an agent would have had.
+
+Context at check k (message i) = system prompt + current briefing + pinned messages + every message
+from the current boundary to i, minus tool outputs elided to stubs. Between two events (a compression
+starting or landing, an elision) that number only grows, so the replay does not step message by
+message: it keeps prefix sums of per-message tokens and finds the next check above the policy's
+watch threshold with a binary search. Work is O(events × log n) plus O(n) to write the timeline.
+
+Counterfactual: the replay assumes the agent would have sent the same messages after a compaction.
+That is what makes whole-conversation tuning possible; every face says so next to its results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from workbench.briefing.base import Briefer, BriefRecord, BriefRequest
+from workbench.briefing.simulated import SimulatedBriefer
+from workbench.history.model import History
+from workbench.jsjson import utf16_len
+from workbench.knobs import Knobs
+from workbench.policies.base import Compact, Elide, Policy, ReplayState, Skip, get_policy
+from workbench.policies.stagewise_core import budget_bucket
+from workbench.prices import Prices, get_prices
+from workbench.tokens import CountCache, HistoryCounts
+
+PREVIOUS_OPEN = "<previous-chat-history>"
+PREVIOUS_CLOSE = "</previous-chat-history>"
+DEFAULT_CACHE = CountCache()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compression:
+    """One compression of a run: where it started, where the boundary fell, what the briefing cost."""
+
+    chain_index: int
+    status: str  # landed | failed | superseded | in-flight
+    check_started: int
+    index_started: int
+    check_landed: int | None
+    index_landed: int | None
+    boundary: int  # first kept message
+    folded_from: int  # previous boundary: messages [folded_from, boundary) are newly folded
+    messages_folded: int
+    kept: int  # verbatim messages at the start (index_started + 1 - boundary)
+    kept_tokens: int | None  # the walk's estimate of what it kept
+    outcome: str
+    reason: str
+    summarize: bool
+    tokens_before: int
+    tokens_after: int | None
+    previous_chars: int
+    bucket: str
+    ratio: float
+    percent: int
+    new_material_chars: int
+    compact_history_chars: int
+    briefing_chars: int
+    briefing_tokens: int
+    record: BriefRecord
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        rec = out.pop("record")
+        out["briefer_model"] = rec["model"]
+        out["briefer_cache_hit"] = rec["cache_hit"]
+        out["briefer_cost_usd"] = rec["cost_usd"]
+        out["briefer_attempts"] = [a["outcome"] + ":" + a["model"] for a in rec["attempts"]]
+        out["briefing_text"] = rec["text"]
+        out["leak_previous_tag"] = rec["leak_previous_tag"]
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Something that happened at a check: a compression started/landed/failed, an elision, an overflow."""
+
+    check: int
+    index: int
+    kind: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metrics:
+    """What a run cost and how close it came to the window."""
+
+    messages: int
+    checks: int
+    window_tokens: int
+    peak_tokens: int
+    peak_ratio: float
+    baseline_peak_tokens: int
+    mean_context_tokens: float
+    compressions: int
+    failed_compressions: int
+    superseded_compressions: int
+    skipped_checks: int
+    elisions: int
+    elided_messages: int
+    overflows: int  # checks above the window
+    overflow_events: int  # separate runs of checks above the window
+    agent_calls: int
+    agent_input_tokens: int
+    agent_output_tokens: int
+    briefer_input_tokens: int
+    briefer_output_tokens: int
+    tokens_per_task: int
+    baseline_tokens_per_task: int
+    dollars_per_task: float
+    dollars_per_task_cached: float
+    agent_dollars: float
+    briefer_dollars: float
+    cache_read_tokens: int
+    cache_write_tokens: int
+    max_briefing_chars: int
+    final_briefing_chars: int
+    prices_known: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """The result of one replay: per-check timeline, compressions, events and metrics."""
+
+    history_id: str
+    knobs: Knobs
+    timeline: pl.DataFrame
+    compressions: tuple[Compression, ...]
+    events: tuple[Event, ...]
+    metrics: Metrics
+    briefer: str = "simulated"
+    notes: tuple[str, ...] = ()
+
+    def compressions_frame(self) -> pl.DataFrame:
+        """One row per compression (the briefing text left out)."""
+        rows = [{k: v for k, v in c.to_dict().items() if k != "briefing_text"} for c in self.compressions]
+        if not rows:
+            return pl.DataFrame(schema={"chain_index": pl.Int64, "status": pl.Utf8})
+        return pl.DataFrame(rows)
+
+    def to_json_dict(self, *, timeline: bool = True) -> dict[str, Any]:
+        from workbench.knobs import dump_knobs
+
+        import yaml
+
+        out: dict[str, Any] = {
+            "history": self.history_id,
+            "knobs": yaml.safe_load(dump_knobs(self.knobs)),
+            "metrics": self.metrics.to_dict(),
+            "compressions": [c.to_dict() for c in self.compressions],
+            "events": [asdict(e) for e in self.events],
+        }
+        if timeline:
+            out["timeline"] = self.timeline.to_dicts()
+        return out
+
+
+def check_indices(history: History, check_point: str) -> np.ndarray:
+    """Message indices where the trigger is checked.
+
+    "message": after every message. "step": after an agent step, i.e. after an assistant message and
+    the tool results that follow it (where stagewise's handlePostStep runs), and after the last message.
+    """
+    msgs = history.messages
+    n = len(msgs)
+    if check_point == "message" or n == 0:
+        return np.arange(n, dtype=np.int64)
+    roles = [m.role for m in msgs]
+    out = [
+        i
+        for i in range(n)
+        if i == n - 1 or (roles[i] in ("assistant", "tool") and roles[i + 1] in ("user", "assistant", "system"))
+    ]
+    return np.asarray(out, dtype=np.int64)
+
+
+@dataclass
+class _Flight:
+    action: Compact
+    chain_index: int
+    check_started: int
+    index_started: int
+    land_check: int
+    tokens_before: int
+    request: BriefRequest
+    record: BriefRecord
+
+
+@dataclass
+class _State:
+    boundary: int = 0
+    briefing_chars: int = 0
+    briefing_tokens: int = 0
+    briefing_text: str | None = None
+    pinned: set[int] = field(default_factory=set)
+    pinned_tokens: int = 0
+    briefing_at: dict[int, int] = field(default_factory=dict)
+    briefing_texts: dict[int, str | None] = field(default_factory=dict)
+    elided: set[int] = field(default_factory=set)
+    landed: int = 0
+    last_compaction_check: int | None = None
+
+
+def simulate(
+    history: History,
+    knobs: Knobs | None = None,
+    briefer: Briefer | None = None,
+    *,
+    policy: Policy | None = None,
+    cache: CountCache | None = None,
+    prices: Prices | None = None,
+    briefer_prices: Prices | None = None,
+    on_compression: Callable[[int, Compression], None] | None = None,
+) -> Run:
+    """Replay ``history`` under ``knobs``; briefings come from ``briefer`` (the size model by default)."""
+    knobs = knobs or Knobs()
+    briefer = briefer or SimulatedBriefer()
+    policy = policy or get_policy(knobs)
+    if not knobs.keep_existing_briefings:
+        history = history.without_briefings()
+    counts = (cache or DEFAULT_CACHE).counts_for(history)
+    return _Replay(history, knobs, briefer, policy, counts, prices, briefer_prices, on_compression).run()
+
+
+class _Replay:
+    """One replay's mutable working state; ``run`` returns the frozen Run."""
+
+    def __init__(
+        self,
+        history: History,
+        knobs: Knobs,
+        briefer: Briefer,
+        policy: Policy,
+        counts: HistoryCounts,
+        prices: Prices | None,
+        briefer_prices: Prices | None,
+        on_compression: Callable[[int, Compression], None] | None,
+    ) -> None:
+        self.h, self.k, self.briefer, self.policy, self.counts = history, knobs, briefer, policy, counts
+        self.on_compression = on_compression
+        self.prices = prices or get_prices(knobs.model)
+        self.briefer_prices = briefer_prices or get_prices(knobs.briefer_model)
+        kw = {"overhead_chars": knobs.overhead_chars_per_message, "chars_per_token": knobs.chars_per_token}
+        self.c = counts.tokens(knobs.trigger_counter, **kw)
+        self.e = counts.tokens(knobs.boundary_counter, **kw)
+        self.n = len(history.messages)
+        self.checks = check_indices(history, knobs.check_point)
+        self.m = len(self.checks)
+        self.P = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(self.c, out=self.P[1:])
+        self.S = np.zeros(self.n + 1, dtype=np.int64)  # prefix sums of elision savings
+        self.savings = np.zeros(self.n, dtype=np.int64)
+        self.Q = self.P.copy()  # P - S: what is really in context
+        self.Qc = self.Q[self.checks + 1] if self.m else np.zeros(0, dtype=np.int64)
+        self.sys = knobs.system_prompt_tokens
+        self.st = _State()
+        self.t_brief = np.zeros(self.m, dtype=np.int64)
+        self.t_pinned = np.zeros(self.m, dtype=np.int64)
+        self.t_verb = np.zeros(self.m, dtype=np.int64)
+        self.t_saved = np.zeros(self.m, dtype=np.int64)
+        self.t_boundary = np.zeros(self.m, dtype=np.int64)
+        self.t_thr = np.full(self.m, np.nan)
+        self.t_events: dict[int, list[str]] = {}
+        self.events: list[Event] = []
+        self.compressions: list[Compression] = []
+        self.skips = 0
+        self.last_skip: str | None = None
+        self.elisions = 0
+        roles = np.array([m.role for m in history.messages], dtype=object)
+        self.assistant_idx = np.nonzero(roles == "assistant")[0] if self.n else np.zeros(0, dtype=np.int64)
+        self.seg_from = -1  # state in effect applies to messages after this index
+        self.calls_in = 0
+        self.calls_out = 0
+        self.calls = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        self.cost = 0.0
+        self.cost_cached = 0.0
+
+    # -- context arithmetic ------------------------------------------------------------------
+    def _base(self) -> int:
+        return self.sys + self.st.briefing_tokens + self.st.pinned_tokens
+
+    def _context_at(self, i: int) -> int:
+        """Context through message i under the current state."""
+        b = self.st.boundary
+        return self._base() + int(self.Q[i + 1] - self.Q[b])
+
+    def _fill(self, k0: int, k1: int, threshold: float | None) -> None:
+        """Write timeline rows for checks k0..k1 (inclusive) under the current state."""
+        if k1 < k0:
+            return
+        b = self.st.boundary
+        idx = self.checks[k0 : k1 + 1]
+        self.t_brief[k0 : k1 + 1] = self.st.briefing_tokens
+        self.t_pinned[k0 : k1 + 1] = self.st.pinned_tokens
+        self.t_verb[k0 : k1 + 1] = self.Q[idx + 1] - self.Q[b]
+        self.t_saved[k0 : k1 + 1] = self.S[idx + 1] - self.S[b]
+        self.t_boundary[k0 : k1 + 1] = b
+        if threshold is not None:
+            self.t_thr[k0 : k1 + 1] = threshold
+
+    def _close_calls(self, upto: int) -> None:
+        """Account the agent's LLM calls for assistant messages in (seg_from, upto] under the current state."""
+        lo, hi = self.seg_from, upto
+        if hi <= lo:
+            return
+        a = self.assistant_idx
+        sel = a[np.searchsorted(a, lo, side="right") : np.searchsorted(a, hi, side="right")]
+        self.seg_from = hi
+        if len(sel) == 0:
+            return
+        b = self.st.boundary
+        base = self._base()
+        inputs = base + (self.Q[sel] - self.Q[b])
+        outputs = self.c[sel] - self.savings[sel]
+        reads = np.empty_like(inputs)
+        reads[0] = min(self.sys, int(inputs[0]))
+        if len(sel) > 1:
+            reads[1:] = base + (self.Q[sel[:-1] + 1] - self.Q[b])
+        reads = np.minimum(reads, inputs)
+        writes = inputs - reads
+        tin, tout = int(inputs.sum()), int(outputs.sum())
+        tr, tw = int(reads.sum()), int(writes.sum())
+        p = self.prices
+        self.calls += len(sel)
+        self.calls_in += tin
+        self.calls_out += tout
+        self.cache_read += tr
+        self.cache_write += tw
+        self.cost += tin * p.input_per_token + tout * p.output_per_token
+        read_price = p.cache_read_per_token if p.cache_read_per_token is not None else p.input_per_token
+        write_price = p.cache_write_per_token if p.cache_write_per_token is not None else p.input_per_token
+        self.cost_cached += tr * read_price + tw * write_price + tout * p.output_per_token
+
+    def _event(self, k: int, kind: str, detail: str = "") -> None:
+        i = int(self.checks[k])
+        self.events.append(Event(check=k, index=i, kind=kind, detail=detail))
+        self.t_events.setdefault(k, []).append(kind)
+
+    def _state_view(self, k: int, ctx: int) -> ReplayState:
+        st = self.st
+        return ReplayState(
+            history=self.h,
+            knobs=self.k,
+            check=k,
+            index=int(self.checks[k]) if self.m else -1,
+            context_tokens=ctx,
+            boundary=st.boundary,
+            briefing_chars=st.briefing_chars,
+            briefing_tokens=st.briefing_tokens,
+            compressions=st.landed,
+            last_compaction_check=st.last_compaction_check,
+            counter_tokens=self.c,
+            estimate_tokens=self.e,
+            content_chars=self.counts.content_chars,
+            briefing_at=st.briefing_at,
+            elided=frozenset(st.elided),
+            pinned=frozenset(st.pinned),
+            elided_savings=self.savings,
+            overflowed=ctx > self.k.context_window_tokens,
+        )
+
+    # -- compressions ------------------------------------------------------------------------
+    def _chunks(self, lo: int, hi: int) -> list[str]:
+        return [s for s in (self.counts.serialized(j) for j in range(lo, hi)) if s is not None]
+
+    def _chunk_chars(self, lo: int, hi: int) -> tuple[int, int]:
+        """(sum of chunk UTF-16 lengths, number of chunks) for messages [lo, hi)."""
+        total = count = 0
+        for j in range(lo, hi):
+            length = self.counts.serialized_chars(j)
+            if length >= 0:
+                total += length
+                count += 1
+        return total, count
+
+    def _request(self, act: Compact, chain_index: int) -> BriefRequest:
+        st, k = self.st, self.k
+        boundary = act.boundary
+        # stagewise §7: the last truthy briefing inside messagesToCompact, where the serializer stops.
+        prev_idx = max((j for j, ch in st.briefing_at.items() if j < boundary and ch > 0), default=None)
+        if act.regenerate or prev_idx is None:
+            start, prev_chars, prev_text = 0, 0, None
+        else:
+            start, prev_chars, prev_text = prev_idx, st.briefing_at[prev_idx], st.briefing_texts.get(prev_idx)
+        folded_from = min(st.boundary, boundary)
+        new_chars, new_count = self._chunk_chars(folded_from, boundary)
+        body_chars, body_count = self._chunk_chars(start, boundary)
+        pieces = body_count + (1 if prev_chars else 0)
+        wrapped = len(PREVIOUS_OPEN) + prev_chars + len(PREVIOUS_CLOSE) if prev_chars else 0
+        compact_chars = body_chars + wrapped + max(0, pieces - 1)
+        ratio, percent, bucket = budget_bucket(0 if act.regenerate else prev_chars, k.target_briefing_chars)
+        h = self.h
+
+        def build() -> str:
+            chunks = self._chunks(start, boundary)
+            if prev_chars:
+                chunks.insert(0, PREVIOUS_OPEN + (prev_text or "") + PREVIOUS_CLOSE)
+            return "\n".join(chunks)
+
+        return BriefRequest(
+            chain_index=chain_index,
+            folded=h.messages[folded_from:boundary],
+            folded_from=folded_from,
+            boundary=boundary,
+            previous_briefing=None if act.regenerate else prev_text,
+            previous_chars=0 if act.regenerate else prev_chars,
+            new_material_chars=new_chars + max(0, new_count - 1),
+            compact_history_chars=compact_chars,
+            target_chars=k.target_briefing_chars,
+            bucket=bucket,
+            ratio=ratio,
+            percent=percent,
+            knobs=k,
+            sections=act.sections,
+            regenerate=act.regenerate,
+            compact_history_fn=build,
+        )
+
+    def _start(self, k: int, ctx: int, act: Compact) -> None:
+        st = self.st
+        chain_index = st.landed + 1
+        i = int(self.checks[k])
+        if act.summarize:
+            request = self._request(act, chain_index)
+            record = self.briefer(request)
+        else:
+            request = self._request(act, chain_index)
+            record = BriefRecord(text=None, chars=0, tokens=0, model="none")
+        flight = _Flight(
+            action=act,
+            chain_index=chain_index,
+            check_started=k,
+            index_started=i,
+            land_check=k + self.k.latency_steps,
+            tokens_before=ctx,
+            request=request,
+            record=record,
+        )
+        self._event(k, "compression-started", f"#{chain_index} boundary {act.boundary} ({act.outcome or act.reason})")
+        if flight.land_check >= self.m:
+            self._finish(flight, None)
+            return
+        self.flight = flight
+        if self.k.latency_steps == 0:
+            self._land(k)
+
+    def _land(self, k: int) -> None:
+        flight = self.flight
+        self.flight = None
+        i = int(self.checks[k])
+        st = self.st
+        act, rec = flight.action, flight.record
+        if rec.failed:
+            self._event(k, "compression-failed", rec.error or "all briefer attempts failed")
+            self._finish(flight, "failed", k)
+            return
+        if act.boundary < st.boundary:
+            # A later briefing already sits on a later message; prompt building uses the last one (§9).
+            self._event(k, "compression-superseded", f"boundary {act.boundary} < current {st.boundary}")
+            self._finish(flight, "superseded", k)
+            return
+        self._close_calls(i)
+        old_boundary = st.boundary
+        st.boundary = act.boundary
+        for j in act.pinned:
+            if j < st.boundary:
+                st.pinned.add(j)
+        st.pinned = {j for j in st.pinned if j < st.boundary}
+        st.pinned_tokens = int(sum(int(self.c[j] - self.savings[j]) for j in st.pinned))
+        if act.summarize:
+            st.briefing_chars = rec.chars
+            st.briefing_tokens = rec.tokens
+            st.briefing_text = rec.text
+            st.briefing_at[act.boundary] = rec.chars
+            st.briefing_texts[act.boundary] = rec.text
+        st.landed += 1
+        st.last_compaction_check = k
+        detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"
+        self._event(k, "compression-landed", detail)
+        self._finish(flight, "landed", k)
+
+    def _finish(self, flight: _Flight, status: str | None, k: int | None = None) -> None:
+        act, rec, req = flight.action, flight.record, flight.request
+        landed = status == "landed"
+        comp = Compression(
+            chain_index=flight.chain_index,
+            status=status or "in-flight",
+            check_started=flight.check_started,
+            index_started=flight.index_started,
+            check_landed=k,
+            index_landed=int(self.checks[k]) if k is not None else None,
+            boundary=act.boundary,
+            folded_from=req.folded_from,
+            messages_folded=max(0, act.boundary - req.folded_from),
+            kept=flight.index_started + 1 - act.boundary,
+            kept_tokens=act.kept_tokens,
+            outcome=act.outcome,
+            reason=act.reason,
+            summarize=act.summarize,
+            tokens_before=flight.tokens_before,
+            tokens_after=self._context_at(int(self.checks[k])) if landed and k is not None else None,
+            previous_chars=req.previous_chars,
+            bucket=req.bucket,
+            ratio=req.ratio,
+            percent=req.percent,
+            new_material_chars=req.new_material_chars,
+            compact_history_chars=req.compact_history_chars,
+            briefing_chars=rec.chars,
+            briefing_tokens=rec.tokens,
+            record=rec,
+        )
+        self.compressions.append(comp)
+        if self.on_compression is not None:
+            self.on_compression(len(self.compressions), comp)
+
+    # -- elision -----------------------------------------------------------------------------
+    def _elide(self, k: int, act: Elide) -> None:
+        i = int(self.checks[k])
+        self._close_calls(i)
+        fresh = [j for j in act.indices if j not in self.st.elided and 0 <= j < self.n]
+        if not fresh:
+            return
+        saved = 0
+        for j in fresh:
+            s = max(0, int(self.c[j]) - self.counts.stub_tokens(j, self.k))
+            self.savings[j] = s
+            saved += s
+            self.st.elided.add(j)
+        np.cumsum(self.savings, out=self.S[1:])
+        self.Q = self.P - self.S
+        self.Qc = self.Q[self.checks + 1]
+        self.st.pinned_tokens = int(sum(int(self.c[j] - self.savings[j]) for j in self.st.pinned))
+        self.elisions += 1
+        self._event(k, "elide", f"{len(fresh)} tool outputs stubbed, {saved:,} tokens freed ({act.reason})")
+
+    # -- main loop ---------------------------------------------------------------------------
+    def run(self) -> Run:
+        self.flight: _Flight | None = None
+        k = 0
+        while k < self.m:
+            if self.flight is not None:
+                k_evt = max(k, self.flight.land_check)
+                self._fill(k, min(k_evt, self.m - 1), None)
+                if k_evt >= self.m:
+                    break
+                self._land(k_evt)
+                k = k_evt + 1
+                continue
+            view = self._state_view(k, self._context_at(int(self.checks[k])))
+            watch = self.policy.watch_threshold(view)
+            if watch is None:
+                self._fill(k, self.m - 1, None)
+                break
+            thr, strict = watch
+            b = self.st.boundary
+            target = thr - self._base() + float(self.Q[b])
+            side = "right" if strict else "left"
+            k_evt = k + int(np.searchsorted(self.Qc[k:], target, side=side))
+            self._fill(k, min(k_evt, self.m - 1), thr)
+            if k_evt >= self.m:
+                break
+            ctx = self._context_at(int(self.checks[k_evt]))
+            actions = self.policy.decide(self._state_view(k_evt, ctx))
+            acted = False
+            for act in actions:
+                if isinstance(act, Skip):
+                    self.skips += 1
+                    if act.reason != self.last_skip:
+                        self._event(k_evt, "skip", act.reason)
+                        self.last_skip = act.reason
+                elif isinstance(act, Elide):
+                    self._elide(k_evt, act)
+                    acted = True
+                elif isinstance(act, Compact):
+                    self._start(k_evt, ctx, act)
+                    acted = True
+                    break  # never two compressions at once
+            if acted:
+                self.last_skip = None
+            k = k_evt + 1
+        if self.flight is not None:
+            self._finish(self.flight, None)
+            self.flight = None
+        self._close_calls(self.n - 1)
+        return self._result()
+
+    def _result(self) -> Run:
+        k = self.k
+        sys = self.sys
+        total = sys + self.t_brief + self.t_pinned + self.t_verb
+        baseline = sys + self.P[self.checks + 1] if self.m else np.zeros(0, dtype=np.int64)
+        window = k.context_window_tokens
+        over = total > window
+        edges = np.flatnonzero(over & ~np.concatenate(([False], over[:-1]))) if self.m else np.zeros(0, dtype=np.int64)
+        for kk in edges:
+            self._event(int(kk), "overflow", f"{int(total[kk]):,} > window {window:,}")
+        events_col = [",".join(self.t_events.get(j, ())) for j in range(self.m)]
+        msgs = self.h.messages
+        timeline = pl.DataFrame(
+            {
+                "step": np.arange(self.m, dtype=np.int64),
+                "index": self.checks,
+                "role": [msgs[int(i)].role for i in self.checks],
+                "system": np.full(self.m, sys, dtype=np.int64),
+                "briefing": self.t_brief,
+                "pinned": self.t_pinned,
+                "verbatim": self.t_verb,
+                "elided_saved": self.t_saved,
+                "total": total,
+                "baseline": baseline,
+                "boundary": self.t_boundary,
+                "trigger": self.t_thr,
+                "overflow": over,
+                "events": events_col,
+            }
+        )
+        landed = [c for c in self.compressions if c.status == "landed"]
+        b_in = sum(c.record.input_tokens for c in self.compressions if c.summarize)
+        b_out = sum(c.record.output_tokens for c in self.compressions if c.summarize)
+        bp = self.briefer_prices
+        b_cost = 0.0
+        for c in self.compressions:
+            if not c.summarize:
+                continue
+            if c.record.cost_usd or c.record.cache_hit:
+                b_cost += c.record.cost_usd
+            else:
+                b_cost += c.record.input_tokens * bp.input_per_token + c.record.output_tokens * bp.output_per_token
+        # Baseline: every call sees the whole history so far (no compaction at all).
+        a = self.assistant_idx
+        base_in = int((sys + self.P[a]).sum()) if len(a) else 0
+        base_out = int(self.c[a].sum()) if len(a) else 0
+        peak = int(total.max()) if self.m else sys
+        metrics = Metrics(
+            messages=self.n,
+            checks=self.m,
+            window_tokens=window,
+            peak_tokens=peak,
+            peak_ratio=peak / window,
+            baseline_peak_tokens=int(baseline.max()) if self.m else sys,
+            mean_context_tokens=float(total.mean()) if self.m else float(sys),
+            compressions=len(landed),
+            failed_compressions=sum(c.status == "failed" for c in self.compressions),
+            superseded_compressions=sum(c.status == "superseded" for c in self.compressions),
+            skipped_checks=self.skips,
+            elisions=self.elisions,
+            elided_messages=len(self.st.elided),
+            overflows=int(over.sum()),
+            overflow_events=len(edges),
+            agent_calls=self.calls,
+            agent_input_tokens=self.calls_in,
+            agent_output_tokens=self.calls_out,
+            briefer_input_tokens=b_in,
+            briefer_output_tokens=b_out,
+            tokens_per_task=self.calls_in + self.calls_out + b_in + b_out,
+            baseline_tokens_per_task=base_in + base_out,
+            dollars_per_task=self.cost + b_cost,
+            dollars_per_task_cached=self.cost_cached + b_cost,
+            agent_dollars=self.cost,
+            briefer_dollars=b_cost,
+            cache_read_tokens=self.cache_read,
+            cache_write_tokens=self.cache_write,
+            max_briefing_chars=max((c.briefing_chars for c in landed if c.summarize), default=0),
+            final_briefing_chars=self.st.briefing_chars,
+            prices_known=self.prices.known,
+        )
+        self.events.sort(key=lambda e: (e.check, e.kind != "compression-started"))
+        notes = k.warnings() + (
+            "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
+        )
+        return Run(
+            history_id=self.h.id,
+            knobs=k,
+            timeline=timeline,
+            compressions=tuple(self.compressions),
+            events=tuple(self.events),
+            metrics=metrics,
+            briefer=getattr(self.briefer, "name", type(self.briefer).__name__),
+            notes=notes,
+        )
+
+
+def tokens_of_text(chars: int, knobs: Knobs) -> int:
+    """Tokens of a text of ``chars`` UTF-16 units by the estimator (used for briefings)."""
+    return math.ceil(chars / knobs.chars_per_token)
+
+
+__all__ = ["Compression", "Event", "Metrics", "Run", "check_indices", "simulate", "utf16_len"]
