@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.history.jsontext import history_id, source_path
 from workbench.history.model import History, Message, Part, tool_call_part, tool_result_part
 
 
@@ -112,7 +113,12 @@ class HistoryBuilder:
             out.append(Message(id=msg_id, role=role, parts=frozen, metadata=metadata))
         return tuple(out)
 
-    def build(self, *, id: str, source_format: str, source_path: str | None, meta: dict[str, Any]) -> History:
+    def build(self, *, source: str, source_format: str, meta: dict[str, Any]) -> History:
+        """The History, named after its source file."""
         return History(
-            id=id, messages=self.messages(), source_format=source_format, source_path=source_path, meta=meta
+            id=history_id(source),
+            messages=self.messages(),
+            source_format=source_format,
+            source_path=source_path(source),
+            meta=meta,
         )

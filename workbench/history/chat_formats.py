@@ -29,13 +29,6 @@ _OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "ass
 _EXPECTED_ROLES = "expected system, user, assistant, tool"
 
 
-def history_id(source: str) -> str:
-    """A history's id from its file name: ``chat.jsonl`` -> ``chat``."""
-    name = source.replace("\\", "/").rsplit("/", 1)[-1]
-    stem = name.split(".", 1)[0] if not name.startswith(".") else name
-    return stem if stem and not stem.startswith("<") else "history"
-
-
 # -- OpenAI ---------------------------------------------------------------------------------------
 
 
@@ -67,8 +60,7 @@ def openai_from_records(records: list[Record], *, source: str, source_format: st
             _openai_message(b, record[2])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
-    return b.build(id=history_id(source), source_format=source_format, source_path=_path(source),
-                   meta={"tool_calls": b.calls})
+    return b.build(source=source, source_format=source_format, meta={"tool_calls": b.calls})
 
 
 def _openai_message(b: HistoryBuilder, value: Any) -> None:
@@ -143,7 +135,7 @@ def _openai_content(content: Any) -> list[Part]:
         elif kind == "image_url":
             image = block.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image
-            parts.append(_file_part(url if isinstance(url, str) else "", None, None))
+            parts.append(file_part(url if isinstance(url, str) else "", None, None))
         else:
             parts.append(Part(data=block))  # audio, files, provider blocks: kept as they are
     return parts
@@ -167,7 +159,8 @@ def _tool_output(content: Any, *, field: str) -> Any:
     return content
 
 
-def _file_part(url: str, media_type: str | None, filename: str | None) -> Part:
+def file_part(url: str, media_type: str | None = None, filename: str | None = None) -> Part:
+    """An AI SDK file part; the media type comes from a data URL when not given."""
     if media_type is None:
         media_type = url[5:].split(";", 1)[0] if url.startswith("data:") else "image/*"
     data: dict[str, Any] = {"type": "file", "mediaType": media_type}
@@ -175,10 +168,6 @@ def _file_part(url: str, media_type: str | None, filename: str | None) -> Part:
         data["filename"] = filename
     data["url"] = url
     return Part(data=data)
-
-
-def _path(source: str) -> str | None:
-    return None if source.startswith("<") else source
 
 
 # -- Anthropic ------------------------------------------------------------------------------------
@@ -213,8 +202,7 @@ def anthropic_from_document(doc: Any, *, source: str) -> History:
             _anthropic_message(b, record[2])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
-    return b.build(id=history_id(source), source_format="anthropic", source_path=_path(source),
-                   meta={"tool_calls": b.calls})
+    return b.build(source=source, source_format="anthropic", meta={"tool_calls": b.calls})
 
 
 def _anthropic_text_blocks(system: Any, *, field: str) -> list[Part]:
@@ -314,5 +302,5 @@ def _anthropic_part(b: HistoryBuilder, block: dict[str, Any], *, field: str) -> 
         else:
             url = str(src.get("url") or src.get("file_id") or "")
         default = "image/*" if kind == "image" else "application/pdf"
-        return _file_part(url, media if isinstance(media, str) else default, block.get("title"))
+        return file_part(url, media if isinstance(media, str) else default, block.get("title"))
     return Part(data=block)  # server tool blocks, citations, unknown future blocks: kept verbatim

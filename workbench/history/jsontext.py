@@ -21,6 +21,19 @@ def strip_bom(text: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def history_id(source: str) -> str:
+    """A history's id from its file name: ``runs/chat.jsonl`` -> ``chat``; ``<text>`` -> ``history``."""
+    name = source.replace("\\", "/").rsplit("/", 1)[-1]
+    if not name or name.startswith("<"):
+        return "history"
+    return name.rsplit(".", 1)[0] if "." in name[1:] else name
+
+
+def source_path(source: str) -> str | None:
+    """The source as a path, or None for made-up names such as ``<text>``."""
+    return None if source.startswith("<") else source
+
+
 def load_json(text: str, *, source: str) -> Any:
     """Parse a whole JSON document; an empty text or a syntax error raises a located HistoryError."""
     text = strip_bom(text)
