@@ -36,15 +36,15 @@ class _Undefined:
 
 UNDEFINED: Any = _Undefined()
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode
-_ENCODE_STR = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_ENCODE_STR = json.encoder.encode_basestring
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 # A surrogate that is not half of a well-formed pair; JS writes these as \\udXXX.
 _LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 # Places where the C encoder's output may differ from JS: a float or non-finite token, an integer
 # too big for a double, or an integer-like key (JS enumerates those first, in ascending order).
-# A '"' preceded by '{' or ',' is always structural: quotes inside strings are escaped.
-_NEEDS_SLOW = re.compile(r'(?:^|[\[:,])-?(?:\d+[.eE]|\d{16}|Infinity|NaN)|[{,]"(?:0|[1-9]\d{0,9})":')
+# Quotes inside strings are escaped, so a '"' right after '{' or ',' starts a key (and ':"1":' or
+# '["1":' cannot occur in valid JSON). One leading character class keeps this a fast scan.
+_NEEDS_SLOW = re.compile(r'[\[:,{](?:-?(?:\d+[.eE]|\d{16}|Infinity|NaN)|"(?:0|[1-9]\d{0,9})":)')
 _MAX_SAFE = 2**53
 _ARRAY_INDEX_MAX = 2**32 - 2
 
@@ -57,9 +57,7 @@ def _reject(_obj: Any) -> Any:
     raise _NotPlainJson
 
 
-_ENCODE_STRICT = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_reject
-).encode
+_ENCODE_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_reject).encode
 
 
 def utf16_len(s: str) -> int:
@@ -133,7 +131,7 @@ def js_number(x: float | int) -> str:
 
 
 def _is_array_index(key: str) -> bool:
-    return key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _ARRAY_INDEX_MAX
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _ARRAY_INDEX_MAX
 
 
 def js_keys(d: dict[Any, Any]) -> list[Any]:
@@ -146,11 +144,24 @@ def js_keys(d: dict[Any, Any]) -> list[Any]:
     return idx + [k for k in d if k not in seen]
 
 
-def _quote(s: str) -> str:
-    out: str = _ENCODE_STR(s)
-    if not out.isascii() and _LONE_SURROGATE.search(out):
+def _has_surrogate(s: str) -> bool:
+    if s.isascii():
+        return False
+    try:
+        s.encode("utf-8")  # fails exactly when a surrogate code point is present; faster than a regex
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _escape_lone_surrogates(out: str) -> str:
+    if _has_surrogate(out):
         out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out
+
+
+def _quote(s: str) -> str:
+    return _escape_lone_surrogates(_ENCODE_STR(s))
 
 
 def _key_str(k: Any) -> str:
@@ -202,15 +213,15 @@ def js_stringify(value: Any) -> str | None:
     """
     if isinstance(value, str):
         return _quote(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return _slow(value)  # a scalar: the Python walk is one step
     try:
         out: str = _ENCODE_STRICT(value)
     except (_NotPlainJson, ValueError):
         return _slow(value)
     if _NEEDS_SLOW.search(out):
         return _slow(value)
-    if not out.isascii() and _LONE_SURROGATE.search(out):
-        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out
+    return _escape_lone_surrogates(out)
 
 
 def js_stringify_len(value: Any) -> int:

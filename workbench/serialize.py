@@ -81,9 +81,7 @@ def _entries(value: Any) -> list[tuple[str, Any]]:
         return [(str(i), v) for i, v in enumerate(value)]
     if isinstance(value, str):
         units = value.encode("utf-16-le", "surrogatepass")
-        return [
-            (str(i), units[2 * i : 2 * i + 2].decode("utf-16-le", "surrogatepass")) for i in range(len(units) // 2)
-        ]
+        return [(str(i), units[2 * i : 2 * i + 2].decode("utf-16-le", "surrogatepass")) for i in range(len(units) // 2)]
     return []
 
 
@@ -153,9 +151,7 @@ def _ask_answers(out: Any, inp: Any) -> str:
             if js_truthy(qid) and isinstance(qid, str):  # a Map keyed by non-strings never matches a string id
                 labels[qid] = _coalesce(_get(field, "label"), qid)
     answers = _coalesce(_get(out, "answers"), {})
-    pairs = "; ".join(
-        f"{escape_xml(labels.get(qid, qid))}: {escape_xml(val)}" for qid, val in _entries(answers)
-    )
+    pairs = "; ".join(f"{escape_xml(labels.get(qid, qid))}: {escape_xml(val)}" for qid, val in _entries(answers))
     return f"[asked user: {escape_xml(title)} → {pairs}]"
 
 

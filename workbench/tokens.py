@@ -119,7 +119,8 @@ class HistoryCounts:
             value = store.get(key)
             if value is None:
                 c = content_chars(msg)
-                value = -1 if c is None else c
+                # JS gives NaN for junk like a numeric `text`; count such a message as 0 chars.
+                value = -1 if c is None else (int(c) if c == c else 0)
                 store[key] = value
             if value < 0:
                 has[i] = False
@@ -228,7 +229,7 @@ def count_message(
         value = cache.chars.get(key) if cache else None
         if value is None:
             c = content_chars(msg)
-            value = -1 if c is None else c
+            value = -1 if c is None else (int(c) if c == c else 0)
             if cache:
                 cache.chars[key] = value
         return 0 if value < 0 else math.ceil((value + overhead_chars) / chars_per_token)

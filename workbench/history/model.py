@@ -206,7 +206,8 @@ class Message:
                 meta.pop(key, None)
             else:
                 meta[key] = value
-        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=self.extra)
+        extra = {k: v for k, v in self.extra.items() if k != "metadata"}  # a kept `metadata: null` would win
+        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
         """The UIMessage object: the canonical on-disk form (one per JSONL line)."""

@@ -47,7 +47,9 @@ def trigger(
     t = DEFAULT_COMPACTION_THRESHOLD if threshold is None else threshold
     fractional = t * context_window
     effective = min(fractional, hard_cap)
-    return TriggerResult(threshold=t, fractional=fractional, effective=effective, fires=t >= 0 and used_tokens > effective)
+    return TriggerResult(
+        threshold=t, fractional=fractional, effective=effective, fires=t >= 0 and used_tokens > effective
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,12 +92,18 @@ def select_boundary(
         MIN_FLOOR, DEFAULT_MIN_UNCOMPRESSED_MESSAGES if min_uncompressed_messages is None else min_uncompressed_messages
     )
 
-    def result(outcome: Outcome, raw: int | None, **rest: object) -> BoundaryResult:
-        fields: dict[str, object] = dict(boundary_index=None, boundary_message_id=None, kept_count=None, kept_tokens=None)
-        fields.update(rest)
+    def nothing(outcome: Outcome, raw: int | None, before: Outcome | None = None) -> BoundaryResult:
         return BoundaryResult(
-            kept_budget=kept_budget, preferred_floor=preferred_floor, raw_boundary_index=raw, outcome=outcome, **fields
-        )  # type: ignore[arg-type]
+            kept_budget=kept_budget,
+            preferred_floor=preferred_floor,
+            raw_boundary_index=raw,
+            boundary_index=None,
+            boundary_message_id=None,
+            outcome=outcome,
+            kept_count=None,
+            kept_tokens=None,
+            outcome_before_lt1_check=before,
+        )
 
     tokens: dict[int, int] = {}
     boundary = n
@@ -115,17 +123,17 @@ def select_boundary(
             boundary, outcome = i, "floor"
             break
         if i == 0:
-            return result("all-fit", None)
+            return nothing("all-fit", None)
     raw = boundary
     if boundary >= n:  # the last message alone exceeds the budget, or the loop never ran
         boundary, outcome = n - 1, "single-message-exceeds"
     if boundary < 1:
-        return result("boundary-lt-1", raw, outcome_before_lt1_check=outcome)
+        return nothing("boundary-lt-1", raw, outcome)
     boundary_msg = messages[boundary]
     # stagewise reads history[boundary].id; a null entry there would throw, which we report as empty-id.
     boundary_id = boundary_msg.id if boundary_msg else None
     if not boundary_id:
-        return result("empty-id", raw)
+        return nothing("empty-id", raw)
 
     def tok(i: int) -> int:
         if i in tokens:
@@ -135,14 +143,15 @@ def select_boundary(
             return 0
         return token_of(i) if token_of is not None else estimate_message_tokens(msg)
 
-    kept_tokens = sum(tok(i) for i in range(boundary, n))
-    return result(
-        outcome,
-        raw,
+    return BoundaryResult(
+        kept_budget=kept_budget,
+        preferred_floor=preferred_floor,
+        raw_boundary_index=raw,
         boundary_index=boundary,
         boundary_message_id=boundary_id,
+        outcome=outcome,
         kept_count=n - boundary,
-        kept_tokens=kept_tokens,
+        kept_tokens=sum(tok(i) for i in range(boundary, n)),
     )
 
 

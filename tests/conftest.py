@@ -1,0 +1,101 @@
+"""Shared pytest hooks: the ``--golden`` option and parametrization of the stagewise golden vectors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """Where the read-only reference material lives: ``$WORKBENCH_SHARED`` or ``../shared``."""
+    env = os.environ.get("WORKBENCH_SHARED")
+    return Path(env) if env else REPO.parent / "shared"
+
+
+def default_golden_files() -> list[Path]:
+    return [shared_dir() / "golden" / "stagewise_visible.json"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--golden",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="stagewise golden-vector file (repeatable); replaces the default shared/golden/stagewise_visible.json",
+    )
+
+
+class MissingGolden:
+    """Stands in for cases of a golden file that is not there; the test skips or fails on it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def handle(self) -> None:
+        reason = f"golden file not found: {self.path} (set WORKBENCH_SHARED or pass --golden PATH)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+_LOADED: dict[Path, Any] = {}
+
+
+def _load(path: Path) -> Any:
+    if path not in _LOADED:
+        _LOADED[path] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return _LOADED[path]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    wanted = [name for name in ("golden_case", "trigger_vector") if name in metafunc.fixturenames]
+    if not wanted:
+        return
+    option = metafunc.config.getoption("--golden")
+    files = [Path(p).resolve() for p in option] if option else default_golden_files()
+    prefix = len(files) > 1
+    for name in wanted:
+        params = []
+        for path in files:
+            data = _load(path)
+            if data is None:
+                params.append(pytest.param(MissingGolden(path), id=f"{path.stem}:missing"))
+                continue
+            items = data.get("cases", []) if name == "golden_case" else data.get("triggerVectors", [])
+            for i, item in enumerate(items):
+                ident = item["id"] if name == "golden_case" else f"v{i:03d}"
+                params.append(pytest.param(item, id=f"{path.stem}:{ident}" if prefix else ident))
+        metafunc.parametrize(name, params)
+
+
+# ── briefers: offline litellm, an isolated cache, a local fake provider (issue 4) ──────────────
+# litellm would otherwise fetch its price map from the network when first imported.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_briefing_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's real briefing cache (~/.cache/compaction-workbench)."""
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("briefing-cache")))
+
+
+@pytest.fixture(scope="session")
+def _fake_provider_server() -> Any:
+    from fake_provider import FakeProvider
+
+    with FakeProvider(slow_s=1.5) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_provider(_fake_provider_server: Any) -> Any:
+    """A local OpenAI-compatible server (tests/fake_provider.py), counters and behaviours reset per test."""
+    _fake_provider_server.reset()
+    return _fake_provider_server

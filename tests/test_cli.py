@@ -1,0 +1,106 @@
+"""The command line: readable summaries, JSON with four sections, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.history.writers import write_canonical_jsonl
+from scripted import uniform_history
+
+
+@pytest.fixture
+def history_file(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text(write_canonical_jsonl(uniform_history(60)), encoding="utf-8")
+    return path
+
+
+def test_simulate_prints_a_summary(history_file, capsys):
+    assert main(["simulate", str(history_file), "--set", "context_window_tokens=32000"]) == 0
+    out = capsys.readouterr().out
+    assert "4 landed, 0 failed" in out
+    assert "Counterfactual replay" in out
+
+
+def test_simulate_json_has_knobs_metrics_compressions_timeline(history_file, capsys):
+    assert main(["simulate", str(history_file), "--set", "context_window_tokens=32000", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) >= {"knobs", "metrics", "compressions", "timeline"}
+    assert data["metrics"]["compressions"] == 4
+    assert [c["briefing_chars"] for c in data["compressions"]] == sorted(
+        c["briefing_chars"] for c in data["compressions"]
+    )
+
+
+def test_config_file_then_set(history_file, tmp_path, capsys):
+    cfg = tmp_path / "k.yaml"
+    cfg.write_text("version: 1\ncontext_window_tokens: 32000\ntrigger_ratio: -1\n", encoding="utf-8")
+    assert main(["simulate", str(history_file), "--config", str(cfg), "--json", "--no-timeline"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["compressions"] == 0
+    assert main(["simulate", str(history_file), "--config", str(cfg), "--set", "trigger_ratio=0.65", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["compressions"] == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--set", "trigger_ratio=3"], "trigger_ratio must be in [0, 1] or -1, got 3"),
+        (["--set", "trigger_ratoi=0.5"], "unknown knob(s) trigger_ratoi"),
+        (["--set", "nonsense"], "expected knob=value"),
+        (["--preset", "nope"], "unknown preset 'nope'"),
+    ],
+)
+def test_bad_knobs_exit_2_with_one_line(history_file, capsys, args, expected):
+    assert main(["simulate", str(history_file), *args]) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("", "empty"),
+        ('[{"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]', "invalid JSON"),
+        ('{"id": "a", "role": "robot", "content": "hi"}\n', "robot"),
+        ('{"id": "a", "role": "user", "content": 5}\n', "content"),
+    ],
+    ids=["empty", "truncated", "unknown-role", "wrong-type"],
+)
+def test_bad_history_exits_2_naming_file_and_problem(tmp_path, capsys, content, expected):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert main(["simulate", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "bad.jsonl" in err and expected in err
+    assert len(err.splitlines()) == 1
+    assert path.read_text(encoding="utf-8") == content  # nothing the user had is touched
+
+
+def test_invalid_yaml_exits_2_naming_the_line(history_file, tmp_path, capsys):
+    cfg = tmp_path / "k.yaml"
+    cfg.write_text("version: 1\ntrigger_ratio: 0.5: x\n", encoding="utf-8")
+    assert main(["simulate", str(history_file), "--config", str(cfg)]) == 2
+    assert f"{cfg}:2: invalid YAML" in capsys.readouterr().err
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    assert main(["simulate", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_presets_lists_stagewise(capsys):
+    assert main(["presets"]) == 0
+    out = capsys.readouterr().out
+    assert "stagewise " in out and "stagewise_chat" in out
+
+
+def test_python_dash_m_workbench_runs(history_file):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "workbench", "presets"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "stagewise" in proc.stdout
