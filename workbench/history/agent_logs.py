@@ -13,12 +13,13 @@ from typing import Any
 from workbench.history.builder import HistoryBuilder, parse_arguments
 from workbench.history.chat_formats import add_anthropic_content, file_part
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, jsonl_records, locate, require_object, type_name
+from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, require_object, type_name
 from workbench.history.model import History, Part, text_part
 
 # -- Claude Code ----------------------------------------------------------------------------------
 
 
+@gc_paused
 def parse_claude_code(text: str, *, source: str = "<text>", sidechain: str | None = None) -> History:
     """Read a Claude Code session log: the main thread, or the sidechain (subagent) rooted at ``sidechain``.
 
@@ -74,11 +75,11 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
 
 def _sidechains(side: list[Record]) -> dict[str, list[Record]]:
     """Group sidechain lines by their root (the line with ``parentUuid: null``), in file order."""
-    parent = {r[2]["uuid"]: r[2].get("parentUuid") for r in side if isinstance(r[2].get("uuid"), str)}
+    parent = {r[2]["uuid"]: _str_or_none(r[2].get("parentUuid")) for r in side if isinstance(r[2].get("uuid"), str)}
     root_of: dict[Any, Any] = {}
     groups: dict[str, list[Record]] = {}
     for record in side:
-        node, chain = record[2].get("uuid"), []
+        node, chain = _str_or_none(record[2].get("uuid")), []
         while node not in root_of and parent.get(node) in parent and node not in chain:
             chain.append(node)
             node = parent[node]
@@ -88,6 +89,10 @@ def _sidechains(side: list[Record]) -> dict[str, list[Record]]:
         root_of[node] = root
         groups.setdefault(str(root), []).append(record)
     return groups
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class _ClaudeCode:
@@ -135,6 +140,7 @@ class _ClaudeCode:
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call")
 
 
+@gc_paused
 def parse_codex(text: str, *, source: str = "<text>") -> History:
     """Read a Codex CLI rollout (``{timestamp, type, payload}`` per line); only ``response_item``s are messages."""
     return codex_from_records(jsonl_records(text, source=source), source=source)

@@ -9,6 +9,7 @@ tool message, never copied into the call. Pure: no I/O.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ class HistoryBuilder:
     def __init__(self) -> None:
         self._rows: list[tuple[str, str, list[Part | _Call], dict[str, Any] | None]] = []
         self._ids: set[str] = set()
+        self._suffix: dict[str, int] = {}
         self._names: dict[str, str] = {}
         self._open: dict[str, list[_Call]] = {}
         self.calls = 0
@@ -49,19 +51,23 @@ class HistoryBuilder:
 
     def _new_id(self, wanted: Any) -> str:
         base = wanted if isinstance(wanted, str) and wanted else f"m{len(self._rows):04d}"
-        candidate, k = base, 1
-        while candidate in self._ids:  # ids must stay unique: stagewise finds a briefing's message by id
-            k += 1
-            candidate = f"{base}-{k}"
+        candidate = base
+        if candidate in self._ids:  # ids must stay unique: stagewise finds a briefing's message by id
+            k = self._suffix.get(base, 1)
+            while candidate in self._ids:
+                k += 1
+                candidate = f"{base}-{k}"
+            self._suffix[base] = k
         self._ids.add(candidate)
         return candidate
 
-    def add(self, role: str, parts: list[Part | _Call], *, id: Any = None, metadata: dict[str, Any] | None = None) -> int:
+    def add(self, role: str, parts: Sequence[Part | _Call], *, id: Any = None,
+            metadata: dict[str, Any] | None = None) -> int:
         """Append a message and return its index."""
-        self._rows.append((self._new_id(id), role, parts, metadata))
+        self._rows.append((self._new_id(id), role, list(parts), metadata))
         return len(self._rows) - 1
 
-    def extend(self, index: int, parts: list[Part | _Call], *, metadata: dict[str, Any] | None = None) -> None:
+    def extend(self, index: int, parts: Sequence[Part | _Call], *, metadata: dict[str, Any] | None = None) -> None:
         """Add parts (and metadata keys) to an earlier message: one API response logged over several lines."""
         row = self._rows[index]
         row[2].extend(parts)

@@ -15,6 +15,7 @@ from workbench.history.errors import HistoryError
 from workbench.history.jsontext import (
     Record,
     array_records,
+    gc_paused,
     jsonl_records,
     load_json,
     locate,
@@ -32,24 +33,28 @@ _EXPECTED_ROLES = "expected system, user, assistant, tool"
 # -- OpenAI ---------------------------------------------------------------------------------------
 
 
+@gc_paused
 def parse_openai(text: str, *, source: str = "<text>") -> History:
     """Read an OpenAI chat-completions message list (``[...]`` or ``{"messages": [...]}``)."""
-    return openai_from_records(openai_document_records(load_json(text, source=source)), source=source,
-                               source_format="openai")
+    records = openai_document_records(load_json(text, source=source), source=source)
+    return openai_from_records(records, source=source, source_format="openai")
 
 
+@gc_paused
 def parse_openai_jsonl(text: str, *, source: str = "<text>") -> History:
     """Read chat-completions messages one per line (the neutral format of ``shared/real_histories``)."""
     return openai_from_records(jsonl_records(text, source=source), source=source, source_format="openai_jsonl")
 
 
-def openai_document_records(doc: Any) -> list[Record]:
+def openai_document_records(doc: Any, *, source: str) -> list[Record]:
+    """The message records of a chat-completions document: a bare list or a request body."""
     if isinstance(doc, dict) and "messages" in doc:
         doc = doc["messages"]
         if not isinstance(doc, list):
-            raise HistoryError(f"must be an array of messages, got {type_name(doc)}", field="messages")
+            raise HistoryError(f"must be an array of messages, got {type_name(doc)}", source=source, field="messages")
     if not isinstance(doc, list):
-        raise HistoryError(f"expected an array of messages or an object with 'messages', got {type_name(doc)}")
+        raise HistoryError(f"expected an array of messages or an object with 'messages', got {type_name(doc)}",
+                           source=source)
     return array_records(doc)
 
 
@@ -173,6 +178,7 @@ def file_part(url: str, media_type: str | None = None, filename: str | None = No
 # -- Anthropic ------------------------------------------------------------------------------------
 
 
+@gc_paused
 def parse_anthropic(text: str, *, source: str = "<text>") -> History:
     """Read an Anthropic Messages request (``{"system", "messages"}``) or a bare list of its messages."""
     return anthropic_from_document(load_json(text, source=source), source=source)

@@ -25,6 +25,7 @@ from workbench.history.errors import HistoryError
 from workbench.history.jsontext import (
     Record,
     array_records,
+    gc_paused,
     history_id,
     jsonl_records,
     load_json,
@@ -55,7 +56,7 @@ __all__ = [
     "parse_stagewise",
 ]
 
-# Text formats, in the order detection tries them; "stagewise_sqlite" is a file format (load_history only).
+# Every format name; "stagewise_sqlite" is a database file, so only load_history reads it.
 FORMATS: tuple[str, ...] = (
     "canonical",
     "stagewise",
@@ -73,6 +74,7 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-histo
 _CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_NOT_JSON = object()
 
 
 def list_format_names() -> list[str]:
@@ -83,13 +85,15 @@ def list_format_names() -> list[str]:
 # -- canonical JSONL and stagewise JSON (both UIMessages) ------------------------------------------
 
 
+@gc_paused
 def parse_canonical(text: str, *, source: str = "<text>") -> History:
     """Read our canonical JSONL: an optional header line, then one UIMessage per line."""
     return canonical_from_records(jsonl_records(text, source=source), source=source)
 
 
 def canonical_from_records(records: list[Record], *, source: str) -> History:
-    hid, meta, original = history_id(source), {}, None
+    hid, original = history_id(source), None
+    meta: dict[str, Any] = {}
     first = records[0][2]
     if isinstance(first, dict) and first.get("kind") == CANONICAL_KIND:
         try:
@@ -141,6 +145,7 @@ def _check_uimessage(value: Any) -> None:
         raise HistoryError(f"must be an object, got {type_name(metadata)}", field="metadata")
 
 
+@gc_paused
 def parse_stagewise(text: str, *, source: str = "<text>") -> History:
     """Read stagewise / AI SDK UIMessages: a JSON array, or an object holding one (``messages``, ``history``, superjson)."""
     return stagewise_from_document(load_json(text, source=source), source=source)
@@ -191,8 +196,9 @@ def _convert_uimessages(records: list[Record], *, source: str) -> tuple[Any, ...
         for record in records:
             try:
                 messages_from_uimessage_list([record[2]], source=source)
-            except HistoryError as inner:
-                raise locate(inner, record, source=source) from None
+            except HistoryError as inner:  # its "[0]" is the position in our one-item list: use ours
+                raise HistoryError(inner.problem, source=source, line=record[0], where=record[1],
+                                   field=inner.field) from None
             except (ValueError, TypeError, KeyError, AttributeError) as inner:
                 raise locate(HistoryError(f"not a valid UIMessage ({inner})"), record, source=source) from None
         if isinstance(exc, HistoryError):
@@ -211,8 +217,8 @@ _FROM_RECORDS: dict[str, Callable[..., History]] = {
 }
 _FROM_DOCUMENT: dict[str, Callable[..., History]] = {
     "stagewise": stagewise_from_document,
-    "openai": lambda doc, *, source: openai_from_records(openai_document_records(doc), source=source,
-                                                         source_format="openai"),
+    "openai": lambda doc, *, source: openai_from_records(openai_document_records(doc, source=source),
+                                                         source=source, source_format="openai"),
     "anthropic": anthropic_from_document,
 }
 
@@ -227,21 +233,18 @@ def _detect(text: str, *, source: str) -> tuple[str, Any]:
     text = strip_bom(text)
     if not text.strip():
         raise HistoryError("empty file", source=source)
-    lower = source.lower()
-    doc: Any = None
-    if not lower.endswith((".jsonl", ".ndjson")):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if not exc.msg.startswith("Extra data"):
-                raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno,
-                                   column=exc.colno) from None
-            doc = None
-        if doc is not None and not (isinstance(doc, dict) and _jsonl_kind(doc)):
-            kind = _document_kind(doc)
-            if kind is None:
-                raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
-            return kind, doc
+    doc: Any = _NOT_JSON
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # "Extra data" after a first value means JSONL; a .jsonl file reports errors per line.
+        if not (exc.msg.startswith("Extra data") or source.lower().endswith((".jsonl", ".ndjson"))):
+            raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno, column=exc.colno) from None
+    if doc is not _NOT_JSON and not (isinstance(doc, dict) and _jsonl_kind(doc)):
+        kind = _document_kind(doc)
+        if kind is None:
+            raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
+        return kind, doc
     records = jsonl_records(text, source=source)
     for record in records[:20]:
         if isinstance(record[2], dict):
@@ -263,7 +266,7 @@ def _jsonl_kind(obj: dict[str, Any]) -> str | None:
     kind = obj.get("type")
     if isinstance(obj.get("payload"), dict) and isinstance(kind, str):
         return "codex"
-    if kind in _CLAUDE_TYPES and any(k in obj for k in _CLAUDE_KEYS):
+    if isinstance(kind, str) and kind in _CLAUDE_TYPES and any(k in obj for k in _CLAUDE_KEYS):
         return "claude_code"
     if "role" in obj and "parts" in obj:
         return "canonical"
@@ -304,11 +307,12 @@ def _has_anthropic_blocks(content: Any) -> bool:
     for block in content:
         if isinstance(block, dict):
             kind = block.get("type")
-            if kind in _ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in block):
+            if isinstance(kind, str) and (kind in _ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in block)):
                 return True
     return False
 
 
+@gc_paused
 def parse_history(text: str, *, source: str = "<text>", format: str | None = None) -> History:
     """Read a history from text in any text format; ``format=None`` detects it."""
     if format is None:

@@ -39,11 +39,14 @@ def load_stagewise_sqlite(path: str | Path, chat_id: str | None = None) -> list[
         raise HistoryError("no such file", source=source)
     with tempfile.TemporaryDirectory(prefix="workbench-sqlite-") as tmp:
         copy = Path(tmp) / "instances.sqlite"
-        shutil.copyfile(src, copy)
-        for suffix in ("-wal", "-shm"):
-            companion = src.with_name(src.name + suffix)
-            if companion.is_file():
-                shutil.copyfile(companion, copy.with_name(copy.name + suffix))
+        try:
+            shutil.copyfile(src, copy)
+            for suffix in ("-wal", "-shm"):  # the app may be mid-write: its journal belongs to the copy
+                companion = src.with_name(src.name + suffix)
+                if companion.is_file():
+                    shutil.copyfile(companion, copy.with_name(copy.name + suffix))
+        except OSError as exc:
+            raise HistoryError(f"cannot copy: {exc.strerror or exc}", source=source) from None
         try:
             con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
         except sqlite3.Error as exc:

@@ -13,9 +13,6 @@ from typing import Any
 
 from workbench.history.errors import HistoryError
 
-# Annotations that change nothing in a JSON-only view: the JSON already holds the readable value.
-_KEEP_AS_IS = frozenset({"Date", "set"})
-
 
 def is_envelope(value: Any) -> bool:
     """True for a dict shaped like a superjson envelope (``json`` plus at most ``meta``)."""
@@ -47,13 +44,15 @@ def decode_superjson(envelope: Any, *, field: str = "cell") -> Any:
     if values is None:
         return value
     v1 = meta.get("v") == 1
-    if isinstance(values, list):  # the root itself was replaced
-        return _apply(value, [], values, v1=v1, root_box=[value], field=field)
-    if not isinstance(values, dict):
-        raise HistoryError(f"superjson 'meta.values' must be an object or array, got {type(values).__name__}", field=field)
     box = [value]
-    for path_text, tree in values.items():
-        _apply_tree(box, _parse_path(path_text, v1=v1), tree, v1=v1, field=field)
+    if isinstance(values, list):  # the root value itself was replaced
+        _apply_tree(box, [], values, v1=v1, field=field)
+    elif isinstance(values, dict):
+        for path_text, tree in values.items():
+            _apply_tree(box, _parse_path(path_text, v1=v1), tree, v1=v1, field=field)
+    else:
+        raise HistoryError(f"superjson 'meta.values' must be an object or array, got {type(values).__name__}",
+                           field=field)
     return box[0]
 
 
@@ -64,25 +63,31 @@ def _apply_tree(box: list[Any], path: list[str], tree: Any, *, v1: bool, field: 
     if len(tree) > 1 and isinstance(tree[1], dict):
         for sub, subtree in tree[1].items():
             _apply_tree(box, path + _parse_path(sub, v1=v1), subtree, v1=v1, field=field)
-    _apply(box[0], path, tree[:1], v1=v1, root_box=box, field=field)
+    _apply(box, path, tree[0], field=field)
 
 
-def _apply(root: Any, path: list[str], annotation: list[Any], *, v1: bool, root_box: list[Any], field: str) -> Any:
-    kind = annotation[0] if annotation else None
-    if kind in _KEEP_AS_IS:
-        return root_box[0]
-    if kind != "undefined":
-        raise HistoryError(
-            f"unsupported superjson annotation {kind!r} at path {'.'.join(path) or '<root>'!r}", field=field
-        )
+def _apply(box: list[Any], path: list[str], kind: Any, *, field: str) -> None:
+    shown = ".".join(path) or "<root>"
+    if kind not in ("Date", "undefined", "set"):
+        raise HistoryError(f"unsupported superjson annotation {kind!r} at path {shown!r}", field=field)
+    if kind == "set":  # a Set is stored as its array: nothing to change in a JSON view
+        return
     if not path:
-        root_box[0] = None
-        return None
-    parent, key = _resolve_parent(root_box[0], path, field=field)
-    if isinstance(parent, dict):
-        parent.pop(key, None)
-    # In an array an undefined stays null, exactly as JS would print it.
-    return root_box[0]
+        if kind == "undefined":
+            box[0] = None
+        return
+    parent, key = _resolve_parent(box[0], path, field=field)
+    if kind == "undefined":
+        if isinstance(parent, dict):
+            parent.pop(key, None)
+        return  # in an array an undefined stays null, exactly as JS prints it
+    try:
+        value = parent[key]
+    except (KeyError, IndexError):
+        raise HistoryError(f"superjson path {shown!r} does not exist in the value", field=field) from None
+    if value is not None and not isinstance(value, str):  # an invalid Date is stored as null
+        raise HistoryError(f"superjson Date at {shown!r} holds {type(value).__name__}, not an ISO string",
+                           field=field)
 
 
 def _resolve_parent(root: Any, path: list[str], *, field: str) -> tuple[Any, Any]:
@@ -111,6 +116,8 @@ def _resolve_parent(root: Any, path: list[str], *, field: str) -> tuple[Any, Any
             raise HistoryError(f"superjson path {'.'.join(path)!r} does not exist in the value", field=field)
     if isinstance(node, list):
         return node, _index(path, i, field=field)
+    if not isinstance(node, dict):
+        raise HistoryError(f"superjson path {'.'.join(path)!r} does not exist in the value", field=field)
     return node, path[i]
 
 
