@@ -1,0 +1,113 @@
+"""The notebooks: committed without outputs, open with their question, use only the public API, run offline."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import REPO
+from real_histories import real_history_paths
+
+NOTEBOOK_DIR = REPO / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+NEEDS_REAL = {"02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"}
+# What a notebook may import: the engine's public modules and the display stack, nothing private.
+ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib"}
+
+
+def _code_cells(path: Path) -> list[str]:
+    book = nbformat.read(path, as_version=4)
+    return [c.source for c in book.cells if c.cell_type == "code"]
+
+
+def test_there_are_five_notebooks():
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_explore_knobs.ipynb",
+        "02_sweep_threshold_kept.ipynb",
+        "03_strategy_shootout.ipynb",
+        "04_live_llm_calibration.ipynb",
+        "05_probes_by_strategy.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_outputs_are_committed(path):
+    """Outputs are stripped before commit: no outputs, no execution counts, no saved widget state."""
+    book = nbformat.read(path, as_version=4)
+    nbformat.validate(book)
+    for i, cell in enumerate(book.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name} cell {i} has outputs"
+            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+    assert "widgets" not in book.metadata
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_opens_with_its_question_and_history(path):
+    first = nbformat.read(path, as_version=4).cells[0]
+    assert first.cell_type == "markdown"
+    assert "**Question:**" in first.source
+    assert "**History:**" in first.source or "**Histories:**" in first.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_only_the_public_engine_api_is_used(path):
+    """Imports come from workbench's public modules and the display stack; no classes, no private names."""
+    for source in _code_cells(path):
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            assert not isinstance(node, ast.ClassDef), f"{path.name} defines a class"
+            if isinstance(node, ast.Import):
+                roots = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                roots = [node.module or ""]
+                assert not any(a.name.startswith("_") for a in node.names), f"{path.name} imports a private name"
+            else:
+                continue
+            for name in roots:
+                assert name.split(".")[0] in ALLOWED_IMPORTS, f"{path.name} imports {name}"
+                assert not any(part.startswith("_") for part in name.split(".")), f"{path.name} imports {name}"
+
+
+def _ensure_kernel() -> None:
+    """The python3 kernelspec of this interpreter (installed into the venv when missing)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if "python3" not in KernelSpecManager().find_kernel_specs():
+        subprocess.run([sys.executable, "-m", "ipykernel", "install", "--sys-prefix"], check=True,
+                       capture_output=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, fake_provider):
+    """Executed in a fresh kernel (nbclient); any cell error fails the test. The LLM is the local fake."""
+    from nbclient import NotebookClient
+
+    if path.name in NEEDS_REAL:
+        shared = real_history_paths()[0].parents[1]
+        monkeypatch.setenv("WORKBENCH_SHARED", str(shared))
+    monkeypatch.setenv("WORKBENCH_NOTEBOOK_OUT", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_LIVE_MODEL", "openai/fake-good")
+    monkeypatch.setenv("WORKBENCH_LIVE_API_BASE", fake_provider.api_base)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-notebook-key")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.delenv("WORKBENCH_JUDGE_MODEL", raising=False)
+    _ensure_kernel()
+    book = nbformat.read(path, as_version=4)
+    client = NotebookClient(book, timeout=180, kernel_name="python3",
+                            resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    client.execute()
+    errors = [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+    if path.name == "02_sweep_threshold_kept.ipynb":
+        assert (tmp_path / "picked_knobs.yaml").is_file()
+        assert (tmp_path / "threshold_kept_sweep.parquet").is_file()
+    if path.name == "04_live_llm_calibration.ipynb":
+        text = "".join(o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs)
+        assert "second run: 0 provider requests" in text
+        assert fake_provider.counts, "the live run reached the fake provider"
