@@ -1,0 +1,50 @@
+"""A Knobs value with (nearly) every knob moved off its default, for widget and YAML round trips.
+
+Built by trial from KNOB_SPECS so that knobs added later are covered without editing this file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from workbench.knobs import KNOB_SPECS, Knobs
+from workbench.policies.base import list_policy_names
+
+STRING_CANDIDATES = {"model": ["gpt-4o", "gpt-4.1-mini"], "briefer_model": ["gpt-4o-mini", "gpt-4.1-nano"]}
+
+
+def _candidates(name: str, kind: str, default: Any) -> list[Any]:
+    spec = KNOB_SPECS.get(name)
+    if kind == "bool":
+        return [not default]
+    if spec is not None and spec.choices:
+        return [c for c in spec.choices if c != default]
+    if name == "strategy":
+        return [p for p in list_policy_names() if p != default]
+    if kind == "str":
+        return STRING_CANDIDATES.get(name, ["3", "x"])
+    low = spec.low if spec and spec.low is not None else 0
+    high = spec.high if spec and spec.high is not None else (default or 1) * 10
+    if kind == "float":
+        return [round(low + (high - low) * f, 3) for f in (0.37, 0.61, 0.13)]
+    return [int(low + (high - low) * f) for f in (0.0003, 0.37, 0.0)] + [int(default) + 1, int(low) + 1]
+
+
+def moved_knobs(base: Knobs | None = None) -> Knobs:
+    """Each knob in turn set to a valid value different from ``base`` (strategy last, it may constrain others)."""
+    knobs = base or Knobs()
+    fields = [f for f in dataclasses.fields(Knobs) if f.name != "strategy"]
+    fields += [f for f in dataclasses.fields(Knobs) if f.name == "strategy"]
+    for f in fields:
+        kind = f.type if isinstance(f.type, str) else f.type.__name__
+        default = getattr(knobs, f.name)
+        for value in _candidates(f.name, kind, default):
+            if value == default:
+                continue
+            try:
+                knobs = knobs.replace(**{f.name: value})
+            except ValueError:
+                continue
+            break
+    return knobs

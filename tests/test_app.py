@@ -1,0 +1,372 @@
+"""The Streamlit app, driven headless with AppTest: every tab renders, widgets drive the engine exactly.
+
+Uploads are driven two ways: through AppTest's file uploader (``.upload(name, bytes)``), and through
+the door the uploader's callback uses, ``st.session_state[PENDING_YAML | PENDING_HISTORY]``, which
+``workbench.ui.state.consume_pending`` applies at the top of the next run, before any widget exists.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from knob_values import moved_knobs
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+from upload_samples import format_samples
+
+from workbench.history.readers import load_history
+from workbench.knobs import Knobs, dump_knobs
+from workbench.prices import get_prices
+from workbench.simulate import simulate
+from workbench.ui import state as ui_state
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "workbench" / "app.py")
+SHORT = "sample_histories/short.jsonl"
+TABS = ("Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "YAML & CLI")
+
+
+def app(*, tab: str | None = None, history: str | None = SHORT, **state) -> AppTest:
+    """A fresh app session on ``history`` (None: the app's own default), opened on ``tab``."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    if history is not None:
+        at.session_state[ui_state.HISTORY] = history
+    if tab is not None:
+        at.session_state["tab"] = tab
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def widget(at: AppTest, key: str):
+    """The widget with this key, whatever its kind."""
+    for kind in ("slider", "number_input", "selectbox", "toggle", "checkbox", "text_input", "radio", "multiselect"):
+        for element in getattr(at, kind):
+            if element.key == key:
+                return element
+    raise KeyError(key)
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture
+def media(monkeypatch):
+    """Capture the in-memory media store so a test can read what a download button would serve."""
+    stores: list[MemoryMediaFileStorage] = []
+
+    class Capturing(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Capturing)
+
+    def read(at: AppTest, key: str) -> bytes:
+        button = next(b for b in at.get("download_button") if b.key == key)
+        file_id = button.proto.url.rsplit("/", 1)[-1]
+        return stores[-1].get_file(file_id).content
+
+    return read
+
+
+# -- opening -------------------------------------------------------------------------------------
+
+
+def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
+    """With no input at all, the app replays the long sample under the defaults and shows its numbers."""
+    at = app(history=None)
+    no_errors(at)
+    assert widget(at, ui_state.HISTORY).value == "sample_histories/long.jsonl"
+    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
+    assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
+    assert metric(at, "peak context") == f"{run.metrics.peak_tokens:,}"
+    assert len(at.metric) == 7
+    assert len(at.get("plotly_chart")) == 3
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_renders(tab):
+    """Each tab draws without an exception or an error box (on a window small enough to compress)."""
+    at = app(tab=tab, knob_context_window_tokens=20_000)
+    no_errors(at)
+    assert at.session_state["tab"] == tab
+    expected = {"Charts": "plotly_chart", "Compressions": "dataframe", "A/B compare": "button",
+                "Live runs": "button", "Sweep": "button", "YAML & CLI": "download_button"}[tab]
+    assert at.get(expected)
+
+
+def test_default_run_never_imports_litellm():
+    """The offline run stays offline: litellm is imported only by a live run."""
+    code = (
+        "import sys\nfrom streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({APP!r}, default_timeout=60)\nat.session_state['history'] = {SHORT!r}\n"
+        "at.run()\nassert not at.exception\nprint('litellm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
+    """Installed without the repository (no sample_histories/), the app generates a small history."""
+    import workbench.sources
+
+    monkeypatch.setattr(workbench.sources, "sample_dirs", lambda: [])
+    monkeypatch.delenv("WORKBENCH_HISTORIES", raising=False)
+    at = app(history=None)
+    no_errors(at)
+    assert widget(at, ui_state.HISTORY).value == "generated sample"
+    assert len(at.metric) == 7
+
+
+def test_histories_folder_from_the_environment_joins_the_picker(monkeypatch):
+    """WORKBENCH_HISTORIES adds its files to the history picker."""
+    monkeypatch.setenv("WORKBENCH_HISTORIES", str(REPO / "tests" / "fixtures" / "histories"))
+    at = app()
+    assert "histories/openai_chat.json" in widget(at, ui_state.HISTORY).options
+    widget(at, ui_state.HISTORY).set_value("histories/openai_chat.json").run()
+    no_errors(at)
+
+
+# -- knobs drive the engine ----------------------------------------------------------------------
+
+
+def test_threshold_slider_changes_compressions_exactly_as_the_engine():
+    """Moving trigger_ratio gives the compression count simulate() gives for the same knobs."""
+    history = load_history(REPO / SHORT)
+    at = app(knob_context_window_tokens=20_000)
+    for ratio in (0.65, 0.4, 0.9):
+        widget(at, "knob_trigger_ratio").set_value(ratio).run()
+        no_errors(at)
+        expected = simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=ratio)).metrics
+        assert metric(at, "compressions") == f"{expected.compressions:,}"
+        assert metric(at, "peak context") == f"{expected.peak_tokens:,}"
+    counts = {simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=r)).metrics.compressions
+              for r in (0.4, 0.9)}
+    assert len(counts) == 2  # the slider really matters on this history
+
+
+def test_off_box_disables_compression():
+    """Ticking 'off' sets trigger_ratio = -1: no compression at all."""
+    at = app(knob_context_window_tokens=20_000)
+    widget(at, ui_state.off_key("trigger_ratio")).check().run()
+    assert metric(at, "compressions") == "0"
+    assert any("disabled" in w.value for w in at.warning)
+
+
+def test_model_picker_fills_the_window_from_the_registry():
+    """Choosing an agent model sets context_window_tokens to its max input tokens."""
+    at = app()
+    widget(at, "knob_model").set_value("gpt-4o").run()
+    no_errors(at)
+    assert widget(at, "knob_context_window_tokens").value == get_prices("gpt-4o").max_input_tokens
+
+
+def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
+    """When the verbatim budget reaches the trigger, the sidebar says compression cannot free room."""
+    at = app()
+    widget(at, "knob_kept_budget_ratio").set_value(0.9).run()
+    widget(at, "knob_kept_budget_cap_tokens").set_value(500_000).run()
+    assert any("reaches the trigger" in w.value for w in at.sidebar.warning)
+
+
+def test_preset_sets_every_knob():
+    """Choosing the chat-agent preset moves the widgets to its values."""
+    at = app()
+    widget(at, "preset").set_value("stagewise_chat").run()
+    assert widget(at, "knob_trigger_ratio").value == 0.5
+    assert widget(at, "knob_min_kept_messages").value == 12
+
+
+def test_briefer_choice_switches_to_extractive_text():
+    """The extractive briefer writes real text that the inspector shows."""
+    at = app(tab="Compressions", knob_context_window_tokens=20_000)
+    widget(at, "briefer").set_value("extractive").run()
+    no_errors(at)
+    assert any("extractive" in c.value for c in at.caption)
+    assert any(c.language == "markdown" and "## " in c.value for c in at.code)
+
+
+# -- YAML ----------------------------------------------------------------------------------------
+
+
+def test_yaml_download_is_the_engine_dump(media):
+    """The download button serves exactly dump_knobs() of the widgets' knobs."""
+    at = app(tab="YAML & CLI", knob_trigger_ratio=0.42)
+    no_errors(at)
+    expected = dump_knobs(Knobs(trigger_ratio=0.42))
+    assert media(at, "yaml_download").decode() == expected
+    assert at.code[0].value == expected.rstrip("\n")  # st.code drops the final newline
+
+
+def test_uploading_a_yaml_restores_every_widget_and_round_trips(media):
+    """Every knob moved off its default comes back through the uploader, and downloads as the same text."""
+    knobs = moved_knobs()
+    text = dump_knobs(knobs)
+    at = app(tab="YAML & CLI")
+    at.file_uploader(key="yaml_upload").upload("mine.yaml", text.encode(), "application/x-yaml").run()
+    assert not at.exception
+    for key, value in ui_state.widget_values(knobs).items():
+        assert widget(at, key).value == value, key
+    assert ui_state.knobs_from_values(at.session_state) == knobs
+    assert media(at, "yaml_download").decode() == text
+    assert any("Loaded every knob" in s.value for s in at.success)
+
+
+def test_queued_yaml_and_pasted_yaml_take_the_same_path():
+    """The uploader's session-state door and the paste box both set the widgets."""
+    knobs = Knobs(trigger_ratio=0.5, min_kept_messages=3, check_point="message")
+    at = app(tab="YAML & CLI", **{ui_state.PENDING_YAML: ("queued.yaml", dump_knobs(knobs))})
+    assert ui_state.knobs_from_values(at.session_state) == knobs
+    other = Knobs(target_briefing_chars=12_345)
+    at.text_area(key="yaml_paste").input(dump_knobs(other)).run()
+    at.button(key="yaml_apply").click().run()
+    assert ui_state.knobs_from_values(at.session_state) == other
+
+
+def test_bad_yaml_shows_an_error_naming_the_line():
+    """An out-of-range value is an error box naming source and line; the widgets keep their values."""
+    at = app(tab="YAML & CLI", **{ui_state.PENDING_YAML: ("bad.yaml", "version: 1\ntrigger_ratio: 7\n")})
+    assert not at.exception
+    assert any("bad.yaml:2" in e.value for e in at.error)
+    assert widget(at, "knob_trigger_ratio").value == 0.65
+
+
+def test_cli_command_lists_the_changed_knobs():
+    """'Copy as CLI command' names the history and only the knobs that differ from the defaults."""
+    at = app(tab="YAML & CLI", knob_trigger_ratio=0.5)
+    assert at.code[1].value == f"workbench simulate {SHORT} --set trigger_ratio=0.5"
+
+
+# -- history uploads -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", sorted(format_samples()))
+def test_each_reader_format_uploads(fmt):
+    """A file in each supported format uploads, becomes the chosen history and replays."""
+    name, data = format_samples()[fmt]
+    at = app()
+    at.sidebar.file_uploader(key="history_upload").upload(name, data).run()
+    no_errors(at)
+    assert widget(at, ui_state.HISTORY).value.startswith(ui_state.UPLOAD_PREFIX + name)
+    assert len(at.metric) == 7
+
+
+def test_history_upload_through_the_session_state_door():
+    """Bytes queued under PENDING_HISTORY go through the same reader as the uploader."""
+    name, data = format_samples()["claude_code"]
+    at = app(**{ui_state.PENDING_HISTORY: (name, data)})
+    no_errors(at)
+    assert widget(at, ui_state.HISTORY).value == ui_state.UPLOAD_PREFIX + name
+
+
+@pytest.mark.parametrize("data", [b'{"messages": [{"role": ', b"\x89PNG\r\n\x1a\n\x00\x00", b"[1, 2, 3]"],
+                         ids=["truncated", "binary", "wrong-shape"])
+def test_a_corrupt_upload_shows_an_error_not_a_traceback(data):
+    """A bad file is one error line naming it; the previous history stays chosen and replayed."""
+    at = app()
+    at.sidebar.file_uploader(key="history_upload").upload("broken.json", data).run()
+    assert not at.exception
+    assert any("broken.json" in e.value for e in at.error)
+    assert widget(at, ui_state.HISTORY).value == SHORT
+    assert len(at.metric) == 7
+
+
+# -- A/B, sweep, live ----------------------------------------------------------------------------
+
+
+def test_ab_compare_pins_a_and_shows_deltas():
+    """Pin A, move a slider: the delta table and the metric cards compare B with A."""
+    history = load_history(REPO / SHORT)
+    at = app(tab="A/B compare", knob_context_window_tokens=20_000)
+    at.button(key="ab_pin").click().run()
+    widget(at, "knob_trigger_ratio").set_value(0.4).run()
+    no_errors(at)
+    a = simulate(history, Knobs(context_window_tokens=20_000)).metrics
+    b = simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=0.4)).metrics
+    table = next(d for d in at.dataframe if d.value.columns[0] == "metric").value
+    row = table[table["metric"] == "compressions"].iloc[0]
+    assert (row["A"], row["B"]) == (f"{a.compressions:,}", f"{b.compressions:,}")
+    card = next(m for m in at.metric if m.label == "compressions")
+    assert card.proto.delta == f"{b.compressions - a.compressions:+,}"
+    assert len(at.get("plotly_chart")) == 3
+    at.button(key="ab_swap").click().run()
+    assert widget(at, "knob_trigger_ratio").value == 0.65
+
+
+def test_sweep_runs_a_grid_and_loads_a_cell():
+    """A 2 × 2 sweep draws a heatmap; loading a cell sets both knobs in the sidebar."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "sweep_x_steps").set_value(2).run()
+    widget(at, "sweep_y_steps").set_value(2).run()
+    at.button(key="sweep_go").click().run()
+    no_errors(at)
+    frame = at.session_state["sweep_result"]["frame"]
+    assert frame.height == 4
+    assert at.get("plotly_chart")
+    widget(at, "sweep_cell").set_value(3).run()
+    at.button(key="sweep_load").click().run()
+    x, y = frame.select("trigger_ratio", "kept_budget_ratio").unique(maintain_order=True).rows()[3]
+    assert widget(at, "knob_trigger_ratio").value == x
+    assert widget(at, "knob_kept_budget_ratio").value == y
+
+
+def test_live_run_against_a_local_provider_then_from_the_cache(tmp_path, monkeypatch):
+    """A live run calls the model once per compression; the same run again comes from the disk cache."""
+    from fake_provider import FakeProvider
+
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    secret = "sk-test-0123456789abcdef"
+    with FakeProvider() as provider:
+        at = app(tab="Live runs", knob_context_window_tokens=20_000)
+        widget(at, "live_models").set_value(["openai/fake-good"]).run()
+        widget(at, "live_api_base").input(provider.api_base).run()
+        widget(at, "live_api_key").input(secret).run()
+        at.button(key="live_go").click().run()
+        no_errors(at)
+        digest, live = at.session_state["live_run"]
+        simulated = simulate(load_history(REPO / SHORT), Knobs(context_window_tokens=20_000))
+        assert len(live.compressions) == len(simulated.compressions) == provider.total_requests > 0
+        assert all(c.record.model == "openai/fake-good" and c.record.text for c in live.compressions)
+        at.button(key="live_go").click().run()
+        assert provider.total_requests == len(simulated.compressions)  # no new request: cache hits
+        assert all(c.record.cache_hit for c in at.session_state["live_run"][1].compressions)
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert secret.encode() not in stored
+    assert secret not in str(at.session_state["live_run"][1].to_json_dict())
+
+
+# -- speed ---------------------------------------------------------------------------------------
+
+
+def test_a_slider_move_on_a_5000_message_history_rerenders_fast():
+    """After the first load, moving the threshold re-runs the whole page in well under a second."""
+    import dataclasses
+
+    from workbench.history.model import History
+
+    long = load_history(REPO / "sample_histories" / "long.jsonl")
+    copies = [dataclasses.replace(m, id=f"{m.id}-{k}") for k in range(3) for m in long.messages]
+    big = History(id="big", messages=tuple(copies[:5_000]))
+    label = ui_state.UPLOAD_PREFIX + "big.jsonl"
+    at = app(history=label, **{ui_state.UPLOADED: {label: big}})
+    no_errors(at)
+    assert metric(at, "compressions") != "0"
+    times = []
+    for ratio in (0.5, 0.55, 0.6):
+        start = time.perf_counter()
+        widget(at, "knob_trigger_ratio").set_value(ratio).run()
+        times.append(time.perf_counter() - start)
+    no_errors(at)
+    assert min(times) < 0.8, times

@@ -1,0 +1,101 @@
+"""The app in a real browser: serve it with ``streamlit run``, open it in headless Chromium, see the chart.
+
+Uses Debian's ``chromium`` (``/usr/bin/chromium``; scripts/test.sh installs it) driven by the python
+``playwright`` package; never ``playwright install``. Without chromium the test skips, or fails under
+``CI=true``. ``UPDATE_SCREENSHOT=1`` writes the screenshot to docs/screenshot.png (the README's picture).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHART = ".st-key-context_chart .js-plotly-plot"
+
+
+def _chromium() -> str:
+    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if path is None:
+        reason = f"Debian's chromium is not installed ({CHROMIUM}); apt-get install -y chromium"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served_app(tmp_path):
+    """``streamlit run workbench/app.py`` on a free local port; yields its URL."""
+    port = _free_port()
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "workbench/app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()[-2000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
+    """Opening the app shows the context chart (a plotly plot in its container) with no exception box."""
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    shot = REPO / "docs" / "screenshot.png" if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path / "app.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1400})
+            page.goto(served_app, wait_until="domcontentloaded")
+            page.wait_for_selector(CHART, state="visible", timeout=90_000)
+            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=30_000)
+            page.wait_for_timeout(1_500)  # let the other charts finish drawing for the picture
+            assert page.locator(CHART).count() == 1
+            assert page.locator(".stException").count() == 0
+            assert "compressions" in page.inner_text("body")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot))
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 20_000

@@ -1,0 +1,47 @@
+"""A/B tables: metric deltas with a 'better' flag, and the knobs that differ."""
+
+from __future__ import annotations
+
+from scripted import uniform_history
+
+from workbench.compare import HEADLINE_METRICS, display_deltas, format_metric, knob_differences, metric_deltas
+from workbench.knobs import Knobs
+from workbench.simulate import simulate
+
+
+def test_metric_deltas_subtract_a_from_b_and_judge_lower_as_better():
+    """Raising the trigger makes fewer compressions but a higher peak: the table says both."""
+    h = uniform_history(80)
+    a = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.5)).metrics
+    b = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.8)).metrics
+    table = {r["metric"]: r for r in metric_deltas(a, b).iter_rows(named=True)}
+    assert len(table) == len(HEADLINE_METRICS)
+    comp = table["compressions"]
+    assert (comp["A"], comp["B"], comp["delta"]) == (a.compressions, b.compressions, b.compressions - a.compressions)
+    assert comp["better"] is True
+    assert table["peak context (tokens)"]["better"] is False
+
+
+def test_equal_runs_have_no_verdict():
+    """Zero delta: 'better' is empty rather than a guess."""
+    m = simulate(uniform_history(30), Knobs(context_window_tokens=32_000)).metrics
+    assert metric_deltas(m, m)["better"].null_count() == len(HEADLINE_METRICS)
+
+
+def test_knob_differences_lists_only_changed_knobs():
+    """Only the knobs that differ appear, with both values as text."""
+    rows = knob_differences(Knobs(), Knobs(trigger_ratio=0.5, min_kept_messages=3)).rows()
+    assert rows == [("trigger_ratio", "0.65", "0.5"), ("min_kept_messages", "10", "3")]
+
+
+def test_display_deltas_writes_each_metric_in_its_unit():
+    """Ratios as percents, dollars with a sign, counts with separators."""
+    h = uniform_history(80)
+    a = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.5)).metrics
+    b = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.8)).metrics
+    table = {r["metric"]: r for r in display_deltas(metric_deltas(a, b)).iter_rows(named=True)}
+    assert table["peak / window"]["A"] == f"{a.peak_ratio:.1%}"
+    assert table["compressions"]["B − A"] == f"{b.compressions - a.compressions:+,}"
+    assert table["tokens per task"]["A"] == f"{a.tokens_per_task:,}"
+    assert format_metric("dollars_per_task", 0.01234) == "$0.0123"
+    assert format_metric("dollars_per_task", -2.5, signed=True) == "-$2.50"

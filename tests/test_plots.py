@@ -1,0 +1,126 @@
+"""Figure builders: each chart carries the run's numbers, and none of them needs streamlit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+from scripted import uniform_history
+
+from workbench import plots
+from workbench.costs import cost_frame
+from workbench.inspector import message_previews
+from workbench.knobs import Knobs
+from workbench.simulate import simulate
+
+K = Knobs(context_window_tokens=32_000, check_point="message")
+
+
+@pytest.fixture(scope="module")
+def history():
+    return uniform_history(80)
+
+
+@pytest.fixture(scope="module")
+def run(history):
+    return simulate(history, K)
+
+
+def _trace(fig, name):
+    found = [t for t in fig.data if t.name == name or (t.name or "").startswith(name + " (")]
+    assert found, f"no trace {name!r} in {[t.name for t in fig.data]}"
+    return found[0]
+
+
+def test_context_figure_stacks_the_context_and_marks_every_compression(run, history):
+    """Stacked briefing + verbatim equal the total; one start and one landing marker per compression."""
+    fig = plots.context_figure(run, previews=message_previews(history))
+    brief = np.asarray(_trace(fig, "briefing").y)
+    verb = np.asarray(_trace(fig, "verbatim messages").y)
+    assert (brief + verb == run.timeline["total"].to_numpy()).all()
+    assert list(_trace(fig, "compression started").x) == [c.index_started for c in run.compressions]
+    assert len(_trace(fig, "compression landed").x) == run.metrics.compressions
+    assert _trace(fig, "no compaction").opacity < 1
+    assert any(s.y0 == K.context_window_tokens for s in fig.layout.shapes)  # the window line
+    assert fig.layout.xaxis.title.text == "message index" and fig.layout.yaxis.title.text == "context (tokens)"
+
+
+def test_context_hover_names_the_message(run, history):
+    """Hover data carry the check's message index, role and the start of its text."""
+    fig = plots.context_figure(run, previews=message_previews(history))
+    hover = next(t for t in fig.data if t.customdata is not None and t.name == "context")
+    index, role, text = hover.customdata[3]
+    assert int(index) == run.timeline["index"][3] and role == history.messages[int(index)].role
+    assert text.startswith("aaaa")
+
+
+def test_overflow_and_failed_compressions_get_their_markers(history):
+    """A disabled trigger overflows a small window: one star per overflow run."""
+    run = simulate(history, Knobs(context_window_tokens=32_000, trigger_ratio=-1.0))
+    fig = plots.context_figure(run)
+    assert len(_trace(fig, "overflow").x) == run.metrics.overflow_events == 1
+    assert "compression started" not in [t.name for t in fig.data]
+
+
+def test_compare_overlays_a_second_run(run, history):
+    """With a pinned A, its context is drawn dashed on the same axes."""
+    a = simulate(history, K.replace(trigger_ratio=0.5))
+    fig = plots.context_figure(run, compare=a)
+    assert list(_trace(fig, "A: context").y) == a.timeline["total"].to_list()
+
+
+def test_briefing_figure_shows_each_briefing_against_the_target_and_bands(run):
+    """One bar per landed briefing, a target line and three budget-hint bands."""
+    fig = plots.briefing_figure(run)
+    bars = [t for t in fig.data if t.type == "bar"][0]
+    assert list(bars.y) == [c.briefing_chars for c in run.compressions]
+    assert list(bars.x) == [c.chain_index for c in run.compressions]
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert [(r.y0, r.y1) for r in rects][:2] == [(0, 0.6 * 30_000), (0.6 * 30_000, 0.85 * 30_000)]
+    assert any(s.type == "line" and s.y0 == 30_000 for s in fig.layout.shapes)
+
+
+def test_briefing_figure_without_compressions_says_so(history):
+    fig = plots.briefing_figure(simulate(uniform_history(5), K))
+    assert any("no compression" in a.text for a in fig.layout.annotations)
+
+
+def test_cost_figure_ends_at_the_run_totals(run, history):
+    """The cumulative token and dollar lines end at tokens and dollars per task."""
+    frame = cost_frame(run, history)
+    fig = plots.cost_figure(frame)
+    tokens, dollars = [t for t in fig.data if t.name == "this run"]
+    assert tokens.y[-1] == run.metrics.tokens_per_task
+    assert dollars.y[-1] == pytest.approx(run.metrics.dollars_per_task)
+    assert fig.layout.yaxis2.title.text == "US dollars"
+
+
+def test_cost_figure_keeps_a_huge_baseline_off_the_chart():
+    """When no compaction costs far more, the y range fits the run and the title gives the baseline's total."""
+    history = uniform_history(300)
+    run = simulate(history, K)
+    frame = cost_frame(run, history)
+    fig = plots.cost_figure(frame)
+    assert fig.layout.yaxis.range[1] < frame["baseline_cum_tokens"][-1]
+    assert "off the chart" in fig.layout.annotations[0].text
+
+
+def test_sweep_figure_averages_over_histories():
+    """Cells are the mean of the metric over the other columns, laid out y by x."""
+    frame = pl.DataFrame({"a": [1, 1, 2, 2, 1], "b": [10, 20, 10, 20, 10], "m": [1.0, 2.0, 3.0, 4.0, 3.0]})
+    xs, ys, z = plots.pivot_metric(frame, "a", "b", "m")
+    assert (xs, ys) == ([1, 2], [10, 20])
+    assert z.tolist() == [[2.0, 3.0], [2.0, 4.0]]
+    fig = plots.sweep_figure(frame, "a", "b", "m")
+    assert fig.data[0].type == "heatmap" and fig.layout.xaxis.title.text == "a"
+
+
+def test_plots_import_no_streamlit():
+    """plots is pure: importing it must not pull in streamlit (notebooks use it too)."""
+    code = "import sys, workbench.plots, workbench.costs, workbench.inspector, workbench.compare; " \
+           "print('streamlit' in sys.modules, 'litellm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]

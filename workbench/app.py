@@ -1,0 +1,62 @@
+"""The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
+
+Read top to bottom: queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric
+cards → tabs; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number
+comes from the engine (``workbench.simulate``, ``costs``, ``inspector``, ``compare``, ``sweep``); this
+file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
+behind a button in the Live runs tab.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.ui import charts, compare_tab, config_tab, inspect_tab, live_tab, runs, sidebar, sweep_tab
+from workbench.ui import state as ui_state
+
+st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
+ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
+for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
+
+st.sidebar.title("Compaction Workbench")
+chosen = sidebar.history_picker()
+briefer = sidebar.briefer_choice()
+knobs = sidebar.knob_widgets()
+sidebar.flashes()
+if chosen is None or knobs is None:
+    st.stop()
+label, history, history_path = chosen
+key = history.digest
+
+run = runs.replay(key, knobs, briefer, history)
+pinned = st.session_state.get(compare_tab.PINNED)
+run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
+
+st.markdown(f"**{history.id}** · {len(history):,} messages · {run.metrics.checks:,} checks · "
+            f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
+charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
+for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
+    st.warning(note)
+
+tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "YAML & CLI"], key="tab",
+               on_change="rerun")
+with tabs[0]:
+    if tabs[0].open is not False:
+        charts.charts_tab(run, runs.previews(key, history), runs.costs(key, knobs, briefer, run, history))
+with tabs[1]:
+    if tabs[1].open:
+        inspect_tab.render(run, history)
+with tabs[2]:
+    if tabs[2].open:
+        compare_tab.render(run, run_a, history, knobs, briefer)
+with tabs[3]:
+    if tabs[3].open:
+        live_tab.render(run, history, knobs)
+with tabs[4]:
+    if tabs[4].open:
+        sweep_tab.render(label, history, knobs, sidebar.history_loaders())
+with tabs[5]:
+    if tabs[5].open:
+        config_tab.render(knobs, history_path)

@@ -1,0 +1,89 @@
+"""A/B comparison of two runs: which knobs differ and how each headline metric moved.
+
+Rows, not prose, so the app shows them as a table and a notebook can filter them. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+
+from workbench.knobs import Knobs
+from workbench.simulate import Metrics
+
+# (metric field, label, lower is better) in the order the app shows them.
+HEADLINE_METRICS: tuple[tuple[str, str, bool], ...] = (
+    ("peak_tokens", "peak context (tokens)", True),
+    ("peak_ratio", "peak / window", True),
+    ("compressions", "compressions", True),
+    ("overflows", "overflows (checks above window)", True),
+    ("failed_compressions", "failed compressions", True),
+    ("tokens_per_task", "tokens per task", True),
+    ("dollars_per_task", "dollars per task", True),
+    ("dollars_per_task_cached", "dollars per task, prompt caching", True),
+    ("mean_context_tokens", "mean context (tokens)", True),
+    ("max_briefing_chars", "largest briefing (chars)", False),
+    ("briefer_dollars", "briefer dollars", True),
+)
+
+
+def metric_deltas(a: Metrics, b: Metrics) -> pl.DataFrame:
+    """One row per headline metric: A, B, B - A, relative change and whether B is better."""
+    rows = []
+    for name, label, lower_better in HEADLINE_METRICS:
+        va, vb = float(getattr(a, name)), float(getattr(b, name))
+        delta = vb - va
+        rows.append(
+            {
+                "name": name,
+                "metric": label,
+                "A": va,
+                "B": vb,
+                "delta": delta,
+                "change": delta / va if va else None,
+                "better": None if delta == 0 else (delta < 0) == lower_better,
+            }
+        )
+    schema = {"name": pl.Utf8, "metric": pl.Utf8, "A": pl.Float64, "B": pl.Float64, "delta": pl.Float64, "change": pl.Float64,
+              "better": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def format_metric(name: str, value: float | None, *, signed: bool = False) -> str:
+    """A metric as a person reads it: 51.8%, $205.40, 63,330,000 (``signed`` adds + for deltas)."""
+    if value is None:
+        return ""
+    sign = "+" if signed and value > 0 else ""
+    if name.endswith("_ratio"):
+        return f"{sign}{value:.1%}"
+    if "dollars" in name:
+        sign = "-" if value < 0 else sign
+        return f"{sign}${abs(value):,.2f}" if abs(value) >= 1 else f"{sign}${abs(value):,.4f}"
+    return f"{sign}{value:,.0f}"
+
+
+def display_deltas(frame: pl.DataFrame) -> pl.DataFrame:
+    """``metric_deltas`` as text, each row in its own unit (the app's table)."""
+    rows = [
+        {
+            "metric": r["metric"],
+            "A": format_metric(r["name"], r["A"]),
+            "B": format_metric(r["name"], r["B"]),
+            "B − A": format_metric(r["name"], r["delta"], signed=True),
+            "change": "" if r["change"] is None else f"{r['change']:+.1%}",
+            "B better": {True: "yes", False: "no", None: ""}[r["better"]],
+        }
+        for r in frame.iter_rows(named=True)
+    ]
+    return pl.DataFrame(rows, schema=dict.fromkeys(("metric", "A", "B", "B − A", "change", "B better"), pl.Utf8))
+
+
+def knob_differences(a: Knobs, b: Knobs) -> pl.DataFrame:
+    """The knobs whose values differ between A and B (values as text, so mixed types fit one column)."""
+    rows = [
+        {"knob": f.name, "A": str(getattr(a, f.name)), "B": str(getattr(b, f.name))}
+        for f in dataclasses.fields(Knobs)
+        if getattr(a, f.name) != getattr(b, f.name)
+    ]
+    return pl.DataFrame(rows, schema={"knob": pl.Utf8, "A": pl.Utf8, "B": pl.Utf8})

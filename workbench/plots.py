@@ -1,0 +1,371 @@
+"""Plotly figures of a run: context over time, briefing growth across the chain, cumulative cost, sweeps.
+
+Each builder takes engine values (a Run, a polars frame) and returns a ``go.Figure``; no ``st.``, no
+``.show()``. The app passes them to ``st.plotly_chart``, a notebook just displays them. ``compare``
+arguments overlay a second run (the pinned A of an A/B comparison) on the same axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import polars as pl
+from plotly.subplots import make_subplots
+
+from workbench.simulate import Run
+
+SYSTEM = "#9aa0a6"
+BRIEFING = "#8e6cc9"
+PINNED = "#2a9d8f"
+VERBATIM = "#4c78a8"
+TRIGGER = "#f58518"
+HARD_CAP = "#b0772b"
+WINDOW = "#d62728"
+BASELINE = "#7f7f7f"
+COMPARE = "#222222"
+STARTED = "#f58518"
+LANDED = "#2ca02c"
+FAILED = "#d62728"
+OVERFLOW = "#8b0000"
+BANDS = (("< 60% of target", 0.0, 0.6, "#2ca02c"), ("60–85%", 0.6, 0.85, "#f2a900"),
+         ("≥ 85%", 0.85, None, "#d62728"))
+LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.01, "xanchor": "left", "x": 0, "font": {"size": 11},
+          "traceorder": "normal"}
+FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 12}
+
+
+def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 15}},
+        template="plotly_white",
+        font=FONT,
+        height=height,
+        margin={"l": 70, "r": 20, "t": 85, "b": 55},
+        legend=LEGEND,
+        hoverlabel={"font_size": 12, "align": "left"},
+    )
+    return fig
+
+
+def _wrap(text: str, width: int = 60) -> str:
+    """Break a preview into lines for a hover box (plotly needs <br>)."""
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "<br>".join(lines[:3])
+
+
+# -- context over time ----------------------------------------------------------------------------
+
+
+def context_figure(
+    run: Run,
+    *,
+    previews: Sequence[str] | None = None,
+    compare: Run | None = None,
+    labels: tuple[str, str] = ("B", "A"),
+) -> go.Figure:
+    """Stacked context per check (system, briefing, pinned, verbatim) with trigger, hard cap and window.
+
+    ``previews``: one text per message of the history (hover shows the check's message). Markers show
+    where compressions started, landed or failed and where the context overflowed the window; the
+    no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
+    """
+    tl = run.timeline
+    k = run.knobs
+    window = k.context_window_tokens
+    x = tl["index"].to_numpy()
+    fig = go.Figure()
+    stack = [("system", "system prompt", SYSTEM), ("briefing", "briefing", BRIEFING), ("pinned", "pinned", PINNED),
+             ("verbatim", "verbatim messages", VERBATIM)]
+    for col, name, color in stack:
+        values = tl[col].to_numpy()
+        if col != "verbatim" and not values.any():
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=values, name=name, stackgroup="context", mode="lines", line={"width": 0.5, "color": color},
+                fillcolor=color, hovertemplate=f"{name}: %{{y:,}}<extra></extra>",
+            )
+        )
+    roles = tl["role"].to_list()
+    idx = tl["index"].to_list()
+    texts = [_wrap(previews[i]) if previews is not None and i < len(previews) else "" for i in idx]
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=tl["total"].to_numpy(), name="context", mode="lines", line={"width": 1.2, "color": "#1f3b5c"},
+            customdata=np.column_stack([idx, roles, texts]) if len(idx) else None,
+            hovertemplate="<b>context %{y:,} tokens</b><br>message %{customdata[0]} (%{customdata[1]})"
+            "<br>%{customdata[2]}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    baseline = tl["baseline"].to_numpy()
+    total = tl["total"].to_numpy()
+    other = compare.timeline if compare is not None else None
+    top = max(window, int(total.max()) if len(total) else 0)
+    if other is not None and other.height:
+        top = max(top, int(other["total"].to_numpy().max()))
+    peak_base = int(baseline.max()) if tl.height else 0
+    base_name = "no compaction" if peak_base <= top * 1.08 else f"no compaction (peak {peak_base:,}, off the chart)"
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=baseline, name=base_name, mode="lines",
+            line={"width": 1.2, "color": BASELINE, "dash": "dot"}, opacity=0.55,
+            hovertemplate="no compaction: %{y:,}<extra></extra>",
+        )
+    )
+    trigger = tl["trigger"].to_numpy()
+    if np.isfinite(trigger).any():
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=trigger, name="trigger", mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
+                                                                    "shape": "hv"},
+                hovertemplate="trigger: %{y:,.0f}<extra></extra>", connectgaps=False,
+            )
+        )
+    cap_binds = k.trigger_ratio >= 0 and k.trigger_hard_cap_tokens <= k.trigger_ratio * window
+    if k.trigger_hard_cap_tokens < window and not (cap_binds and np.isfinite(trigger).any()):
+        fig.add_hline(y=k.trigger_hard_cap_tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1.2})
+        _legend_line(fig, "hard cap", HARD_CAP, "dot")
+    fig.add_hline(y=window, line={"color": WINDOW, "width": 1.6})
+    _legend_line(fig, "window", WINDOW, "solid")
+    _markers(fig, run)
+    if compare is not None:
+        ct = compare.timeline
+        fig.add_trace(
+            go.Scatter(
+                x=ct["index"].to_numpy(), y=ct["total"].to_numpy(), name=f"{labels[1]}: context", mode="lines",
+                line={"width": 1.8, "color": COMPARE, "dash": "dash"},
+                hovertemplate=f"{labels[1]} context: %{{y:,}}<extra></extra>",
+            )
+        )
+    fig.update_yaxes(range=[0, top * 1.08], title_text="context (tokens)", tickformat="~s", rangemode="tozero")
+    right = max(int(x.max()) if len(x) else 1, int(other["index"].to_numpy().max()) if other is not None
+                and other.height else 0, 1)
+    fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
+    fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
+    return _layout(fig, f"Context over the conversation — {run.history_id}")
+
+
+def _legend_line(fig: go.Figure, name: str, color: str, dash: str) -> None:
+    """A legend entry for a shape line (hlines have none of their own)."""
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line={"color": color, "dash": dash},
+                             hoverinfo="skip"))
+
+
+def _markers(fig: go.Figure, run: Run) -> None:
+    tl = run.timeline
+    total = tl["total"].to_numpy()
+    started = [(c.index_started, c.tokens_before, c) for c in run.compressions]
+    landed = [(c.index_landed, c.tokens_after, c) for c in run.compressions if c.status == "landed"]
+    failed = [(c.index_landed if c.index_landed is not None else c.index_started,
+               int(total[c.check_landed]) if c.check_landed is not None else c.tokens_before, c)
+              for c in run.compressions if c.status == "failed"]
+    for points, name, symbol, color, size in (
+        (started, "compression started", "triangle-down", STARTED, 10),
+        (landed, "compression landed", "circle", LANDED, 8),
+        (failed, "compression failed", "x", FAILED, 11),
+    ):
+        if not points:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in points], y=[p[1] for p in points], name=name, mode="markers",
+                marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 1, "color": "white"}},
+                customdata=[[c.chain_index, c.messages_folded, c.kept, c.briefing_chars] for _, _, c in points],
+                hovertemplate=f"{name} #%{{customdata[0]}}: %{{y:,}} tokens<br>folded %{{customdata[1]:,}} messages,"
+                " kept %{customdata[2]:,}, briefing %{customdata[3]:,} chars<extra></extra>",
+            )
+        )
+    over = [e for e in run.events if e.kind == "overflow"]
+    if over:
+        fig.add_trace(
+            go.Scatter(
+                x=[e.index for e in over], y=[int(total[e.check]) for e in over], name="overflow", mode="markers",
+                marker={"symbol": "star", "size": 13, "color": OVERFLOW, "line": {"width": 1, "color": "white"}},
+                hovertemplate="overflow: %{y:,} tokens > window<extra></extra>",
+            )
+        )
+
+
+# -- briefing growth ------------------------------------------------------------------------------
+
+
+def briefing_figure(run: Run, *, compare: Run | None = None, labels: tuple[str, str] = ("B", "A")) -> go.Figure:
+    """Briefing size per compression of the chain against the target, over the budget-hint bands."""
+    target = run.knobs.target_briefing_chars
+    comps = [c for c in run.compressions if c.summarize]
+    fig = go.Figure()
+    sizes = [c.briefing_chars for c in comps if c.status != "failed"]
+    top = max([target * 1.25, *(s * 1.1 for s in sizes)])
+    if compare is not None:
+        top = max([top, *(c.briefing_chars * 1.1 for c in compare.compressions if c.summarize)])
+    for label, lo, hi, color in BANDS:
+        y0, y1 = lo * target, (hi * target if hi is not None else top)
+        fig.add_hrect(y0=y0, y1=y1, fillcolor=color, opacity=0.08, line_width=0, layer="below")
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+                                 marker={"symbol": "square", "size": 11, "color": color, "opacity": 0.85}))
+    ok = [c for c in comps if c.status != "failed"]
+    if ok:
+        colors = [_band_color(c.briefing_chars / target) for c in ok]
+        fig.add_trace(
+            go.Bar(
+                x=[c.chain_index for c in ok], y=[c.briefing_chars for c in ok], name="briefing", showlegend=False,
+                marker={"color": colors, "line": {"width": 0}}, opacity=0.85,
+                customdata=[[c.status, c.index_started, round(100 * c.briefing_chars / target), c.previous_chars,
+                             c.bucket, c.messages_folded] for c in ok],
+                hovertemplate="<b>#%{x}</b> (%{customdata[0]}, started at message %{customdata[1]:,})"
+                "<br>briefing %{y:,} chars = %{customdata[2]}% of target"
+                "<br>previous %{customdata[3]:,} chars → hint %{customdata[4]}"
+                "<br>folded %{customdata[5]:,} new messages<extra></extra>",
+            )
+        )
+    bad = [c for c in comps if c.status == "failed"]
+    if bad:
+        fig.add_trace(
+            go.Scatter(
+                x=[c.chain_index for c in bad], y=[0] * len(bad), name="failed", mode="markers",
+                marker={"symbol": "x", "size": 12, "color": FAILED},
+                hovertemplate="#%{x} failed: the history stays uncompressed<extra></extra>",
+            )
+        )
+    if compare is not None:
+        cc = [c for c in compare.compressions if c.summarize and c.status != "failed"]
+        fig.add_trace(
+            go.Scatter(
+                x=[c.chain_index for c in cc], y=[c.briefing_chars for c in cc], name=f"{labels[1]}: briefing",
+                mode="lines+markers", line={"color": COMPARE, "dash": "dash", "width": 1.6}, marker={"size": 6},
+                hovertemplate=f"{labels[1]} #%{{x}}: %{{y:,}} chars<extra></extra>",
+            )
+        )
+    fig.add_hline(y=target, line={"color": "#333333", "dash": "dash", "width": 1.3})
+    _legend_line(fig, f"target ({target:,} chars)", "#333333", "dash")
+    if not comps:
+        fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                           text="no compression in this run", font={"size": 14, "color": BASELINE})
+    fig.update_yaxes(range=[0, top], title_text="briefing (chars)", tickformat="~s")
+    last = max([c.chain_index for c in comps] + [c.chain_index for c in (compare.compressions if compare else ())]
+               + [1])
+    fig.update_xaxes(title_text="compression # in the chain", tickformat="d", range=[0.4, last + 0.6],
+                     dtick=1 if last <= 20 else None)
+    fig.update_layout(bargap=0.25, hovermode="closest")
+    return _layout(fig, "Briefing growth across the chain", height=380)
+
+
+def _band_color(ratio: float) -> str:
+    for _, lo, hi, color in BANDS:
+        if ratio >= lo and (hi is None or ratio < hi):
+            return color
+    return BANDS[0][3]
+
+
+# -- cost -----------------------------------------------------------------------------------------
+
+
+def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
+                ) -> go.Figure:
+    """Tokens and dollars per task, cumulative over the conversation (a ``workbench.costs.cost_frame``).
+
+    The no-compaction baseline is drawn faint; when it dwarfs the run it runs off the chart (its total
+    is in the panel title) so that the run's own curve stays readable.
+    """
+    titles = []
+    panels = ((1, "cum_tokens", "baseline_cum_tokens", "tokens (agent + briefer, in + out)"),
+              (2, "cum_dollars", "baseline_cum_dollars", "dollars"))
+    tops, offs = [], []
+    for _, col, base_col, title in panels:
+        ends = [float(frame[col][-1]) if frame.height else 0.0]
+        if compare is not None and compare.height:
+            ends.append(float(compare[col][-1]))
+        top = max(ends) * 1.15 or 1.0
+        base_end = float(frame[base_col][-1]) if frame.height else 0.0
+        off = base_end > top * 3
+        if not off:
+            top = max(top, base_end * 1.05)
+        shown = _short(base_end) if col == "cum_tokens" else f"${_short(base_end)}"
+        titles.append(title + (f" · no compaction: {shown}, off the chart" if off else ""))
+        tops.append(top)
+        offs.append(off)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles)
+    x = frame["index"].to_numpy()
+    for (row, col, base_col, _), top in zip(panels, tops, strict=True):
+        fmt = "%{y:,.0f} tokens" if row == 1 else "$%{y:,.4f}"
+        color = VERBATIM if row == 1 else LANDED
+        first = row == 1
+        fig.add_trace(go.Scatter(x=x, y=frame[col].to_numpy(), name="this run", mode="lines", legendgroup="run",
+                                 showlegend=first, line={"color": color, "width": 2.2},
+                                 hovertemplate=fmt + "<extra></extra>"), row=row, col=1)
+        if row == 2:
+            fig.add_trace(go.Scatter(x=x, y=frame["cum_dollars_cached"].to_numpy(), name="with prompt caching",
+                                     mode="lines", line={"color": color, "width": 1.5, "dash": "dash"},
+                                     hovertemplate="cached: " + fmt + "<extra></extra>"), row=row, col=1)
+        if compare is not None:
+            fig.add_trace(go.Scatter(x=compare["index"].to_numpy(), y=compare[col].to_numpy(), name=labels[1],
+                                     mode="lines", legendgroup="compare", showlegend=first,
+                                     line={"color": COMPARE, "dash": "dash", "width": 1.6},
+                                     hovertemplate=f"{labels[1]}: " + fmt + "<extra></extra>"), row=row, col=1)
+        fig.add_trace(go.Scatter(x=x, y=frame[base_col].to_numpy(), name="no compaction", mode="lines", opacity=0.6,
+                                 legendgroup="baseline", showlegend=first,
+                                 line={"color": BASELINE, "dash": "dot", "width": 1.4},
+                                 hovertemplate="no compaction: " + fmt + "<extra></extra>"), row=row, col=1)
+        fig.update_yaxes(range=[0, top], row=row, col=1)
+    fig.update_yaxes(title_text="tokens", tickformat="~s", row=1, col=1)
+    fig.update_yaxes(title_text="US dollars", tickprefix="$", tickformat=",.2~f", row=2, col=1)
+    fig.update_xaxes(title_text="message index", tickformat=",d", row=2, col=1)
+    if frame.height:
+        fig.update_xaxes(range=[0, max(int(x.max()), 1)])
+    fig.update_annotations(font_size=12)
+    fig.update_layout(hovermode="x unified" if frame.height <= 4000 else "closest")
+    _layout(fig, "Cost per task, cumulative", height=540)
+    fig.update_layout(legend={"y": -0.13, "yanchor": "top"}, margin={"t": 60, "b": 95})
+    return fig
+
+
+def _short(value: float) -> str:
+    """1_780_179 → '1.78M', 962_296_280 → '962M', 2905.49 → '2.91k'."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+# -- sweeps ---------------------------------------------------------------------------------------
+
+
+def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str) -> tuple[list, list, np.ndarray]:
+    """(x values, y values, z[y][x]) with the metric averaged over every other column (e.g. histories)."""
+    grouped = frame.group_by([x, y]).agg(pl.col(metric).cast(pl.Float64).mean())
+    xs = sorted(grouped[x].unique().to_list())
+    ys = sorted(grouped[y].unique().to_list())
+    z = np.full((len(ys), len(xs)), np.nan)
+    xi = {v: i for i, v in enumerate(xs)}
+    yi = {v: i for i, v in enumerate(ys)}
+    for row in grouped.iter_rows(named=True):
+        z[yi[row[y]], xi[row[x]]] = row[metric]
+    return xs, ys, z
+
+
+def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str | None = None) -> go.Figure:
+    """Heatmap of ``metric`` over a two-knob grid (mean over histories); cells carry their values as text."""
+    xs, ys, z = pivot_metric(frame, x, y, metric)
+    fmt = ".2f" if np.nanmax(np.abs(z), initial=0) < 10 else ",.0f"
+    fig = go.Figure(
+        go.Heatmap(
+            x=[str(v) for v in xs], y=[str(v) for v in ys], z=z, colorscale="Viridis", reversescale=True,
+            texttemplate=f"%{{z:{fmt}}}", textfont={"size": 11},
+            hovertemplate=f"{x} = %{{x}}<br>{y} = %{{y}}<br>{metric} = %{{z:{fmt}}}<extra></extra>",
+            colorbar={"title": {"text": metric, "side": "right"}},
+        )
+    )
+    fig.update_xaxes(title_text=x, type="category")
+    fig.update_yaxes(title_text=y, type="category")
+    return _layout(fig, title or f"{metric} over {x} × {y} (mean over histories)", height=460)

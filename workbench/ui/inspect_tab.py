@@ -1,0 +1,79 @@
+"""The Compressions tab: a table of every compression; the chosen one's folded and kept messages,
+the compact history the briefer read, the user message with its budget hint, and the briefing."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.history.model import History
+from workbench.simulate import Run
+
+LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
+COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",
+           "tokens_before", "tokens_after", "previous_chars", "bucket", "briefing_chars", "briefer_model",
+           "briefer_cache_hit", "briefer_cost_usd", "outcome")
+
+
+def render(run: Run, history: History) -> None:
+    from workbench.inspector import compression_view
+
+    live = st.session_state.get(LIVE_RUN)
+    if live is not None and live[0] == history.digest:
+        which = st.radio("run", ["current knobs", "last live run"], horizontal=True, key="inspect_run")
+        if which == "last live run":
+            run = live[1]
+    if not run.compressions:
+        st.info("No compression in this run: lower trigger_ratio or the hard cap in the sidebar.")
+        return
+    frame = run.compressions_frame()
+    shown = frame.select([c for c in COLUMNS if c in frame.columns])
+    numbers = {c: st.column_config.NumberColumn(format="localized") for c in shown.columns
+               if c.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed", "boundary"))}
+    numbers["briefer_cost_usd"] = st.column_config.NumberColumn(format="dollar")
+    event = st.dataframe(shown, hide_index=True, key="inspect_table", on_select="rerun", selection_mode="single-row",
+                         height=min(400, 38 + 35 * shown.height), column_config=numbers)
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    options = list(range(len(run.compressions)))
+    if rows and rows != st.session_state.get("inspect_rows"):  # a new click in the table wins over the box
+        st.session_state["inspect_pick"] = rows[0]
+    st.session_state["inspect_rows"] = rows
+    if st.session_state.get("inspect_pick") not in options:
+        st.session_state["inspect_pick"] = 0
+    position = st.selectbox(
+        "compression", options, key="inspect_pick",
+        format_func=lambda i: f"#{run.compressions[i].chain_index} ({run.compressions[i].status}) at message "
+        f"{run.compressions[i].index_started:,}",
+        help="Or click a row of the table.",
+    )
+    view = compression_view(run, history, position)
+    c = view.compression
+    after = f"{c.tokens_after:,}" if c.tokens_after is not None else "—"
+    st.markdown(
+        f"**#{c.chain_index}** {c.status}: started at message {c.index_started:,} with {c.tokens_before:,} tokens "
+        f"in context → {after} after. Folded messages {c.folded_from:,}–{c.boundary - 1:,} "
+        f"({c.messages_folded:,} new), kept {c.kept:,} verbatim from {c.boundary:,}. "
+        f"Previous briefing {c.previous_chars:,} chars → budget hint `{c.bucket}` ({c.percent}% of target)."
+    )
+    left, right = st.columns(2)
+    with left:
+        st.caption(f"Folded into the briefing ({view.folded.height:,} messages)")
+        st.dataframe(view.folded, hide_index=True, key="inspect_folded", height=260)
+    with right:
+        st.caption(f"Kept verbatim ({view.kept.height:,} messages)")
+        st.dataframe(view.kept, hide_index=True, key="inspect_kept", height=260)
+    with st.expander(f"Compact history the briefer read ({len(view.compact_history):,} chars)"):
+        st.code(_clip(view.compact_history), language="xml", wrap_lines=True)
+    with st.expander("User message with its budget hint"):
+        st.code(_clip(view.user_message, head=2_000), language="xml", wrap_lines=True)
+    st.caption(f"Briefing — {view.briefing_label}")
+    if view.briefing is not None:
+        st.code(view.briefing, language="markdown", wrap_lines=True, height=420)
+    else:
+        st.info(view.briefing_label)
+
+
+def _clip(text: str, head: int = 20_000, tail: int = 4_000) -> str:
+    """Very long transcripts are cut in the middle so the page stays fast (the chars count is exact)."""
+    if len(text) <= head + tail:
+        return text
+    return f"{text[:head]}\n\n[… {len(text) - head - tail:,} characters not shown …]\n\n{text[-tail:]}"

@@ -1,0 +1,46 @@
+"""Cached engine calls for the app: one replay per (history, knobs, briefer), previews and cost frames.
+
+``st.cache_resource`` keeps the values themselves (no pickling), which suits frozen runs and the large
+History objects; the history is passed with a leading underscore and keyed by its content digest.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from workbench.history.model import History
+from workbench.knobs import Knobs
+from workbench.simulate import Run
+
+
+def _briefer(name: str):  # noqa: ANN202 - a Briefer
+    if name == "extractive":
+        from workbench.briefing.extractive import ExtractiveBriefer
+
+        return ExtractiveBriefer()
+    return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def replay(history_key: str, knobs: Knobs, briefer: str, _history: History) -> Run:
+    """``simulate`` once per (history digest, knobs, offline briefer)."""
+    from workbench.simulate import simulate
+
+    return simulate(_history, knobs, _briefer(briefer))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def previews(history_key: str, _history: History) -> list[str]:
+    """Hover text for every message of a history."""
+    from workbench.inspector import message_previews
+
+    return message_previews(_history)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def costs(history_key: str, knobs: Knobs, briefer: str, _run: Run, _history: History) -> pl.DataFrame:
+    """The per-check cumulative cost frame of a cached run."""
+    from workbench.costs import cost_frame
+
+    return cost_frame(_run, _history)

@@ -1,0 +1,284 @@
+"""The sidebar: which history, which preset, every knob (built from KNOB_SPECS), which briefer.
+
+Knob widgets are generated from ``KNOB_SPECS``: bounded floats are sliders, whole numbers are number
+inputs, choices are select boxes, booleans are toggles; a knob with a special value outside its
+range (``trigger_ratio = -1``) gets an "off" checkbox. New knobs appear without changes here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from workbench.history.errors import HistoryError
+from workbench.history.model import History
+from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
+from workbench.ui import state as ui_state
+
+BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
+GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token counting", "replay": "Replay",
+                "cost": "Models and prices", "briefer": "Simulated briefer", "trigger": "Trigger options",
+                "keep": "What stays verbatim", "pinned": "Pinned messages", "briefing": "Briefing mode",
+                "staged": "Staged compaction", "guards": "Guards", "prune": "Tool-output pruning"}
+
+
+# -- histories --------------------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _load_file(path: str, mtime: float) -> History:
+    from workbench.sources import read_file
+
+    return read_file(Path(path))
+
+
+@st.cache_resource(show_spinner=False)
+def _generated() -> History | None:
+    from workbench.sources import generated_history
+
+    return generated_history()
+
+
+def _history_files() -> dict[str, Path]:
+    from workbench.sources import list_history_files, sample_dirs, user_dirs
+
+    files = list_history_files(sample_dirs() + user_dirs(sys.argv[1:], os.environ))
+    return {f.label: f.path for f in files}
+
+
+def history_picker() -> tuple[str, History, str] | None:
+    """The chosen history as (label, History, path for a CLI command), or None when there is none."""
+    from workbench.sources import HistoryFile, default_history_file
+
+    files = _history_files()
+    uploaded: dict[str, History] = st.session_state.get(ui_state.UPLOADED, {})
+    generated = _generated() if not files else None
+    options = list(files) + list(uploaded) + (["generated sample"] if generated is not None else [])
+    st.sidebar.subheader("History")
+    if not options:
+        st.sidebar.info("No sample history found: upload one below.")
+        _upload_widget()
+        return None
+    if st.session_state.get(ui_state.HISTORY) not in options:
+        default = default_history_file([HistoryFile(label, path) for label, path in files.items()])
+        st.session_state[ui_state.HISTORY] = default.label if default else options[0]
+    label = st.sidebar.selectbox(
+        "history", options, key=ui_state.HISTORY,
+        help="Shipped samples, folders named with `-- --histories DIR` or $WORKBENCH_HISTORIES, and uploads.",
+    )
+    _upload_widget()
+    if label in uploaded:
+        return label, uploaded[label], label.removeprefix(ui_state.UPLOAD_PREFIX)
+    if label == "generated sample" and generated is not None:
+        return label, generated, "HISTORY.jsonl"
+    path = files[label]
+    try:
+        history = _load_file(str(path), path.stat().st_mtime)
+    except (HistoryError, OSError) as exc:
+        st.sidebar.error(f"Could not read this history: {exc}")
+        return None
+    return label, history, str(path)
+
+
+def history_loaders() -> dict[str, Callable[[], History]]:
+    """Picker label → a function that loads that history (for the sweep's multi-history choice)."""
+    files = _history_files()
+    out: dict[str, Callable[[], History]] = {
+        label: (lambda p=path: _load_file(str(p), p.stat().st_mtime)) for label, path in files.items()
+    }
+    for label, h in st.session_state.get(ui_state.UPLOADED, {}).items():
+        out[label] = lambda h=h: h
+    if not files:
+        generated = _generated()
+        if generated is not None:
+            out["generated sample"] = lambda: generated
+    return out
+
+
+def _queue_history_upload() -> None:
+    upload = st.session_state.get("history_upload")
+    if upload is not None:
+        st.session_state[ui_state.PENDING_HISTORY] = (upload.name, upload.getvalue())
+
+
+def _upload_widget() -> None:
+    st.sidebar.file_uploader(
+        "upload a history", key="history_upload", on_change=_queue_history_upload,
+        help="Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex JSON(L), stagewise "
+        "JSON or SQLite store. The format is detected.",
+    )
+
+
+# -- knobs ------------------------------------------------------------------------------------------
+
+
+def _option_sources() -> dict[str, Callable[[], list[str]]]:
+    from workbench.policies.base import list_policy_names
+    from workbench.prices import list_models
+
+    return {"strategy": list_policy_names, "model": list_models, "briefer_model": list_models}
+
+
+def _nice_step(span: float) -> float:
+    return 10 ** math.floor(math.log10(span / 100)) if span > 0 else 0.01
+
+
+def _int_step(default: int) -> int:
+    return 10 ** max(0, int(math.floor(math.log10(default))) - 1) if default >= 10 else 1
+
+
+def _label(name: str, spec: KnobSpec | None) -> str:
+    return f"{name} ({spec.unit})" if spec and spec.unit else name
+
+
+def _on_model_change() -> None:
+    """A new agent model fills the window from litellm's registry (when it states one)."""
+    from workbench.prices import get_prices
+
+    p = get_prices(st.session_state[ui_state.widget_key("model")])
+    if p.max_input_tokens:
+        key = ui_state.widget_key("context_window_tokens")
+        spec = KNOB_SPECS["context_window_tokens"]
+        st.session_state[key] = int(min(max(p.max_input_tokens, spec.low or 0), spec.high or p.max_input_tokens))
+
+
+def knob_widget(name: str, field_type: str, default: Any) -> None:
+    """One knob's widget, chosen from its type and spec; its value lives in session state."""
+    spec = KNOB_SPECS.get(name)
+    key = ui_state.widget_key(name)
+    label = _label(name, spec)
+    help_text = spec.help if spec else None
+    sources = _option_sources()
+    if field_type == "bool":
+        st.toggle(label, key=key, help=help_text)
+    elif spec is not None and spec.choices:
+        st.selectbox(label, list(spec.choices), key=key, help=help_text)
+    elif field_type == "str":
+        if name in sources:
+            options = sources[name]()
+            current = st.session_state.get(key, default)
+            if current not in options:
+                options = [current, *options]
+            on_change = _on_model_change if name == "model" else None
+            st.selectbox(label, options, key=key, help=help_text, on_change=on_change)
+        else:
+            st.text_input(label, key=key, help=help_text)
+    elif field_type == "float" and spec is not None and spec.low is not None and spec.high is not None:
+        off = bool(spec.allow) and st.session_state.get(ui_state.off_key(name), False)
+        st.slider(label, float(spec.low), float(spec.high), step=_nice_step(spec.high - spec.low), key=key,
+                  help=help_text, disabled=off)
+    elif field_type == "float":
+        st.number_input(label, key=key, help=help_text, format="%g")
+    else:
+        kwargs: dict[str, Any] = {}
+        if spec is not None and spec.low is not None:
+            kwargs["min_value"] = int(spec.low)
+        if spec is not None and spec.high is not None:
+            kwargs["max_value"] = int(spec.high)
+        off = bool(spec and spec.allow) and st.session_state.get(ui_state.off_key(name), False)
+        st.number_input(label, step=_int_step(int(default)), key=key, help=help_text, disabled=off, **kwargs)
+    if spec is not None and spec.allow:
+        special = ", ".join(f"{a:g}" for a in spec.allow)
+        st.checkbox(f"off ({name} = {special})", key=ui_state.off_key(name))
+    if name == "model":
+        _price_caption(st.session_state.get(key, default))
+
+
+def _price_caption(model: str) -> None:
+    from workbench.prices import get_prices
+
+    p = get_prices(model)
+    if not p.known:
+        st.caption(f"{model}: not in litellm's registry, so dollars are 0.")
+        return
+    window = f", window {p.max_input_tokens:,} tokens" if p.max_input_tokens else ""
+    st.caption(f"${p.input_per_token * 1e6:,.2f} in / ${p.output_per_token * 1e6:,.2f} out per M tokens{window}")
+
+
+def _apply_preset() -> None:
+    from workbench.presets import get_preset
+
+    name = st.session_state.get("preset")
+    if name:
+        ui_state.apply_knobs(st.session_state, get_preset(name))
+        ui_state.flash(st.session_state, "success", f"Loaded preset {name}.")
+
+
+def knob_widgets() -> Knobs | None:
+    """Every knob in the sidebar: the six mission knobs first, then one expander per group."""
+    from workbench.presets import list_presets
+
+    for key, value in ui_state.widget_values(Knobs()).items():
+        st.session_state.setdefault(key, value)
+    presets = list_presets()
+    names = [p.name for p in presets]
+    st.session_state.setdefault("preset", "stagewise" if "stagewise" in names else (names[0] if names else None))
+    with st.sidebar:
+        st.subheader("Knobs")
+        st.selectbox(
+            "preset", names, key="preset", on_change=_apply_preset,
+            format_func=lambda n: next((p.title for p in presets if p.name == n), n),
+            help="Choosing a preset sets every knob from it; then adjust from there.",
+        )
+        note = st.empty()
+        fields = {f.name: f for f in dataclasses.fields(Knobs)}
+        default = Knobs()
+
+        def draw(name: str) -> None:
+            ftype = fields[name].type
+            knob_widget(name, ftype if isinstance(ftype, str) else ftype.__name__, getattr(default, name))
+
+        for name in MISSION_KNOBS:
+            draw(name)
+        groups: dict[str, list[str]] = {}
+        for name in fields:
+            if name not in MISSION_KNOBS:
+                spec = KNOB_SPECS.get(name)
+                groups.setdefault(spec.group if spec else "other", []).append(name)
+        for group, names in groups.items():
+            with st.expander(GROUP_TITLES.get(group, group.replace("_", " ").capitalize()), expanded=group == "core"):
+                for name in names:
+                    draw(name)
+    try:
+        knobs = ui_state.knobs_from_values(st.session_state)
+    except ValueError as exc:
+        st.sidebar.error(str(exc))
+        return None
+    _preset_caption(note, knobs)
+    for warning in knobs.warnings():
+        st.sidebar.warning(warning)
+    return knobs
+
+
+def _preset_caption(note: Any, knobs: Knobs) -> None:
+    from workbench.cli_command import changed_knobs
+    from workbench.presets import get_preset
+
+    name = st.session_state.get("preset")
+    if not name:
+        return
+    changed = changed_knobs(knobs, get_preset(name))
+    if changed:
+        note.caption(f"Changed from preset {name}: {', '.join(changed)}")
+
+
+def briefer_choice() -> str:
+    """Which offline briefer writes the briefings of the main run."""
+    st.session_state.setdefault("briefer", "simulated")
+    st.sidebar.subheader("Briefer")
+    return st.sidebar.radio("briefer", list(BRIEFERS), format_func=BRIEFERS.get, key="briefer",
+                            label_visibility="collapsed",
+                            help="Live LLM briefings run in the Live runs tab, behind an explicit button.")
+
+
+def flashes() -> None:
+    """Show and clear the one-off messages queued by callbacks (loads, upload errors), above the results."""
+    for kind, text in st.session_state.pop(ui_state.FLASH, []):
+        getattr(st, kind if kind in ("success", "error", "info", "warning") else "info")(text)

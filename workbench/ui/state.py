@@ -1,0 +1,146 @@
+"""Session state of the app as plain values: widget keys, knobs to widgets and back, queued uploads.
+
+No streamlit import: ``state`` is any mutable mapping (``st.session_state`` in the app, a dict in
+tests). Uploads never touch widgets directly; the uploader's callback queues the bytes under
+``PENDING_YAML`` / ``PENDING_HISTORY`` and ``consume_pending`` applies them at the top of the next run,
+before any widget exists. Tests use the same door: put text or bytes under those keys and rerun.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from workbench.history.errors import HistoryError
+from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
+from workbench.sources import read_upload
+
+KNOB_PREFIX = "knob_"
+PENDING_YAML = "pending_yaml"  # (source name, YAML text)
+PENDING_HISTORY = "pending_history"  # (file name, bytes)
+UPLOADED = "uploaded_histories"  # label -> History
+HISTORY = "history"  # the history picker's widget key (a label)
+FLASH = "flash"  # [(kind, text)] shown once: kind is success | error | info
+UPLOAD_PREFIX = "uploaded: "
+# Widgets inside tabs: Streamlit forgets a widget's value while it is not drawn (a closed lazy tab),
+# so the app re-asserts these at the top of every run. The API key is deliberately not among them.
+PERSISTENT = (
+    "live_models", "live_api_base", "live_timeout", "live_cache",
+    "sweep_x", "sweep_y", "sweep_x_from", "sweep_x_to", "sweep_x_steps", "sweep_y_from", "sweep_y_to",
+    "sweep_y_steps", "sweep_histories", "sweep_metric", "sweep_cell", "inspect_pick", "inspect_run", "yaml_paste",
+)
+
+
+def widget_key(name: str) -> str:
+    """The widget key of a knob."""
+    return KNOB_PREFIX + name
+
+
+def off_key(name: str) -> str:
+    """The key of the checkbox that sets a knob to its special value (e.g. trigger_ratio = -1)."""
+    return KNOB_PREFIX + name + "__off"
+
+
+def _type_name(name: str) -> str:
+    ftype = {f.name: f.type for f in dataclasses.fields(Knobs)}[name]
+    return ftype if isinstance(ftype, str) else getattr(ftype, "__name__", "")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """The Python type the knob's widget holds (float sliders refuse ints and the other way round)."""
+    kind = _type_name(name)
+    if kind == "float":
+        return float(value)
+    if kind == "int":
+        return int(value)
+    return value
+
+
+def widget_values(knobs: Knobs) -> dict[str, Any]:
+    """Every knob widget's value for ``knobs`` (keys from ``widget_key`` and ``off_key``)."""
+    default = Knobs()
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Knobs):
+        value = getattr(knobs, f.name)
+        spec = KNOB_SPECS.get(f.name)
+        if spec is not None and spec.allow:
+            off = value in spec.allow
+            out[off_key(f.name)] = off
+            if off:  # the slider keeps a value in range while the checkbox says "off"
+                fallback = getattr(default, f.name)
+                value = fallback if fallback not in spec.allow else spec.low
+        out[widget_key(f.name)] = _coerce(f.name, value)
+    return out
+
+
+def knobs_from_values(values: Mapping[str, Any]) -> Knobs:
+    """Knobs from widget values; knobs without a widget value keep their defaults. Raises ValueError."""
+    data: dict[str, Any] = {}
+    for f in dataclasses.fields(Knobs):
+        key = widget_key(f.name)
+        if key not in values:
+            continue
+        value = values[key]
+        spec = KNOB_SPECS.get(f.name)
+        if spec is not None and spec.allow and values.get(off_key(f.name)):
+            value = spec.allow[0]
+        data[f.name] = value
+    return knobs_from_dict(data, source="widgets")
+
+
+def apply_knobs(state: MutableMapping[str, Any], knobs: Knobs) -> None:
+    """Set every knob widget to show ``knobs``."""
+    for key, value in widget_values(knobs).items():
+        state[key] = value
+
+
+def apply_yaml(state: MutableMapping[str, Any], text: str, *, source: str = "uploaded YAML") -> Knobs:
+    """Parse knob YAML (``dump_knobs`` format) and set every widget from it; raises ValueError naming the line."""
+    knobs = load_knobs(text, source=source)
+    apply_knobs(state, knobs)
+    return knobs
+
+
+def flash(state: MutableMapping[str, Any], kind: str, text: str) -> None:
+    state.setdefault(FLASH, []).append((kind, text))
+
+
+def add_uploaded_history(state: MutableMapping[str, Any], name: str, data: bytes) -> list[str]:
+    """Read an uploaded history, remember it under a picker label and select it; returns the labels."""
+    histories = read_upload(name, data)
+    store = state.setdefault(UPLOADED, {})
+    labels = []
+    for h in histories:
+        label = UPLOAD_PREFIX + name
+        if len(histories) > 1:
+            label += f" — {h.meta.get('title') or h.id}"
+        store[label] = h
+        labels.append(label)
+    state[HISTORY] = labels[0]
+    return labels
+
+
+def consume_pending(state: MutableMapping[str, Any]) -> None:
+    """Apply a queued YAML or history upload; problems become an error message, never an exception."""
+    pending = state.pop(PENDING_YAML, None)
+    if pending is not None:
+        source, text = pending if isinstance(pending, tuple) else ("uploaded YAML", pending)
+        try:
+            apply_yaml(state, text, source=source)
+        except ValueError as exc:
+            flash(state, "error", str(exc))
+        else:
+            flash(state, "success", f"Loaded every knob from {source}.")
+    pending = state.pop(PENDING_HISTORY, None)
+    if pending is not None:
+        name, data = pending
+        try:
+            labels = add_uploaded_history(state, name, data)
+        except HistoryError as exc:
+            flash(state, "error", f"Could not read this history: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a reader bug must still reach the user as one line
+            flash(state, "error", f"Could not read this history: {name}: {type(exc).__name__}: {exc}")
+        else:
+            chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
+            flash(state, "success", f"Loaded {name}{chats}.")
