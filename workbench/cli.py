@@ -15,6 +15,12 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "workbench.commands.simulate",
     "workbench.commands.presets",
+    "workbench.commands.bundles",
+    "workbench.commands.cache",
+    "workbench.commands.real",
+    "workbench.commands.sweep",
+    "workbench.commands.tune",
+    "workbench.commands.probe",
 )
 
 

@@ -7,6 +7,7 @@ calls a provider); the replay stays pure because the briefer is handed to it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -39,6 +40,7 @@ class BriefRequest:
     knobs: Knobs
     sections: bool = False  # an anchored sectioned briefing was asked for
     regenerate: bool = False  # the briefer re-reads the raw history (no previous briefing)
+    opaque: bool = False  # a high-ratio, unreadable briefing was asked for (opaque family)
     compact_history_fn: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -80,6 +82,17 @@ class BriefRecord:
     leak_xml: bool = False  # output contains any XML wrapper tag
     latency_s: float = 0.0
     error: str = ""
+
+
+def briefing_tokens(text: str, knobs: Knobs) -> int:
+    """Tokens a briefing text occupies in context, by the knobs' trigger counter (chars/4 by default)."""
+    from workbench.jsjson import utf16_len
+
+    if knobs.trigger_counter == "estimate":
+        return math.ceil(utf16_len(text) / knobs.chars_per_token)
+    from workbench.tokens import count_text_tokens
+
+    return count_text_tokens(text, knobs.trigger_counter, chars_per_token=knobs.chars_per_token)
 
 
 class Briefer(Protocol):

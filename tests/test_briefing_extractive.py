@@ -1,0 +1,172 @@
+"""The extractive briefer: real sectioned text without an LLM, every link kept, chained, fast."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scripted import tool_history
+
+from workbench.briefing.base import BriefRequest
+from workbench.briefing.extractive import (
+    H_DECISIONS,
+    H_ERRORS,
+    H_FILES,
+    H_LINKS,
+    LINK_RE,
+    ExtractiveBriefer,
+    parse_briefing,
+    write_briefing,
+)
+from workbench.history.model import History, Message, Part, text_part, tool_call_part
+from workbench.knobs import Knobs
+from workbench.simulate import simulate
+
+KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5)
+
+
+def req(messages: list[Message], previous: str | None = None, *, chain_index: int = 1, target: int = 30_000):
+    return BriefRequest(
+        chain_index=chain_index, folded=tuple(messages), folded_from=0, boundary=len(messages),
+        previous_briefing=previous, previous_chars=len(previous or ""), new_material_chars=0,
+        compact_history_chars=0, target_chars=target, bucket="none", ratio=0.0, percent=0, knobs=KNOBS,
+    )
+
+
+def user(i: int, text: str, **meta) -> Message:
+    return Message(id=f"u{i}", role="user", parts=(text_part(text),), metadata=meta or None)
+
+
+def assistant(i: int, *parts: Part) -> Message:
+    return Message(id=f"a{i}", role="assistant", parts=parts)
+
+
+CONVERSATION = [
+    user(0, "Please port [the parser](https://example.com/spec#parser) to Rust. Never touch src/legacy/old.py.",
+         mentions=[{"providerType": "file", "mountedPath": "w1/docs/plan.md"}]),
+    assistant(
+        1,
+        text_part("I read [](path:w1/src/parser.py) first."),
+        tool_call_part("read", "c1", {"path": "w1/src/parser.py"}, state="output-available", output={"x": 1}),
+        tool_call_part("multiEdit", "c2", {"path": "w1/src/lib.rs", "edits": [{"old_string": "a", "new_string": "b"}]},
+                       state="output-error", error_text="old_string not found\nmore detail"),
+        tool_call_part("executeShellCommand", "c3", {"command": "cargo test"}, state="output-available",
+                       output={"exit_code": 101, "output": "test parser::ok ... FAILED"}),
+    ),
+    user(2, "We decided to keep the public API stable. Use serde for JSON."),
+    assistant(3, text_part("Tests pass now; see ![chart](img/chart.png) and [](path:w1/src/lib.rs).")),
+]
+
+
+def test_sections_carry_files_decisions_errors_links_and_status():
+    text = write_briefing(req(CONVERSATION))
+    for heading in (H_FILES, H_DECISIONS, H_ERRORS, H_LINKS, "## Session intent", "## Current status"):
+        assert heading in text
+    assert "[](path:w1/src/parser.py) — read" in text  # from the tool input
+    assert "[](path:w1/src/lib.rs) — edited" in text
+    assert "[](path:src/legacy/old.py) — mentioned" in text  # a plain path in the user's words
+    assert "[](path:w1/docs/plan.md) — mentioned" in text  # a mention in metadata
+    assert "Never touch src/legacy/old.py." in text and "keep the public API stable" in text
+    assert "old_string not found" in text and "exited 101" in text
+    assert text.rstrip().endswith("Tests pass now; see ![chart](img/chart.png) and [](path:w1/src/lib.rs).")
+
+
+def test_every_link_of_the_folded_span_appears_verbatim():
+    text = write_briefing(req(CONVERSATION))
+    for link in ("[the parser](https://example.com/spec#parser)", "[](path:w1/src/parser.py)",
+                 "![chart](img/chart.png)", "[](path:w1/src/lib.rs)"):
+        assert link in text
+
+
+_label = st.text(alphabet="abc XYZ_-.", max_size=12)
+_target = st.from_regex(r"(path:w[0-9]/[a-z]{1,8}(/[a-z0-9_.-]{1,10}){0,3}|https://ex\.com/[a-z0-9/#?=&_-]{0,20})",
+                        fullmatch=True)
+_links = st.lists(st.builds(lambda label, target: f"[{label}]({target})", _label, _target), min_size=1, max_size=6)
+_filler = st.text(alphabet="abcdefghij klmnop.,!?\n", max_size=120)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _links, _filler), min_size=1, max_size=8),
+       st.integers(min_value=100, max_value=2_000))
+def test_property_no_link_is_ever_lost_even_when_trimmed(turns, target):
+    """Whatever the text around them and however small the target, every link survives."""
+    msgs = [Message(id=str(i), role=role, parts=(text_part(filler + " " + " and ".join(links) + "."),))
+            for i, (role, links, filler) in enumerate(turns)]
+    text = write_briefing(req(msgs, target=target))
+    for _, links, _ in turns:
+        for link in links:
+            assert link in text
+
+
+def test_chained_briefing_merges_the_previous_sections():
+    first = write_briefing(req(CONVERSATION[:2]))
+    later = [user(4, "Now add [](path:w1/src/new.rs) and docs at [guide](https://example.com/guide)."),
+             assistant(5, text_part("Added it."))]
+    second = write_briefing(req(later, first, chain_index=2))
+    assert "[](path:w1/src/parser.py) — read" in second  # carried over
+    assert "[](path:w1/src/new.rs)" in second and "[guide](https://example.com/guide)" in second
+    assert second.count(H_FILES) == 1 and "Compression 1:" in second and "Compression 2:" in second
+    assert second.rstrip().endswith("Added it.")
+    assert parse_briefing(second).intent == parse_briefing(first).intent
+
+
+def test_a_foreign_previous_briefing_is_kept_with_its_links():
+    """An LLM's (or a real stagewise) briefing is carried as-is, its links guaranteed too."""
+    previous = "## Earlier work\n\nYou fixed [](path:w1/a.ts) and read [docs](https://x.dev/a).\n"
+    text = write_briefing(req([user(0, "Continue.")], previous, chain_index=2))
+    assert text.startswith("## Earlier work\n\nYou fixed [](path:w1/a.ts)")
+    assert "[docs](https://x.dev/a)" in text
+
+
+def test_deterministic_and_record_fields():
+    briefer = ExtractiveBriefer()
+    a, b = briefer(req(CONVERSATION)), briefer(req(CONVERSATION))
+    assert a == b
+    assert a.model == "extractive" and a.chars == len(a.text) and a.tokens == -(-a.chars // 4)
+    assert a.cost_usd == 0 and not a.leak_previous_tag
+
+
+def test_links_from_the_replay_span_survive_in_every_landed_briefing():
+    """In a chained replay each briefing holds every link of everything folded so far."""
+    msgs = [Message(id=f"m{i}", role="user" if i % 2 == 0 else "assistant",
+                    parts=(text_part(f"see [](path:w1/f{i}.py) " + "q" * 2_000),)) for i in range(60)]
+    run = simulate(History(id="links", messages=tuple(msgs)), KNOBS, ExtractiveBriefer())
+    landed = [c for c in run.compressions if c.status == "landed"]
+    assert len(landed) >= 3
+    for c in landed:
+        found = set(LINK_RE.findall(c.record.text))
+        assert {f"[](path:w1/f{i}.py)" for i in range(c.boundary)} <= found
+
+
+def test_a_2000_message_replay_with_about_20_compressions_takes_under_two_seconds():
+    history = tool_history(1_000, output_chars=8_000)  # 2,001 messages
+    knobs = Knobs(context_window_tokens=200_000)
+    start = time.perf_counter()
+    run = simulate(history, knobs, ExtractiveBriefer())
+    elapsed = time.perf_counter() - start
+    assert 15 <= run.metrics.compressions <= 40
+    assert all(c.record.text for c in run.compressions)
+    assert elapsed < 2.0, f"{elapsed:.2f}s"
+
+
+def test_every_planted_decision_of_the_short_sample_survives():
+    """short.jsonl lists the decisions and constraints planted in its user turns; each folded one is kept."""
+    from pathlib import Path
+
+    from workbench.history.readers import load_history
+
+    path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
+    if not path.is_file():
+        pytest.skip(f"sample not found: {path}")
+    history = load_history(path)
+    where = {m.id: i for i, m in enumerate(history.messages)}
+    run = simulate(history, Knobs(context_window_tokens=8_000, min_kept_messages=5), ExtractiveBriefer())
+    checked = 0
+    for comp in run.compressions:
+        for fact in history.meta["facts"]:
+            if where[fact["message_id"]] < comp.boundary:
+                assert fact["text"] in comp.record.text, (comp.chain_index, fact)
+                checked += 1
+    assert run.metrics.compressions >= 10 and checked > 100

@@ -1,0 +1,318 @@
+"""The live briefer: a cascade of LLMs called through litellm, answers cached on disk, cost per attempt.
+
+Follows stagewise's cascade (spec §8): models are tried in order, each with a timeout, temperature 0.1
+and a cap on output tokens; a trimmed answer under 30 UTF-16 units is rejected and the next model is
+tried; a final fallback model is tried if it was not in the list; if a call neither answers nor fails
+within timeout + grace it is *unsettled* and the whole cascade stops (no overlapping billed requests).
+When every attempt fails the record says ``failed=True`` and the replay carries on uncompressed.
+
+litellm is imported inside the call path only (with its offline price map), and retries are off so a
+timeout is exactly one timeout. The API key lives only on this object: it never reaches a cache key,
+a cached value, a record or an error detail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
+from workbench.briefing.prompt import PROMPT_VERSION, build_messages, detect_leaks
+from workbench.jsjson import utf16_len
+
+if TYPE_CHECKING:
+    from workbench.briefing.cache import BriefingCache
+    from workbench.prices import Prices
+
+MIN_CHARS = 30
+TIMEOUT_S = 30.0
+GRACE_S = 2.0
+TEMPERATURE = 0.1
+MAX_OUTPUT_TOKENS = 20_000
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}")
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def import_litellm() -> Any:
+    """Import litellm with its bundled price map (no network fetch) and its banners off."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Answer:
+    attempt: Attempt
+    text: str | None = None
+    stop: bool = False  # unsettled: the cascade must not go on
+
+
+class LiveBriefer:
+    """Briefings from real LLMs: ``LiveBriefer(["gemini/gemini-2.5-flash-lite", "openai/gpt-4.1-mini"])``.
+
+    ``cache=None`` disables caching; pass a :class:`~workbench.briefing.cache.BriefingCache` to reuse
+    answers. ``prices`` overrides registry prices per model (e.g. for local or fake models).
+    ``extra_params`` go to ``litellm.completion`` unchanged and never into the cache key
+    (``mock_response`` for unit tests, provider options). With a cache, the first model in cascade
+    order that has a cached answer for this exact prompt is used, so a re-run makes no request at all.
+    Failures are not cached: a failed briefing is tried again on the next run.
+    """
+
+    name = "live"
+
+    def __init__(
+        self,
+        models: Sequence[str],
+        *,
+        fallback_model: str | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = TIMEOUT_S,
+        grace_s: float = GRACE_S,
+        temperature: float = TEMPERATURE,
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
+        min_chars: int = MIN_CHARS,
+        cache: BriefingCache | None = None,
+        prices: Mapping[str, Prices] | None = None,
+        extra_params: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not models and not fallback_model:
+            raise ValueError("models must name at least one model (or give fallback_model)")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
+        self.models = tuple(dict.fromkeys(models))
+        self.fallback_model = fallback_model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = float(timeout_s)
+        self.grace_s = float(grace_s)
+        self.temperature = float(temperature)
+        self.max_output_tokens = int(max_output_tokens)
+        self.min_chars = int(min_chars)
+        self.cache = cache
+        self.prices = dict(prices or {})
+        self.extra_params = dict(extra_params or {})
+        self.requests = 0  # provider requests this object made (cache hits make none)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LiveBriefer(models={list(self.cascade)!r}, api_base={self.api_base!r}, timeout_s={self.timeout_s})"
+
+    @property
+    def cascade(self) -> tuple[str, ...]:
+        """Models in the order they are tried: the list, then the fallback if it was not in it."""
+        if self.fallback_model and self.fallback_model not in self.models:
+            return (*self.models, self.fallback_model)
+        return self.models
+
+    @property
+    def sampling(self) -> dict[str, Any]:
+        """The parameters that shape an answer (and hence the cache key)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_output_tokens}
+
+    def messages_for(self, request: BriefRequest) -> list[dict[str, str]]:
+        """The chat messages sent for this request (system prompt + user message)."""
+        return build_messages(request.compact_history, request.previous_chars, request.target_chars)
+
+    def cache_key_for(self, model: str, messages: list[dict[str, str]]) -> str:
+        from workbench.briefing.cache import cache_key
+
+        return cache_key(model, messages, self.sampling, PROMPT_VERSION)
+
+    # -- the cascade -------------------------------------------------------------------------
+    def __call__(self, request: BriefRequest) -> BriefRecord:
+        messages = self.messages_for(request)
+        keys = {m: self.cache_key_for(m, messages) for m in self.cascade} if self.cache is not None else {}
+        if self.cache is not None:
+            found = self.cache.lookup([keys[m] for m in self.cascade])
+            if found is not None:
+                return self._from_cache(found[1], request)
+        attempts: list[Attempt] = []
+        for model in self.cascade:
+            answer = self._attempt(model, messages)
+            attempts.append(answer.attempt)
+            if answer.stop:
+                break
+            if answer.text is not None:
+                record = self._record(request, model, answer.text, attempts)
+                if self.cache is not None:
+                    self.cache.set(keys[model], self._cache_value(request, record))
+                return record
+        last = next((a for a in reversed(attempts) if a.outcome != "ok"), None)
+        error = f"{last.outcome}: {last.detail}" if last else "all history compression models failed"
+        return BriefRecord(
+            text=None,
+            chars=0,
+            tokens=0,
+            model="",
+            attempts=tuple(attempts),
+            cost_usd=sum(a.cost_usd for a in attempts),
+            input_tokens=sum(a.input_tokens for a in attempts),
+            output_tokens=sum(a.output_tokens for a in attempts),
+            failed=True,
+            latency_s=sum(a.latency_s for a in attempts),
+            error=error,
+        )
+
+    def _attempt(self, model: str, messages: list[dict[str, str]]) -> _Answer:
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            **self.sampling,
+            "timeout": self.timeout_s,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+            **self.extra_params,
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                box["response"] = litellm.completion(**kwargs)
+            except BaseException as exc:  # noqa: BLE001 - reported as the attempt's outcome
+                box["error"] = exc
+
+        self.requests += 1
+        start = time.perf_counter()
+        worker = threading.Thread(target=call, name=f"briefer-{model}", daemon=True)
+        worker.start()
+        worker.join(self.timeout_s + self.grace_s)
+        latency = time.perf_counter() - start
+        if worker.is_alive():
+            detail = f"no answer within {self.timeout_s:g}s + {self.grace_s:g}s grace; cascade stopped"
+            return _Answer(attempt=Attempt(model=model, outcome="unsettled", latency_s=latency, detail=detail), stop=True)
+        if "error" in box:
+            exc = box["error"]
+            timeout_types = tuple(t for t in (getattr(litellm, "Timeout", None), TimeoutError) if isinstance(t, type))
+            outcome = "timeout" if isinstance(exc, timeout_types) else "error"
+            detail = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
+            return _Answer(attempt=Attempt(model=model, outcome=outcome, latency_s=latency, detail=detail))
+        response = box["response"]
+        text = _content(response).strip()
+        usage = getattr(response, "usage", None)
+        in_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
+        out_tok = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self._cost(model, response, in_tok, out_tok)
+        if utf16_len(text) < self.min_chars:
+            outcome, detail = "too-short", f"{utf16_len(text)} chars after trimming, under the {self.min_chars}-char minimum"
+        else:
+            outcome, detail = "ok", ""
+        attempt = Attempt(model=model, outcome=outcome, latency_s=latency, detail=detail, input_tokens=in_tok,
+                          output_tokens=out_tok, cost_usd=cost)
+        return _Answer(attempt=attempt, text=text if outcome == "ok" else None)
+
+    # -- records, cost, cache ----------------------------------------------------------------
+    def _record(self, request: BriefRequest, model: str, text: str, attempts: list[Attempt]) -> BriefRecord:
+        previous, xml = detect_leaks(text)
+        chars = utf16_len(text)
+        return BriefRecord(
+            text=text,
+            chars=chars,
+            tokens=briefing_tokens(text, request.knobs),
+            model=model,
+            attempts=tuple(attempts),
+            cost_usd=sum(a.cost_usd for a in attempts),
+            input_tokens=sum(a.input_tokens for a in attempts),
+            output_tokens=sum(a.output_tokens for a in attempts),
+            leak_previous_tag=previous,
+            leak_xml=xml,
+            latency_s=sum(a.latency_s for a in attempts),
+        )
+
+    def _cost(self, model: str, response: Any, in_tok: int, out_tok: int) -> float:
+        """Registry prices (or an override) × usage; litellm's own response cost when the registry has none."""
+        prices = self.prices.get(model)
+        if prices is None:
+            from workbench.prices import get_prices
+
+            prices = get_prices(model)
+        if prices.known:
+            return in_tok * prices.input_per_token + out_tok * prices.output_per_token
+        hidden = getattr(response, "_hidden_params", None) or {}
+        value = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    def _scrub(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return _URL_USERINFO.sub("***@", _KEY_LIKE.sub("***", text))
+
+    def _cache_value(self, request: BriefRequest, record: BriefRecord) -> dict[str, Any]:
+        return {
+            "prompt_version": PROMPT_VERSION,
+            "text": record.text,
+            "model": record.model,
+            "chars": record.chars,
+            "input_tokens": record.input_tokens,
+            "output_tokens": record.output_tokens,
+            "cost_usd": record.cost_usd,
+            "latency_s": record.latency_s,
+            "attempts": [
+                {
+                    "model": a.model,
+                    "outcome": a.outcome,
+                    "latency_s": a.latency_s,
+                    "detail": a.detail,
+                    "input_tokens": a.input_tokens,
+                    "output_tokens": a.output_tokens,
+                    "cost_usd": a.cost_usd,
+                }
+                for a in record.attempts
+            ],
+            "request": request_features(request),
+            "created_at": time.time(),
+        }
+
+    def _from_cache(self, value: Mapping[str, Any], request: BriefRequest) -> BriefRecord:
+        """The stored answer as a record: same text, model, attempts and cost, ``cache_hit=True``."""
+        text = str(value.get("text") or "")
+        attempts = tuple(Attempt(**{k: a[k] for k in Attempt.__dataclass_fields__ if k in a}) for a in value["attempts"])
+        previous, xml = detect_leaks(text)
+        chars = utf16_len(text)
+        return BriefRecord(
+            text=text,
+            chars=chars,
+            tokens=briefing_tokens(text, request.knobs),
+            model=str(value.get("model", "")),
+            attempts=attempts,
+            cost_usd=float(value.get("cost_usd", 0.0)),
+            input_tokens=int(value.get("input_tokens", 0)),
+            output_tokens=int(value.get("output_tokens", 0)),
+            cache_hit=True,
+            leak_previous_tag=previous,
+            leak_xml=xml,
+            latency_s=float(value.get("latency_s", 0.0)),
+        )
+
+
+def request_features(request: BriefRequest) -> dict[str, Any]:
+    """The numbers the size model reads from a request (stored with each cached answer for calibration)."""
+    return {
+        "chain_index": request.chain_index,
+        "previous_chars": request.previous_chars,
+        "new_material_chars": request.new_material_chars,
+        "compact_history_chars": request.compact_history_chars,
+        "target_chars": request.target_chars,
+        "bucket": request.bucket,
+        "regenerate": request.regenerate,
+    }
+
+
+def _content(response: Any) -> str:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return ""
+    return content if isinstance(content, str) else ""
