@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ class KnobSpec:
 
 COUNTERS = ("estimate", "cl100k_base", "o200k_base")
 CHECK_POINTS = ("message", "step")
+KEEP_RULES = ("budget", "messages", "turns", "share", "user_messages", "none")
+BRIEFING_MODES = ("incremental", "anchored", "regenerative", "opaque", "none")
 
 KNOB_SPECS: dict[str, KnobSpec] = {
     "strategy": KnobSpec("", "Compaction policy (a registered strategy name).", group="core"),
@@ -86,6 +89,128 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "sim_min_chars": KnobSpec("chars", "Simulated briefer: shortest briefing it writes.", 0, 100_000,
                               group="briefer"),
+    # -- policies from real systems (docs/strategies.md, spec/peers.md); stagewise reads none of these --
+    "trigger_at_equal": KnobSpec(
+        "", "Fire at used >= trigger instead of strictly above it (msagent, OpenCode, Codex, Gemini CLI, Hermes and "
+        "Claude Code compare with >=; stagewise and Pi with >). Not used by stagewise.", group="trigger",
+    ),
+    "trigger_reserve_tokens": KnobSpec(
+        "tokens", "Also fire when used tokens reach window minus this reserve (OpenCode 20,000; Pi 16,384; Claude "
+        "Code 20,000 + 13,000). 0 = off. Not used by stagewise.", 1, 10_000_000, group="trigger", allow=(0,),
+    ),
+    "trigger_max_messages": KnobSpec(
+        "messages", "Also fire when the context holds more than this many messages, pinned and briefing included "
+        "(OpenHands max_size 120 events). 0 = off. Not used by stagewise.", 1, 10_000_000, group="trigger",
+        allow=(0,),
+    ),
+    "proactive_compaction": KnobSpec(
+        "", "Compact when a trigger fires before the window is full. Off leaves only reactive and manual compaction "
+        "(OpenCode compaction.auto=false, Claude Code DISABLE_AUTO_COMPACT).", group="trigger",
+    ),
+    "reactive_compaction": KnobSpec(
+        "", "Compact when a check overflows the window (the provider's context-length error), a switch separate "
+        "from proactive compaction (deepagents, OpenCode, Pi, Claude Code, OpenHands). Lands at once and ignores "
+        "the cooldown.", group="trigger",
+    ),
+    "manual_compact_checks": KnobSpec(
+        "checks", "Checks (timeline steps) at which the user runs /compact or /offload, comma-separated, e.g. "
+        "'40, 120'. Manual compactions land at once and ignore the cooldown.", group="trigger",
+    ),
+    "keep_rule": KnobSpec(
+        "", "How the verbatim tail is chosen (not stagewise): budget = newest messages within the kept budget; "
+        "messages = last keep_recent_messages non-system messages (msagent, LangChain); turns = last "
+        "keep_recent_turns turns; share = newest keep_recent_share of the verbatim tokens (Gemini CLI); "
+        "user_messages = no tail, but user messages newest-first within keep_user_messages_tokens stay (Codex); "
+        "none = nothing verbatim (Claude Code, Roo Code).", choices=KEEP_RULES, group="keep",
+    ),
+    "keep_recent_messages": KnobSpec(
+        "messages", "keep_rule=messages: how many of the newest non-system messages stay verbatim (msagent "
+        "messages_to_keep 6, LangChain keep 20).", 0, 100_000, group="keep",
+    ),
+    "keep_recent_turns": KnobSpec(
+        "turns", "keep_rule=turns and the sliding_window policy: turns kept verbatim. A turn is a user message with "
+        "its reply, or one agent step (assistant message and its tool results).", 0, 100_000, group="keep",
+    ),
+    "keep_recent_share": KnobSpec(
+        "× verbatim tokens", "keep_rule=share: the newest fraction of the verbatim span kept (Gemini CLI keeps the "
+        "newest 30%).", 0.0, 1.0, group="keep",
+    ),
+    "keep_user_messages_tokens": KnobSpec(
+        "tokens", "keep_rule=user_messages: user messages kept newest-first within this budget (Codex "
+        "COMPACT_USER_MESSAGE_MAX_TOKENS 20,000).", 0, 10_000_000, group="keep",
+    ),
+    "kept_budget_floor_tokens": KnobSpec(
+        "tokens", "keep_rule=budget: the kept budget is at least this (Hermes 10,000; OpenCode 2,000). Not used by "
+        "stagewise.", 0, 10_000_000, group="keep",
+    ),
+    "keep_starts_at_user": KnobSpec(
+        "", "The verbatim tail starts at a user message: the cut moves back to the nearest one (Aider keeps the "
+        "head ending after an assistant message). Not used by stagewise.", group="keep",
+    ),
+    "keep_min_messages": KnobSpec(
+        "messages", "Whatever the rule, at least this many newest messages stay verbatim (Hermes protect_last_n "
+        "20). Not used by stagewise (see min_kept_messages).", 0, 100_000, group="keep",
+    ),
+    "pin_system_messages": KnobSpec(
+        "", "System messages inside the history are never folded and stay counted in context (msagent keeps "
+        "system messages; Codex keeps the initial context).", group="pinned",
+    ),
+    "pin_first_user_message": KnobSpec(
+        "", "The first user message (the task) is never folded (Roo Code re-sends the original task; OpenHands "
+        "conversation_window keeps it).", group="pinned",
+    ),
+    "pin_first_messages": KnobSpec(
+        "messages", "The first N messages are never folded (OpenHands keep_first 4; Hermes protect_first_n 3).",
+        0, 100_000, group="pinned",
+    ),
+    "pin_pattern": KnobSpec(
+        "regex", "Messages whose text matches this regular expression are never folded: rules files such as "
+        "AGENTS.md or CLAUDE.md (peers.md section 3, items 6, 11, 15). Empty = off.", group="pinned",
+    ),
+    "briefing_mode": KnobSpec(
+        "", "How briefings are written (not stagewise): incremental = previous briefing + new span; anchored = "
+        "the same into fixed sections (OpenCode, Pi, Hermes, Gemini CLI); regenerative = re-read the raw history "
+        "each time (Claude Code); opaque = high-ratio unreadable (Codex remote compaction); none = drop without "
+        "a briefing (sliding window).", choices=BRIEFING_MODES, group="briefing",
+    ),
+    "briefer_input_cap_tokens": KnobSpec(
+        "tokens", "Only the newest this-many tokens of the span go to the briefer (LangChain "
+        "trim_tokens_to_summarize 4,000). 0 = no cap.", 1, 10_000_000, group="briefing", allow=(0,),
+    ),
+    "soft_trigger_ratio": KnobSpec(
+        "× window", "staged: past this, stub old tool outputs outside the kept tail (no LLM call); importance: "
+        "elide down to this; task_boundary: compact at the next new user turn once above this.", 0.0, 1.0,
+        group="staged",
+    ),
+    "cooldown_checks": KnobSpec(
+        "checks", "After a compaction lands or fails, no proactive compaction for this many checks (hysteresis; "
+        "Kilo Code #10888, Hermes failure cooldown). 0 = off.", 0, 1_000_000, group="guards",
+    ),
+    "thrash_window_checks": KnobSpec(
+        "checks", "Flag thrash when a compaction lands within this many checks of the previous one (Codex "
+        "#13279 death spiral). 0 = off. Report only.", 0, 1_000_000, group="guards",
+    ),
+    "min_savings_ratio": KnobSpec(
+        "× context", "Flag a compaction as ineffective when it frees less than this share of the context "
+        "(Gemini CLI #15225: 734K -> 707K). Report only.", 0.0, 1.0, group="guards",
+    ),
+    "prune_tool_outputs": KnobSpec(
+        "", "Tool-output pruning pre-pass, any policy: stub old tool outputs beyond the newest "
+        "prune_protect_tokens of tool output when more than prune_minimum_tokens can be freed (OpenCode prune).",
+        group="prune",
+    ),
+    "prune_protect_tokens": KnobSpec(
+        "tokens", "Pruning: the newest tool-output tokens that are never stubbed (OpenCode PRUNE_PROTECT 40,000; "
+        "Gemini CLI 50,000).", 0, 10_000_000, group="prune",
+    ),
+    "prune_minimum_tokens": KnobSpec(
+        "tokens", "Pruning: stub only when more than this many tokens would be freed (OpenCode PRUNE_MINIMUM "
+        "20,000; Gemini CLI 30,000).", 0, 10_000_000, group="prune",
+    ),
+    "prune_protect_user_turns": KnobSpec(
+        "turns", "Pruning: the newest user turns (a user message and everything after it) are never pruned "
+        "(OpenCode 2; Gemini CLI protects the latest turn: 1).", 0, 1_000, group="prune",
+    ),
 }
 
 
@@ -114,10 +239,45 @@ class Knobs:
     sim_new_chars_ratio: float = 0.12
     sim_overshoot_ratio: float = 1.15
     sim_min_chars: int = 600
+    # -- policies from real systems; the defaults leave stagewise's replay unchanged --
+    trigger_at_equal: bool = False
+    trigger_reserve_tokens: int = 0
+    trigger_max_messages: int = 0
+    proactive_compaction: bool = True
+    reactive_compaction: bool = False
+    manual_compact_checks: str = ""
+    keep_rule: str = "budget"
+    keep_recent_messages: int = 6
+    keep_recent_turns: int = 2
+    keep_recent_share: float = 0.3
+    keep_user_messages_tokens: int = 20_000
+    kept_budget_floor_tokens: int = 0
+    keep_starts_at_user: bool = False
+    keep_min_messages: int = 1
+    pin_system_messages: bool = False
+    pin_first_user_message: bool = False
+    pin_first_messages: int = 0
+    pin_pattern: str = ""
+    briefing_mode: str = "incremental"
+    briefer_input_cap_tokens: int = 0
+    soft_trigger_ratio: float = 0.6
+    cooldown_checks: int = 0
+    thrash_window_checks: int = 2
+    min_savings_ratio: float = 0.1
+    prune_tool_outputs: bool = False
+    prune_protect_tokens: int = 40_000
+    prune_minimum_tokens: int = 20_000
+    prune_protect_user_turns: int = 2
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             _check_knob(f.name, getattr(self, f.name), f.type)
+        parse_check_list(self.manual_compact_checks)
+        if self.pin_pattern:
+            try:
+                re.compile(self.pin_pattern)
+            except re.error as exc:
+                raise ValueError(f"pin_pattern must be a regular expression, got {self.pin_pattern!r}: {exc}") from None
 
     def replace(self, **changes: Any) -> Knobs:
         """A copy with some knobs changed (validated)."""
@@ -133,17 +293,31 @@ class Knobs:
         """stagewise's kept budget: min(floor(window × fraction), cap)."""
         return min(math.floor(self.context_window_tokens * self.kept_budget_ratio), self.kept_budget_cap_tokens)
 
+    @property
+    def manual_checks(self) -> tuple[int, ...]:
+        """``manual_compact_checks`` as sorted check numbers."""
+        return parse_check_list(self.manual_compact_checks)
+
     def warnings(self) -> tuple[str, ...]:
         """Settings that are legal but defeat compression (shown in the app and CLI)."""
         out = []
-        if self.trigger_ratio >= 0 and self.kept_budget_tokens >= self.effective_trigger_tokens:
+        budget_tail = self.strategy == "stagewise" or self.keep_rule == "budget"
+        if budget_tail and self.trigger_ratio >= 0 and self.kept_budget_tokens >= self.effective_trigger_tokens:
             out.append(
                 f"kept budget ({self.kept_budget_tokens:,} tokens) reaches the trigger "
                 f"({self.effective_trigger_tokens:,.0f} tokens): compression would re-trigger at once "
                 "or never free room"
             )
-        if self.trigger_ratio < 0:
+        if self.strategy != "stagewise" and self.trigger_reserve_tokens >= self.context_window_tokens:
+            out.append(
+                f"trigger_reserve_tokens ({self.trigger_reserve_tokens:,}) is not below the window "
+                f"({self.context_window_tokens:,}): compaction fires at every check"
+            )
+        other_clauses = self.strategy != "stagewise" and (self.trigger_reserve_tokens or self.trigger_max_messages)
+        if self.trigger_ratio < 0 and not other_clauses:
             out.append("trigger_ratio is -1: compression is disabled")
+        if not self.proactive_compaction and not self.reactive_compaction and not self.manual_compact_checks:
+            out.append("proactive and reactive compaction are both off and no manual checks are set: nothing compacts")
         return tuple(out)
 
 
@@ -184,6 +358,18 @@ def _check_knob(name: str, value: Any, declared: Any) -> None:
     if not spec.low <= value <= spec.high:
         extra = "".join(f" or {a:g}" for a in spec.allow)
         raise ValueError(f"{name} must be in [{spec.low:g}, {spec.high:g}]{extra}, got {value!r}")
+
+
+def parse_check_list(text: str) -> tuple[int, ...]:
+    """Parse ``"40, 120"`` (commas or spaces) into sorted, distinct check numbers; refuse anything else by name."""
+    out: set[int] = set()
+    for token in re.split(r"[,\s]+", text.strip()):
+        if not token:
+            continue
+        if not token.isdigit():
+            raise ValueError(f"manual_compact_checks must list whole check numbers like '40, 120', got {text!r}")
+        out.add(int(token))
+    return tuple(sorted(out))
 
 
 def knob_names() -> tuple[str, ...]:

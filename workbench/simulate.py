@@ -8,13 +8,23 @@ watch threshold with a binary search. Work is O(events × log n) plus O(n) to wr
 
 Counterfactual: the replay assumes the agent would have sent the same messages after a compaction.
 That is what makes whole-conversation tuning possible; every face says so next to its results.
+
+Guards users ask for (spec/peers.md §3) live here because they need the loop: a cooldown after each
+compaction (no proactive compaction for ``cooldown_checks``), reactive compaction when a check
+overflows the window (a switch separate from proactive compaction; it lands at once), manual
+compactions at chosen checks, and two report-only flags: ineffective compactions (freed less than
+``min_savings_ratio`` of the context) and thrash (landed within ``thrash_window_checks`` of the
+previous one). Each shows on the timeline's events column and in Metrics. Messages pinned by the
+``pin_*`` knobs are never folded: they stay in context (counted) and out of the briefer's input.
+A compaction in flight (``latency_steps`` > 0) blocks reactive ones until it lands.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +35,7 @@ from workbench.briefing.simulated import SimulatedBriefer
 from workbench.history.model import History
 from workbench.jsjson import utf16_len
 from workbench.knobs import Knobs
-from workbench.policies.base import Compact, Elide, Policy, ReplayState, Skip, get_policy
+from workbench.policies.base import Compact, Elide, Policy, ReplayState, Skip, Watch, get_policy, pin_mask
 from workbench.policies.stagewise_core import budget_bucket
 from workbench.prices import Prices, get_prices
 from workbench.tokens import CountCache, HistoryCounts
@@ -64,6 +74,12 @@ class Compression:
     briefing_chars: int
     briefing_tokens: int
     record: BriefRecord
+    trigger: str = "threshold"  # which watch started it: threshold, count, manual, reactive, task-boundary, ...
+    freed_tokens: int | None = None  # context at landing without it minus with it
+    ineffective: bool = False  # freed less than min_savings_ratio of the context
+    thrash: bool = False  # landed within thrash_window_checks of the previous landing
+    pinned: tuple[int, ...] = ()  # messages before the boundary kept in context (never folded)
+    style: str = "incremental"  # briefing family: incremental, anchored, regenerative, opaque, none
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -122,6 +138,11 @@ class Metrics:
     max_briefing_chars: int
     final_briefing_chars: int
     prices_known: bool
+    reactive_compressions: int = 0  # landed because a check overflowed the window
+    manual_compressions: int = 0  # landed at a manual_compact_checks check
+    ineffective_compressions: int = 0  # landed but freed less than min_savings_ratio of the context
+    thrash_events: int = 0  # landed within thrash_window_checks of the previous landing
+    cooldown_skips: int = 0  # checks where a proactive compaction would have started but the cooldown held it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,9 +169,9 @@ class Run:
         return pl.DataFrame(rows)
 
     def to_json_dict(self, *, timeline: bool = True) -> dict[str, Any]:
-        from workbench.knobs import dump_knobs
-
         import yaml
+
+        from workbench.knobs import dump_knobs
 
         out: dict[str, Any] = {
             "history": self.history_id,
@@ -193,6 +214,7 @@ class _Flight:
     tokens_before: int
     request: BriefRequest
     record: BriefRecord
+    trigger: str = "threshold"
 
 
 @dataclass
@@ -231,6 +253,43 @@ def simulate(
     return _Replay(history, knobs, briefer, policy, counts, prices, briefer_prices, on_compression).run()
 
 
+def _derived(counts: HistoryCounts, key: Any, make: Callable[[], np.ndarray]) -> np.ndarray:
+    """A per-history array kept with the history's counts (read-only: every replay shares it)."""
+    value = counts.derived.get(key)
+    if value is None:
+        value = make()
+        value.flags.writeable = False
+        counts.derived[key] = value
+    return value
+
+
+def _roles(counts: HistoryCounts) -> np.ndarray:
+    """Each message's role, as an array of str objects."""
+    return _derived(counts, "roles", lambda: np.array([m.role for m in counts.history.messages], dtype=object))
+
+
+_ELIDABLE: weakref.WeakKeyDictionary[HistoryCounts, dict[tuple[str, int, float], np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def elidable_tokens(counts: HistoryCounts, knobs: Knobs, counter_tokens: np.ndarray) -> np.ndarray:
+    """Tokens each message frees when its tool outputs become stubs, by the trigger counter (cached)."""
+    from workbench.elide import has_tool_output
+
+    key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token)
+    table = _ELIDABLE.setdefault(counts, {})
+    out = table.get(key)
+    if out is None:
+        out = np.zeros(len(counts.history.messages), dtype=np.int64)
+        for j, msg in enumerate(counts.history.messages):
+            if has_tool_output(msg):
+                out[j] = max(0, int(counter_tokens[j]) - counts.stub_tokens(j, knobs))
+        out.flags.writeable = False
+        table[key] = out
+    return out
+
+
 class _Replay:
     """One replay's mutable working state; ``run`` returns the frozen Run."""
 
@@ -253,7 +312,7 @@ class _Replay:
         self.c = counts.tokens(knobs.trigger_counter, **kw)
         self.e = counts.tokens(knobs.boundary_counter, **kw)
         self.n = len(history.messages)
-        self.checks = check_indices(history, knobs.check_point)
+        self.checks = _derived(counts, ("checks", knobs.check_point), lambda: check_indices(history, knobs.check_point))
         self.m = len(self.checks)
         self.P = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(self.c, out=self.P[1:])
@@ -275,8 +334,7 @@ class _Replay:
         self.skips = 0
         self.last_skip: str | None = None
         self.elisions = 0
-        roles = np.array([m.role for m in history.messages], dtype=object)
-        self.assistant_idx = np.nonzero(roles == "assistant")[0] if self.n else np.zeros(0, dtype=np.int64)
+        self.assistant_idx = _derived(counts, "assistant_idx", lambda: np.flatnonzero(_roles(counts) == "assistant"))
         self.seg_from = -1  # state in effect applies to messages after this index
         self.calls_in = 0
         self.calls_out = 0
@@ -285,6 +343,14 @@ class _Replay:
         self.cache_write = 0
         self.cost = 0.0
         self.cost_cached = 0.0
+        self.pin_mask = pin_mask(history, knobs)
+        self.pin_idx = np.flatnonzero(self.pin_mask)
+        self._elid: np.ndarray | None = None
+        self.manual = list(knobs.manual_checks)
+        self.cool_until = 0  # first check where a proactive compaction may start again
+        self.last_land: int | None = None
+        self.cooldown_skips = 0
+        self.cache_keep: int | None = None  # prompt-cache prefix an elision left intact, until the next call
 
     # -- context arithmetic ------------------------------------------------------------------
     def _base(self) -> int:
@@ -324,7 +390,9 @@ class _Replay:
         inputs = base + (self.Q[sel] - self.Q[b])
         outputs = self.c[sel] - self.savings[sel]
         reads = np.empty_like(inputs)
-        reads[0] = min(self.sys, int(inputs[0]))
+        # After an event the cached prefix is the system prompt, or what an elision left unchanged before it.
+        reads[0] = min(self.sys if self.cache_keep is None else self.cache_keep, int(inputs[0]))
+        self.cache_keep = None
         if len(sel) > 1:
             reads[1:] = base + (self.Q[sel[:-1] + 1] - self.Q[b])
         reads = np.minimum(reads, inputs)
@@ -347,7 +415,12 @@ class _Replay:
         self.events.append(Event(check=k, index=i, kind=kind, detail=detail))
         self.t_events.setdefault(k, []).append(kind)
 
-    def _state_view(self, k: int, ctx: int) -> ReplayState:
+    def _elidable(self) -> np.ndarray:
+        if self._elid is None:
+            self._elid = elidable_tokens(self.counts, self.k, self.c)
+        return self._elid
+
+    def _state_view(self, k: int, ctx: int, trigger: str = "threshold") -> ReplayState:
         st = self.st
         return ReplayState(
             history=self.h,
@@ -368,54 +441,68 @@ class _Replay:
             pinned=frozenset(st.pinned),
             elided_savings=self.savings,
             overflowed=ctx > self.k.context_window_tokens,
+            trigger=trigger,
+            checks=self.checks,
+            pin_mask=self.pin_mask,
+            elidable_of=self._elidable,
         )
 
     # -- compressions ------------------------------------------------------------------------
-    def _chunks(self, lo: int, hi: int) -> list[str]:
-        return [s for s in (self.counts.serialized(j) for j in range(lo, hi)) if s is not None]
+    def _chunks(self, lo: int, hi: int, skip: frozenset[int] = frozenset()) -> list[str]:
+        chunks = (self.counts.serialized(j) for j in range(lo, hi) if j not in skip)
+        return [s for s in chunks if s is not None]
 
-    def _chunk_chars(self, lo: int, hi: int) -> tuple[int, int]:
-        """(sum of chunk UTF-16 lengths, number of chunks) for messages [lo, hi)."""
-        total = count = 0
-        for j in range(lo, hi):
-            length = self.counts.serialized_chars(j)
-            if length >= 0:
-                total += length
-                count += 1
+    def _chunk_chars(self, lo: int, hi: int, skip: frozenset[int] = frozenset()) -> tuple[int, int]:
+        """(sum of chunk UTF-16 lengths, number of chunks) for messages [lo, hi), pinned ones skipped."""
+        total, count = self.counts.serialized_span(lo, hi)
+        for j in skip:
+            if lo <= j < hi and (length := self.counts.serialized_chars(j)) >= 0:
+                total -= length
+                count -= 1
         return total, count
 
     def _request(self, act: Compact, chain_index: int) -> BriefRequest:
         st, k = self.st, self.k
         boundary = act.boundary
         # stagewise §7: the last truthy briefing inside messagesToCompact, where the serializer stops.
-        prev_idx = max((j for j, ch in st.briefing_at.items() if j < boundary and ch > 0), default=None)
+        # Landed boundaries never go back (_land supersedes those that would), so briefing_at's keys
+        # ascend in insertion order and the first match from the end is the largest.
+        prev_idx = next((j for j, ch in reversed(st.briefing_at.items()) if j < boundary and ch > 0), None)
         if act.regenerate or prev_idx is None:
             start, prev_chars, prev_text = 0, 0, None
         else:
             start, prev_chars, prev_text = prev_idx, st.briefing_at[prev_idx], st.briefing_texts.get(prev_idx)
         folded_from = min(st.boundary, boundary)
-        new_chars, new_count = self._chunk_chars(folded_from, boundary)
-        body_chars, body_count = self._chunk_chars(start, boundary)
+        # Pinned messages stay in context verbatim, so the briefer never reads them (nor do earlier ones).
+        skip = frozenset(act.pinned) | frozenset(st.pinned)
+        new_chars, new_count = self._chunk_chars(folded_from, boundary, skip)
+        body_chars, body_count = self._chunk_chars(start, boundary, skip)
         pieces = body_count + (1 if prev_chars else 0)
         wrapped = len(PREVIOUS_OPEN) + prev_chars + len(PREVIOUS_CLOSE) if prev_chars else 0
         compact_chars = body_chars + wrapped + max(0, pieces - 1)
+        new_material = new_chars + max(0, new_count - 1)
+        cap_chars = math.floor(k.briefer_input_cap_tokens * k.chars_per_token) if k.briefer_input_cap_tokens else 0
+        if cap_chars:  # LangChain trim_tokens_to_summarize: only the newest part of the span is read
+            compact_chars, new_material = min(compact_chars, cap_chars), min(new_material, cap_chars)
         ratio, percent, bucket = budget_bucket(0 if act.regenerate else prev_chars, k.target_briefing_chars)
         h = self.h
 
         def build() -> str:
-            chunks = self._chunks(start, boundary)
+            chunks = self._chunks(start, boundary, skip)
             if prev_chars:
                 chunks.insert(0, PREVIOUS_OPEN + (prev_text or "") + PREVIOUS_CLOSE)
-            return "\n".join(chunks)
+            text = "\n".join(chunks)
+            return text[-cap_chars:] if cap_chars else text
 
         return BriefRequest(
             chain_index=chain_index,
-            folded=h.messages[folded_from:boundary],
+            folded=tuple(m for j, m in enumerate(h.messages[folded_from:boundary], folded_from) if j not in skip)
+            if skip else h.messages[folded_from:boundary],
             folded_from=folded_from,
             boundary=boundary,
             previous_briefing=None if act.regenerate else prev_text,
             previous_chars=0 if act.regenerate else prev_chars,
-            new_material_chars=new_chars + max(0, new_count - 1),
+            new_material_chars=new_material,
             compact_history_chars=compact_chars,
             target_chars=k.target_briefing_chars,
             bucket=bucket,
@@ -424,13 +511,20 @@ class _Replay:
             knobs=k,
             sections=act.sections,
             regenerate=act.regenerate,
+            opaque=act.opaque,
             compact_history_fn=build,
         )
 
-    def _start(self, k: int, ctx: int, act: Compact) -> None:
+    def _start(self, k: int, ctx: int, act: Compact, trigger: str = "threshold") -> None:
         st = self.st
         chain_index = st.landed + 1
         i = int(self.checks[k])
+        if len(self.pin_idx):
+            knob_pins = self.pin_idx[: int(np.searchsorted(self.pin_idx, act.boundary))]
+            act = replace(act, pinned=tuple(sorted(set(act.pinned) | {int(j) for j in knob_pins})))
+        if trigger in ("manual", "reactive") and act.reason in ("threshold", ""):
+            act = replace(act, reason=trigger)
+        immediate = trigger in ("manual", "reactive")  # the user waits; an overflowed call cannot proceed
         if act.summarize:
             request = self._request(act, chain_index)
             record = self.briefer(request)
@@ -442,17 +536,18 @@ class _Replay:
             chain_index=chain_index,
             check_started=k,
             index_started=i,
-            land_check=k + self.k.latency_steps,
+            land_check=k if immediate else k + self.k.latency_steps,
             tokens_before=ctx,
             request=request,
             record=record,
+            trigger=trigger,
         )
         self._event(k, "compression-started", f"#{chain_index} boundary {act.boundary} ({act.outcome or act.reason})")
         if flight.land_check >= self.m:
             self._finish(flight, None)
             return
         self.flight = flight
-        if self.k.latency_steps == 0:
+        if flight.land_check == k:
             self._land(k)
 
     def _land(self, k: int) -> None:
@@ -463,6 +558,7 @@ class _Replay:
         act, rec = flight.action, flight.record
         if rec.failed:
             self._event(k, "compression-failed", rec.error or "all briefer attempts failed")
+            self.cool_until = k + 1 + self.k.cooldown_checks
             self._finish(flight, "failed", k)
             return
         if act.boundary < st.boundary:
@@ -471,12 +567,12 @@ class _Replay:
             self._finish(flight, "superseded", k)
             return
         self._close_calls(i)
+        self.cache_keep = None  # a new briefing changes everything after the system prompt
+        ctx_old = self._context_at(i)
         old_boundary = st.boundary
         st.boundary = act.boundary
-        for j in act.pinned:
-            if j < st.boundary:
-                st.pinned.add(j)
-        st.pinned = {j for j in st.pinned if j < st.boundary}
+        # The policy names every pinned message (knob pins were merged in at the start); others are folded.
+        st.pinned = {j for j in act.pinned if j < st.boundary}
         st.pinned_tokens = int(sum(int(self.c[j] - self.savings[j]) for j in st.pinned))
         if act.summarize:
             st.briefing_chars = rec.chars
@@ -488,9 +584,28 @@ class _Replay:
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"
         self._event(k, "compression-landed", detail)
-        self._finish(flight, "landed", k)
+        freed = ctx_old - self._context_at(i)
+        ineffective = freed < self.k.min_savings_ratio * ctx_old
+        if ineffective:
+            self._event(k, "ineffective", f"freed {freed:,} of {ctx_old:,} tokens (< {self.k.min_savings_ratio:.0%})")
+        gap = None if self.last_land is None else k - self.last_land
+        thrash = gap is not None and self.k.thrash_window_checks > 0 and gap <= self.k.thrash_window_checks
+        if thrash:
+            self._event(k, "thrash", f"{gap} checks after the previous compaction")
+        self.last_land = k
+        self.cool_until = k + 1 + self.k.cooldown_checks
+        self._finish(flight, "landed", k, freed=freed, ineffective=ineffective, thrash=thrash)
 
-    def _finish(self, flight: _Flight, status: str | None, k: int | None = None) -> None:
+    def _finish(
+        self,
+        flight: _Flight,
+        status: str | None,
+        k: int | None = None,
+        *,
+        freed: int | None = None,
+        ineffective: bool = False,
+        thrash: bool = False,
+    ) -> None:
         act, rec, req = flight.action, flight.record, flight.request
         landed = status == "landed"
         comp = Compression(
@@ -519,21 +634,32 @@ class _Replay:
             briefing_chars=rec.chars,
             briefing_tokens=rec.tokens,
             record=rec,
+            trigger=flight.trigger,
+            freed_tokens=freed,
+            ineffective=ineffective,
+            thrash=thrash,
+            pinned=act.pinned,
+            style=_style(act),
         )
         self.compressions.append(comp)
         if self.on_compression is not None:
             self.on_compression(len(self.compressions), comp)
 
     # -- elision -----------------------------------------------------------------------------
-    def _elide(self, k: int, act: Elide) -> None:
+    def _elide(self, k: int, act: Elide) -> int:
+        """Stub the tool outputs of ``act.indices`` at once; returns the tokens freed."""
         i = int(self.checks[k])
         self._close_calls(i)
         fresh = [j for j in act.indices if j not in self.st.elided and 0 <= j < self.n]
         if not fresh:
-            return
+            return 0
         saved = 0
+        freeable = self._elidable()
+        b = self.st.boundary
+        kept_prefix = self._base() + int(self.Q[max(min(fresh), b)] - self.Q[b])  # stubs change what follows
+        self.cache_keep = kept_prefix if self.cache_keep is None else min(self.cache_keep, kept_prefix)
         for j in fresh:
-            s = max(0, int(self.c[j]) - self.counts.stub_tokens(j, self.k))
+            s = int(freeable[j])
             self.savings[j] = s
             saved += s
             self.st.elided.add(j)
@@ -543,6 +669,59 @@ class _Replay:
         self.st.pinned_tokens = int(sum(int(self.c[j] - self.savings[j]) for j in self.st.pinned))
         self.elisions += 1
         self._event(k, "elide", f"{len(fresh)} tool outputs stubbed, {saved:,} tokens freed ({act.reason})")
+        return saved
+
+    # -- where the next decision falls ---------------------------------------------------------
+    def _first_above(self, start: int, tokens: float, strict: bool, end: int | None = None) -> int:
+        """The first check in [start, end) whose context is above ``tokens`` (>= if not strict); m if none."""
+        end = self.m if end is None else min(end, self.m)
+        if start >= end:
+            return self.m
+        if tokens == -math.inf:
+            return start
+        target = tokens - self._base() + float(self.Q[self.st.boundary])
+        kk = start + int(np.searchsorted(self.Qc[start:end], target, side="right" if strict else "left"))
+        return kk if kk < end else self.m
+
+    def _next_event(self, k: int, view: ReplayState) -> tuple[int, str, float | None]:
+        """(check, trigger, displayed threshold) of the next decision from check k on.
+
+        Ties go to a manual check first, then the policy's watches in order, then reactive compaction.
+        Proactive watches wait out the cooldown; the checks they would have fired at are counted.
+        """
+        kn = self.k
+        best, reason, shown = self.m, "threshold", None
+        if self.manual:
+            best, reason = max(k, self.manual[0]), "manual"
+        if kn.proactive_compaction:
+            main = self.policy.watch_threshold(view)
+            shown = main[0] if main is not None else None
+            more = getattr(self.policy, "watches", None)
+            if more is not None:
+                watches = tuple(more(view))
+            else:
+                watches = () if main is None else (Watch(tokens=main[0], strict=main[1]),)
+            held = self.m
+            for w in watches:
+                start = max(k, int(np.searchsorted(self.checks, w.from_index, side="left")))
+                if w.cooldown and start < self.cool_until:
+                    held = min(held, self._first_above(start, w.tokens, w.strict, self.cool_until))
+                    start = self.cool_until
+                kf = self._first_above(start, w.tokens, w.strict)
+                if kf < best:
+                    best, reason = kf, w.reason
+            stop = min(self.cool_until, best)
+            if held < stop:
+                self._cooldown_skip(held, stop - held)
+        if kn.reactive_compaction:
+            kr = self._first_above(k, kn.context_window_tokens, True)
+            if kr < best:
+                best, reason = kr, "reactive"
+        return best, reason, shown
+
+    def _cooldown_skip(self, k: int, count: int) -> None:
+        self.cooldown_skips += count
+        self._event(k, "cooldown-skip", f"{count} checks held until check {self.cool_until}")
 
     # -- main loop ---------------------------------------------------------------------------
     def run(self) -> Run:
@@ -558,21 +737,15 @@ class _Replay:
                 k = k_evt + 1
                 continue
             view = self._state_view(k, self._context_at(int(self.checks[k])))
-            watch = self.policy.watch_threshold(view)
-            if watch is None:
-                self._fill(k, self.m - 1, None)
-                break
-            thr, strict = watch
-            b = self.st.boundary
-            target = thr - self._base() + float(self.Q[b])
-            side = "right" if strict else "left"
-            k_evt = k + int(np.searchsorted(self.Qc[k:], target, side=side))
-            self._fill(k, min(k_evt, self.m - 1), thr)
+            k_evt, trigger, shown = self._next_event(k, view)
+            self._fill(k, min(k_evt, self.m - 1), shown)
             if k_evt >= self.m:
                 break
-            ctx = self._context_at(int(self.checks[k_evt]))
-            actions = self.policy.decide(self._state_view(k_evt, ctx))
-            acted = False
+            i_evt = int(self.checks[k_evt])
+            if trigger == "manual":
+                self.manual = [c for c in self.manual if c > k_evt]
+            actions = self.policy.decide(self._state_view(k_evt, self._context_at(i_evt), trigger))
+            acted = freed = started = False
             for act in actions:
                 if isinstance(act, Skip):
                     self.skips += 1
@@ -580,15 +753,22 @@ class _Replay:
                         self._event(k_evt, "skip", act.reason)
                         self.last_skip = act.reason
                 elif isinstance(act, Elide):
-                    self._elide(k_evt, act)
-                    acted = True
+                    if self._elide(k_evt, act) > 0:
+                        acted = freed = True
                 elif isinstance(act, Compact):
-                    self._start(k_evt, ctx, act)
-                    acted = True
+                    forced = trigger in ("manual", "reactive")
+                    if not forced and k_evt < self.cool_until:
+                        self._cooldown_skip(k_evt, 1)
+                        break
+                    if forced:
+                        self._event(k_evt, trigger, f"{trigger} compaction at {self._context_at(i_evt):,} tokens")
+                    self._start(k_evt, self._context_at(i_evt), act, trigger)
+                    acted = started = True
                     break  # never two compressions at once
             if acted:
                 self.last_skip = None
-            k = k_evt + 1
+            # After an elision the same check is looked at again: the stubs may not have been enough.
+            k = k_evt if freed and not started else k_evt + 1
         if self.flight is not None:
             self._finish(self.flight, None)
             self.flight = None
@@ -605,13 +785,14 @@ class _Replay:
         edges = np.flatnonzero(over & ~np.concatenate(([False], over[:-1]))) if self.m else np.zeros(0, dtype=np.int64)
         for kk in edges:
             self._event(int(kk), "overflow", f"{int(total[kk]):,} > window {window:,}")
-        events_col = [",".join(self.t_events.get(j, ())) for j in range(self.m)]
-        msgs = self.h.messages
+        events_col = [""] * self.m
+        for j, kinds in self.t_events.items():
+            events_col[j] = ",".join(kinds)
         timeline = pl.DataFrame(
             {
                 "step": np.arange(self.m, dtype=np.int64),
                 "index": self.checks,
-                "role": [msgs[int(i)].role for i in self.checks],
+                "role": _roles(self.counts)[self.checks].tolist(),
                 "system": np.full(self.m, sys, dtype=np.int64),
                 "briefing": self.t_brief,
                 "pinned": self.t_pinned,
@@ -674,6 +855,11 @@ class _Replay:
             max_briefing_chars=max((c.briefing_chars for c in landed if c.summarize), default=0),
             final_briefing_chars=self.st.briefing_chars,
             prices_known=self.prices.known,
+            reactive_compressions=sum(c.trigger == "reactive" for c in landed),
+            manual_compressions=sum(c.trigger == "manual" for c in landed),
+            ineffective_compressions=sum(c.ineffective for c in landed),
+            thrash_events=sum(c.thrash for c in landed),
+            cooldown_skips=self.cooldown_skips,
         )
         self.events.sort(key=lambda e: (e.check, e.kind != "compression-started"))
         notes = k.warnings() + (
@@ -689,6 +875,16 @@ class _Replay:
             briefer=getattr(self.briefer, "name", type(self.briefer).__name__),
             notes=notes,
         )
+
+
+def _style(act: Compact) -> str:
+    if not act.summarize:
+        return "none"
+    if act.opaque:
+        return "opaque"
+    if act.regenerate:
+        return "regenerative"
+    return "anchored" if act.sections else "incremental"
 
 
 def tokens_of_text(chars: int, knobs: Knobs) -> int:

@@ -18,6 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_knob_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print knobs, metrics, compressions and timeline as JSON")
     parser.add_argument("--no-timeline", action="store_true", help="leave the per-step timeline out of --json")
+    parser.add_argument(
+        "--offload-dir", type=Path, metavar="DIR",
+        help="append the folded originals of every compaction to DIR/conversation_history/<thread>.md "
+        "(msagent's offload log; appends, never rewrites)",
+    )
+    parser.add_argument("--thread-id", help="the offload log's thread id (default: the history's id)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,12 +33,39 @@ def run(args: argparse.Namespace) -> int:
     knobs = knobs_from_args(args)
     history = load_history(args.history)
     result = simulate(history, knobs)
+    offload = write_offload_log(result, history, args.offload_dir, args.thread_id) if args.offload_dir else None
     if args.json:
-        json.dump(result.to_json_dict(timeline=not args.no_timeline), sys.stdout, ensure_ascii=False, default=str)
+        data = result.to_json_dict(timeline=not args.no_timeline)
+        if offload is not None:
+            data["offload"] = offload
+        json.dump(data, sys.stdout, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
         return 0
     print(format_summary(result))
+    for report in (offload or {}).get("reports", []):
+        print(f"offload #{report['chain_index']}: {report['line']}")
     return 0
+
+
+def write_offload_log(result, history, directory: Path, thread_id: str | None) -> dict:  # noqa: ANN001
+    """Append this replay's offload sections to DIR/conversation_history/<thread>.md; describe what was written."""
+    from datetime import UTC, datetime
+
+    from workbench.offload import build_offload, offload_file
+
+    thread = thread_id or history.id
+    path = offload_file(directory, thread)
+    offload = build_offload(result, history, thread_id=thread, now=datetime.now(UTC))
+    if offload.text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:  # append-only, as msagent's backend does
+            fh.write(offload.text)
+    return {
+        "file": str(path),
+        "appended_chars": len(offload.text),
+        "events": [e.to_dict() for e in offload.events],
+        "reports": [{**r.to_dict(), "line": r.line()} for r in offload.reports],
+    }
 
 
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
@@ -50,6 +83,13 @@ def format_summary(result) -> str:  # noqa: ANN001 - a Run
         f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
         f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
     ]
+    guards = (m.ineffective_compressions, m.thrash_events, m.reactive_compressions, m.manual_compressions,
+              m.cooldown_skips)
+    if any(guards):
+        lines.append(
+            f"guards      {guards[0]} ineffective, {guards[1]} thrash, {guards[2]} reactive, {guards[3]} manual, "
+            f"{guards[4]} checks held by the cooldown"
+        )
     if result.compressions:
         lines.append("")
         lines.append(" #  status     check  boundary  folded  kept  tokens before→after   briefing chars  bucket")

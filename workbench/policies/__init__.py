@@ -1,6 +1,18 @@
-"""Compaction policies, one module per system; importing this package registers them all."""
+"""Compaction policies, one module per system or family; importing this package registers them all.
 
-from workbench.policies import stagewise  # noqa: F401
+stagewise (the default), msagent, staged (seed 002), summarize (the threshold family most peers share),
+sliding_window, importance and task_boundary (seed 003). ``prune`` is a pre-pass any of them can enable.
+"""
+
+from workbench.policies import (  # noqa: F401
+    importance,
+    msagent,
+    sliding_window,
+    staged,
+    stagewise,
+    summarize,
+    task_boundary,
+)
 from workbench.policies.base import (
     POLICIES,
     Action,
@@ -9,6 +21,7 @@ from workbench.policies.base import (
     Policy,
     ReplayState,
     Skip,
+    Watch,
     get_policy,
     list_policy_names,
     policy,
@@ -22,6 +35,7 @@ __all__ = [
     "Policy",
     "ReplayState",
     "Skip",
+    "Watch",
     "get_policy",
     "list_policy_names",
     "policy",

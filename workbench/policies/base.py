@@ -5,11 +5,19 @@ tokens; the replay finds the first check above it with a vectorized search (cont
 between events), then asks the policy to ``decide``. A decision is a tuple of actions: fold a prefix
 into a briefing (``Compact``), replace old tool outputs with stubs (``Elide``), or drop a prefix with
 no briefing (``Compact(summarize=False)``, a sliding window). Policies are pure and frozen.
+
+A policy may also define ``watches(state) -> tuple[Watch, ...]``: several thresholds, each active from
+a message index on (a message-count trigger, a soft elision threshold that only matters once a tool
+output has left the protected tail, a task boundary). The replay fires at the earliest of them and
+tells ``decide`` which one fired (``state.trigger``). Without ``watches`` the replay uses
+``watch_threshold`` alone, which is how stagewise runs.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -44,6 +52,34 @@ class ReplayState:
     elided_savings: np.ndarray  # tokens saved per message by elision
     overflowed: bool = False  # this check is above the window
     stub_tokens_of: Callable[[int], int] | None = field(default=None, compare=False)
+    trigger: str = "threshold"  # which watch fired: a Watch.reason, or "manual" / "reactive" from the replay
+    checks: np.ndarray | None = field(default=None, compare=False)  # message index of every check
+    pin_mask: np.ndarray | None = field(default=None, compare=False)  # messages pinned by the pin_* knobs
+    elidable_of: Callable[[], np.ndarray] | None = field(default=None, compare=False)
+
+    @property
+    def layout(self) -> HistoryIndex:
+        """Role-derived index arrays of the history (cached per history)."""
+        return history_index(self.history)
+
+    def elidable_tokens(self) -> np.ndarray:
+        """Tokens each message would free if its tool outputs became stubs (0 without tool output)."""
+        if self.elidable_of is None:
+            return np.zeros(len(self.history.messages), dtype=np.int64)
+        return self.elidable_of()
+
+    def pinned_mask(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Messages [lo, hi) that must not be folded or elided: the pin_* knobs plus what is pinned now."""
+        hi = len(self.history.messages) if hi is None else hi
+        mask = np.zeros(max(hi - lo, 0), dtype=bool) if self.pin_mask is None else self.pin_mask[lo:hi].copy()
+        for j in self.pinned:
+            if lo <= j < hi:
+                mask[j - lo] = True
+        return mask
+
+    def walk_tokens(self, lo: int, hi: int) -> np.ndarray:
+        """Boundary-walk tokens of messages [lo, hi) as they are in context now (elided outputs as stubs)."""
+        return np.maximum(self.estimate_tokens[lo:hi] - self.elided_savings[lo:hi], 0)
 
     def estimate_of(self, i: int) -> int:
         """The boundary-walk estimate of message i, counting a briefing stored on it (stagewise §5)."""
@@ -71,6 +107,7 @@ class Compact:
     pinned: tuple[int, ...] = ()  # messages before the boundary that stay in context
     regenerate: bool = False  # the briefer re-reads the raw history from the start (regenerative family)
     sections: bool = False  # ask for an anchored sectioned briefing
+    opaque: bool = False  # a high-ratio, unreadable briefing (opaque family, e.g. Codex remote compaction)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,10 +128,99 @@ class Skip:
 Action = Compact | Elide | Skip
 
 
-class Policy(Protocol):
-    """When to look, and what to do when the context is above the watch threshold."""
+@dataclass(frozen=True, kw_only=True)
+class Watch:
+    """Call ``decide`` at the first check at or after message ``from_index`` whose context is above ``tokens``.
 
-    name: str
+    ``tokens=-math.inf`` fires at that check whatever the size (a count or boundary trigger). ``cooldown``
+    False exempts the watch from the cooldown guard (cheap elision is not a compaction).
+    """
+
+    tokens: float
+    strict: bool = True
+    from_index: int = 0
+    reason: str = "threshold"
+    cooldown: bool = True
+
+
+ROLE_CODES = {"system": 0, "user": 1, "assistant": 2, "tool": 3}
+
+
+@dataclass(frozen=True, eq=False)
+class HistoryIndex:
+    """Role-derived arrays the policies share, computed once per history (no knob enters them).
+
+    ``turn_starts``: a turn starts at a user message, or at an assistant message that does not answer a
+    user message directly (a new agent step: assistant message and its tool results). ``cut_ok``: a
+    message may be the first verbatim one; never a tool result, whose call sits in the message before
+    (splitting them makes the replay invalid, LangChain moves such a cut back to the AIMessage).
+    """
+
+    roles: np.ndarray  # int8 codes: 0 system, 1 user, 2 assistant, 3 tool, 4 other
+    user_idx: np.ndarray
+    nonsystem_idx: np.ndarray
+    system_idx: np.ndarray
+    turn_starts: np.ndarray
+    cut_ok: np.ndarray
+
+    def align_back(self, cut: int, floor: int) -> int:
+        """Move a cut back (keeping more) until it does not split a tool call from its result."""
+        while cut > floor and cut < len(self.cut_ok) and not self.cut_ok[cut]:
+            cut -= 1
+        return cut
+
+
+@functools.lru_cache(maxsize=64)
+def history_index(history: History) -> HistoryIndex:
+    """The HistoryIndex of a history (cached by content)."""
+    roles = np.fromiter((ROLE_CODES.get(m.role, 4) for m in history.messages), dtype=np.int8,
+                        count=len(history.messages))
+    prev = np.concatenate(([-1], roles[:-1])) if len(roles) else roles
+    starts = (roles == 1) | ((roles == 2) & (prev != 1))
+    return HistoryIndex(
+        roles=roles,
+        user_idx=np.flatnonzero(roles == 1),
+        nonsystem_idx=np.flatnonzero(roles != 0),
+        system_idx=np.flatnonzero(roles == 0),
+        turn_starts=np.flatnonzero(starts),
+        cut_ok=roles != 3,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str) -> np.ndarray:
+    n = len(history.messages)
+    mask = np.zeros(n, dtype=bool)
+    index = history_index(history)
+    if system:
+        mask[index.system_idx] = True
+    if first_user and len(index.user_idx):
+        mask[index.user_idx[0]] = True
+    mask[: min(first_n, n)] = True
+    if pattern:
+        rx = re.compile(pattern)
+        for i, m in enumerate(history.messages):
+            if rx.search(m.text):
+                mask[i] = True
+    mask.flags.writeable = False
+    return mask
+
+
+def pin_mask(history: History, knobs: Knobs) -> np.ndarray:
+    """Messages the pin_* knobs keep out of every fold (system prompt, task, rules files); read-only."""
+    return _pin_mask(history, knobs.pin_system_messages, knobs.pin_first_user_message, knobs.pin_first_messages,
+                     knobs.pin_pattern)
+
+
+class Policy(Protocol):
+    """When to look, and what to do when the context is above the watch threshold.
+
+    Optional: ``watches(state) -> tuple[Watch, ...]`` replaces ``watch_threshold`` for firing (the
+    latter still labels the timeline's trigger column).
+    """
+
+    @property
+    def name(self) -> str: ...  # read-only, so frozen dataclasses satisfy it
 
     def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
         """(tokens, strict): the replay calls ``decide`` at checks above it; None = never."""
@@ -127,7 +253,12 @@ def get_policy(knobs: Knobs) -> Policy:
     factory = POLICIES.get(knobs.strategy)
     if factory is None:
         raise ValueError(f"strategy must be one of {', '.join(sorted(POLICIES))}, got {knobs.strategy!r}")
-    return factory(knobs)
+    inner = factory(knobs)
+    if knobs.prune_tool_outputs:
+        from workbench.policies.prune import Pruned
+
+        return Pruned(inner=inner, knobs=knobs)
+    return inner
 
 
 def list_policy_names() -> list[str]:

@@ -1,0 +1,217 @@
+"""Building blocks the policies from real systems share: trigger clauses, tail rules, briefing modes.
+
+Triggers (peers.md §4 "trigger families"): a ratio of the window capped by an absolute number of
+tokens (msagent, Codex, Gemini CLI, Hermes, Vibe), the window minus a reserve (OpenCode, Pi, Claude
+Code, Roo Code) and a message count (OpenHands, LangChain ``messages``). Enabled clauses are OR-ed, as
+LangChain's list of triggers is. Tails (§4 "tail families"): a token budget, a message count, a turn
+count, a share of the history, user messages only, or nothing. stagewise uses none of this: its own
+trigger and walk live in ``stagewise_core``. Pure functions over a ReplayState; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.knobs import Knobs
+from workbench.policies.base import Action, Compact, ReplayState, Skip, Watch
+
+
+def trigger_tokens(knobs: Knobs) -> float | None:
+    """The proactive token trigger: min over the enabled clauses, None when none is enabled.
+
+    >>> trigger_tokens(Knobs(trigger_ratio=0.85, trigger_hard_cap_tokens=10_000_000))
+    170000.0
+    """
+    clauses: list[float] = []
+    if knobs.trigger_ratio >= 0:
+        clauses.append(min(knobs.trigger_ratio * knobs.context_window_tokens, knobs.trigger_hard_cap_tokens))
+    if knobs.trigger_reserve_tokens > 0:
+        clauses.append(float(knobs.context_window_tokens - knobs.trigger_reserve_tokens))
+    return min(clauses) if clauses else None
+
+
+def messages_in_context(state: ReplayState, index: int | None = None) -> int:
+    """Messages the agent sends at message ``index``: pinned ones, the briefing, and the verbatim span."""
+    i = state.index if index is None else index
+    return len(state.pinned) + (1 if state.briefing_chars > 0 else 0) + max(0, i - state.boundary + 1)
+
+
+def trigger_watches(state: ReplayState, knobs: Knobs) -> list[Watch]:
+    """Watches for the token clause and the message-count clause."""
+    out: list[Watch] = []
+    tokens = trigger_tokens(knobs)
+    if tokens is not None:
+        out.append(Watch(tokens=tokens, strict=not knobs.trigger_at_equal))
+    limit = knobs.trigger_max_messages
+    if limit > 0:
+        extra = messages_in_context(state, state.boundary - 1)  # pinned + briefing
+        first = limit + state.boundary - extra - (1 if knobs.trigger_at_equal else 0)
+        out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason="count"))
+    return out
+
+
+def trigger_fired(state: ReplayState, knobs: Knobs) -> bool:
+    """Whether a trigger clause holds at this check (used where a softer watch woke the policy)."""
+    tokens = trigger_tokens(knobs)
+    if tokens is not None:
+        used = state.context_tokens
+        if used > tokens or (knobs.trigger_at_equal and used >= tokens):
+            return True
+    limit = knobs.trigger_max_messages
+    if limit > 0:
+        count = messages_in_context(state)
+        if count > limit or (knobs.trigger_at_equal and count >= limit):
+            return True
+    return False
+
+
+def must_compact(state: ReplayState, knobs: Knobs) -> bool:
+    """True when the replay asks for a compaction now (manual, reactive) or a trigger clause holds."""
+    return state.trigger in ("manual", "reactive") or trigger_fired(state, knobs)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Where the verbatim tail starts, and which earlier messages the rule keeps (Codex's user messages)."""
+
+    start: int
+    rule: str
+    pinned: tuple[int, ...] = ()
+
+
+def kept_budget(knobs: Knobs) -> int:
+    """keep_rule=budget: max(floor, min(floor(window × ratio), cap))."""
+    budget = min(math.floor(knobs.context_window_tokens * knobs.kept_budget_ratio), knobs.kept_budget_cap_tokens)
+    return max(knobs.kept_budget_floor_tokens, budget)
+
+
+def _fit_from_end(tokens: np.ndarray, budget: float) -> int:
+    """How many of the newest entries fit the budget together."""
+    if len(tokens) == 0:
+        return 0
+    suffix = np.cumsum(tokens[::-1])
+    return int(np.searchsorted(suffix, budget, side="right"))
+
+
+def select_tail(
+    state: ReplayState, knobs: Knobs, *, index: int | None = None, rule: str | None = None, count: int | None = None
+) -> Tail:
+    """The verbatim tail if the context through message ``index`` were compacted now.
+
+    ``rule`` and ``count`` override ``keep_rule`` and its count knob (msagent keeps max(1, N) messages).
+    The start never goes below the current boundary, keeps ``keep_min_messages`` and never splits a
+    tool call from its result.
+    """
+    i = state.index if index is None else index
+    b = state.boundary
+    rule = rule or knobs.keep_rule
+    layout = state.layout
+    pinned: tuple[int, ...] = ()
+    if rule == "budget":
+        start = i + 1 - _fit_from_end(state.walk_tokens(b, i + 1), kept_budget(knobs))
+    elif rule == "share":
+        span = state.walk_tokens(b, i + 1)
+        start = i + 1 - _fit_from_end(span, knobs.keep_recent_share * float(span.sum()))
+    elif rule in ("messages", "turns"):
+        pool = layout.nonsystem_idx if rule == "messages" else layout.turn_starts
+        default = knobs.keep_recent_messages if rule == "messages" else knobs.keep_recent_turns
+        n = default if count is None else count
+        lo, hi = np.searchsorted(pool, b), np.searchsorted(pool, i, side="right")
+        if n <= 0:
+            start = i + 1
+        elif hi - lo <= n:
+            start = b
+        else:
+            start = int(pool[hi - n])
+    elif rule == "user_messages":
+        start = i + 1
+        pinned = _kept_user_messages(state, knobs, i)
+    else:  # "none"
+        start = i + 1
+    start = max(b, min(start, i + 1 - knobs.keep_min_messages))
+    if knobs.keep_starts_at_user and start <= i:
+        users = layout.user_idx[(layout.user_idx >= b) & (layout.user_idx <= start)]
+        start = int(users[-1]) if len(users) else start
+    start = layout.align_back(start, b)
+    return Tail(start=start, rule=rule, pinned=pinned)
+
+
+def _kept_user_messages(state: ReplayState, knobs: Knobs, i: int) -> tuple[int, ...]:
+    """Codex: user messages newest-first while they fit the budget (the one that overflows is left out).
+
+    Messages the pin_* knobs pin (AGENTS.md and environment packets) stay anyway and use no budget, as
+    Codex filters them out of the kept user messages and keeps them in the initial context.
+    """
+    layout = state.layout
+    users = layout.user_idx
+    fresh = users[(users >= state.boundary) & (users <= i)]
+    earlier = [j for j in state.pinned if layout.roles[j] == 1]
+    pool = np.unique(np.concatenate([np.asarray(earlier, dtype=np.int64), fresh]))[::-1]
+    if state.pin_mask is not None:
+        pool = pool[~state.pin_mask[pool]]
+    if len(pool) == 0:
+        return ()
+    tokens = np.maximum(state.counter_tokens[pool] - state.elided_savings[pool], 0)
+    take = int(np.searchsorted(np.cumsum(tokens), knobs.keep_user_messages_tokens, side="right"))
+    return tuple(sorted(int(j) for j in pool[:take]))
+
+
+def compact_action(
+    state: ReplayState, knobs: Knobs, tail: Tail, *, reason: str | None = None, mode: str | None = None
+) -> Action:
+    """A Compact to ``tail.start`` written the way ``briefing_mode`` (or ``mode``) says; Skip when nothing folds."""
+    i = state.index
+    if tail.start <= state.boundary and not tail.pinned:
+        return Skip(reason=f"nothing to fold ({tail.rule} tail reaches the boundary)")
+    mode = mode or knobs.briefing_mode
+    kept_tokens = int(state.walk_tokens(tail.start, i + 1).sum())
+    return Compact(
+        boundary=tail.start,
+        summarize=mode != "none",
+        outcome=tail.rule,
+        kept_count=i + 1 - tail.start,
+        kept_tokens=kept_tokens,
+        reason=reason or state.trigger,
+        pinned=tail.pinned,
+        regenerate=mode == "regenerative",
+        sections=mode == "anchored",
+        opaque=mode == "opaque",
+    )
+
+
+def elision_candidates(state: ReplayState, lo: int, hi: int) -> np.ndarray:
+    """Messages in [lo, hi) whose tool outputs are not stubs yet, would free tokens, and are not pinned."""
+    if hi <= lo:
+        return np.zeros(0, dtype=np.int64)
+    freed = state.elidable_tokens()[lo:hi]
+    ok = (freed > 0) & (state.elided_savings[lo:hi] == 0) & ~state.pinned_mask(lo, hi)
+    return np.flatnonzero(ok) + lo
+
+
+def first_index_where(lo: int, hi: int, holds: Callable[[int], bool]) -> int | None:
+    """The smallest i in [lo, hi) with ``holds(i)``, for a predicate that stays true once true; None if never.
+
+    Gallops from ``lo`` (1, 2, 4, ... ahead) before bisecting: predicates over the span up to i cost more as
+    i grows, and the answer is usually near.
+    """
+    if lo >= hi:
+        return None
+    known_false, step, probe = lo - 1, 1, lo
+    while not holds(probe):
+        known_false = probe
+        if probe == hi - 1:
+            return None
+        probe = min(lo + 2 * step - 1, hi - 1)
+        step *= 2
+    first, last = known_false + 1, probe  # holds(last) is true
+    while first < last:
+        mid = (first + last) // 2
+        if holds(mid):
+            last = mid
+        else:
+            first = mid + 1
+    return first
