@@ -98,6 +98,7 @@ def briefing_tokens(text: str, knobs: Knobs) -> int:
 class Briefer(Protocol):
     """Anything that turns a BriefRequest into a BriefRecord."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # a property so frozen dataclasses satisfy it
 
     def __call__(self, request: BriefRequest) -> BriefRecord: ...

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from workbench.commands.briefers import add_briefer_arguments, briefer_from_args
 from workbench.commands.common import add_knob_arguments, knobs_from_args
 
 NAME = "simulate"
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(msagent's offload log; appends, never rewrites)",
     )
     parser.add_argument("--thread-id", help="the offload log's thread id (default: the history's id)")
+    add_briefer_arguments(parser, default="simulated")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
-    result = simulate(history, knobs)
+    result = simulate(history, knobs, briefer_from_args(args))
     offload = write_offload_log(result, history, args.offload_dir, args.thread_id) if args.offload_dir else None
     if args.json:
         data = result.to_json_dict(timeline=not args.no_timeline)
