@@ -443,3 +443,18 @@ def load_knobs(text: str, *, source: str = "<yaml>") -> Knobs:
             if line.split(":", 1)[0].strip() == key:
                 raise ValueError(f"{source}:{number}: {detail}") from None
         raise
+
+
+def knobs_markdown() -> str:
+    """The knobs table of the README (name, group, unit, default, meaning), generated so it cannot drift."""
+    default = Knobs()
+    rows = ["| knob | group | unit | default | meaning |", "|---|---|---|---|---|"]
+    for f in dataclasses.fields(Knobs):
+        spec = KNOB_SPECS[f.name]
+        value = getattr(default, f.name)
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        meaning = spec.help.replace("|", "\\|")
+        if spec.choices:
+            meaning += f" One of: {', '.join(spec.choices)}."
+        rows.append(f"| `{f.name}` | {spec.group} | {spec.unit} | {shown} | {meaning} |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,21 @@
+"""The README stays true: its knobs table is the one the code generates, and its quick start names real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.knobs import knobs_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_knobs_table_matches_the_code():
+    assert knobs_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_quick_start_commands_point_at_real_files():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert ".venv/bin/streamlit run workbench/app.py" in readme
+    assert "bash scripts/test.sh" in readme
+    assert (ROOT / "workbench" / "app.py").is_file()
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
