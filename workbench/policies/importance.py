@@ -14,30 +14,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, Elide, ReplayState, Skip, Watch, policy
+from workbench.policies.base import Action, Elide, ReplayState, Skip, policy
 from workbench.policies.rules import (
+    WatchesTriggers,
     compact_action,
     elision_candidates,
     must_compact,
     select_tail,
-    trigger_tokens,
-    trigger_watches,
 )
 
 
 @dataclass(frozen=True)
-class ImportancePolicy:
+class ImportancePolicy(WatchesTriggers):
     """Stub the biggest old tool outputs down to the soft target; summarize only if that cannot reach it."""
 
     knobs: Knobs
     name: str = "importance"
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        tokens = trigger_tokens(self.knobs)
-        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
-
-    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        return tuple(trigger_watches(state, self.knobs))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         k = self.knobs

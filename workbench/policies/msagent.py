@@ -14,23 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, ReplayState, Skip, Watch, policy
-from workbench.policies.rules import compact_action, select_tail, trigger_tokens, trigger_watches
+from workbench.policies.base import Action, ReplayState, Skip, policy
+from workbench.policies.rules import WatchesTriggers, compact_action, select_tail
 
 
 @dataclass(frozen=True)
-class MsagentPolicy:
+class MsagentPolicy(WatchesTriggers):
     """Ratio trigger, keep the last N non-system messages, summarize the rest, offload the originals."""
 
     knobs: Knobs
     name: str = "msagent"
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        tokens = trigger_tokens(self.knobs)
-        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
-
-    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        return tuple(trigger_watches(state, self.knobs))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         keep = max(1, self.knobs.keep_recent_messages)  # upstream validates ge=1 and migrates 0 to 6

@@ -34,6 +34,19 @@ def trigger_tokens(knobs: Knobs) -> float | None:
     return min(clauses) if clauses else None
 
 
+class WatchesTriggers:
+    """Mixin for policies that look whenever one of the knobs' trigger clauses fires."""
+
+    knobs: Knobs
+
+    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
+        tokens = trigger_tokens(self.knobs)
+        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
+
+    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
+        return tuple(trigger_watches(state, self.knobs))
+
+
 def messages_in_context(state: ReplayState, index: int | None = None) -> int:
     """Messages the agent sends at message ``index``: pinned ones, the briefing, and the verbatim span."""
     i = state.index if index is None else index

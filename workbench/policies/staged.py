@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from workbench.knobs import Knobs
 from workbench.policies.base import Action, Elide, ReplayState, Skip, Watch, policy
 from workbench.policies.rules import (
+    WatchesTriggers,
     compact_action,
     elision_candidates,
     first_index_where,
@@ -30,15 +31,11 @@ from workbench.policies.rules import (
 
 
 @dataclass(frozen=True)
-class StagedPolicy:
+class StagedPolicy(WatchesTriggers):
     """Soft threshold: stub old tool outputs outside the tail. Hard threshold: anchored summary."""
 
     knobs: Knobs
     name: str = "staged"
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        tokens = trigger_tokens(self.knobs)
-        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         k = self.knobs

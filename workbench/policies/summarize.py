@@ -12,23 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, ReplayState, Watch, policy
-from workbench.policies.rules import compact_action, select_tail, trigger_tokens, trigger_watches
+from workbench.policies.base import Action, ReplayState, policy
+from workbench.policies.rules import WatchesTriggers, compact_action, select_tail
 
 
 @dataclass(frozen=True)
-class SummarizePolicy:
+class SummarizePolicy(WatchesTriggers):
     """Fold everything before the verbatim tail when a trigger clause fires."""
 
     knobs: Knobs
     name: str = "summarize"
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        tokens = trigger_tokens(self.knobs)
-        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
-
-    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        return tuple(trigger_watches(state, self.knobs))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         return (compact_action(state, self.knobs, select_tail(state, self.knobs)),)

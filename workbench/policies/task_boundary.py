@@ -16,19 +16,21 @@ import numpy as np
 
 from workbench.knobs import Knobs
 from workbench.policies.base import Action, ReplayState, Skip, Watch, policy
-from workbench.policies.rules import compact_action, must_compact, select_tail, trigger_tokens, trigger_watches
+from workbench.policies.rules import (
+    WatchesTriggers,
+    compact_action,
+    must_compact,
+    select_tail,
+    trigger_watches,
+)
 
 
 @dataclass(frozen=True)
-class TaskBoundaryPolicy:
+class TaskBoundaryPolicy(WatchesTriggers):
     """Above the soft ratio, compact at the next new user turn; the trigger clauses are the safety net."""
 
     knobs: Knobs
     name: str = "task_boundary"
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        tokens = trigger_tokens(self.knobs)
-        return None if tokens is None else (tokens, not self.knobs.trigger_at_equal)
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         k = self.knobs
