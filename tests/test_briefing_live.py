@@ -132,11 +132,14 @@ def test_full_replay_then_a_second_identical_replay_makes_no_request(fake_provid
     assert "continuing the previous briefing" in landed[-1].record.text  # chained through <previous-chat-history>
     sent = fake_provider.total_requests
     assert sent == len(first.compressions)
+    assert (first.metrics.briefer_requests, first.metrics.briefer_cache_hits) == (sent, 0)
 
     again = live(fake_provider, "fake-good", cache=BriefingCache(tmp_path))
     second = simulate(history, KNOBS, again)
     assert fake_provider.total_requests == sent and again.requests == 0
     assert all(c.record.cache_hit for c in second.compressions)
+    m = second.metrics
+    assert (m.briefer_requests, m.briefer_cache_hits, m.briefer_calls) == (0, len(second.compressions), m.briefer_calls)
     assert [c.record.text for c in second.compressions] == [c.record.text for c in first.compressions]
     assert second.metrics.peak_tokens == first.metrics.peak_tokens
     assert again.cache.stats().hits >= len(second.compressions)

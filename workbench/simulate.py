@@ -127,6 +127,9 @@ class Metrics:
     agent_output_tokens: int
     briefer_input_tokens: int
     briefer_output_tokens: int
+    briefer_calls: int  # compressions that asked the briefer
+    briefer_cache_hits: int  # of those, answered from the disk cache (no provider request)
+    briefer_requests: int  # provider attempts made (0 for the simulated and extractive briefers)
     tokens_per_task: int
     baseline_tokens_per_task: int
     dollars_per_task: float
@@ -486,6 +489,7 @@ class _Replay:
             compact_chars, new_material = min(compact_chars, cap_chars), min(new_material, cap_chars)
         ratio, percent, bucket = budget_bucket(0 if act.regenerate else prev_chars, k.target_briefing_chars)
         h = self.h
+        read_from = 0 if act.regenerate else folded_from  # a regenerating briefer re-reads the raw history
 
         def build() -> str:
             chunks = self._chunks(start, boundary, skip)
@@ -496,8 +500,7 @@ class _Replay:
 
         return BriefRequest(
             chain_index=chain_index,
-            folded=tuple(m for j, m in enumerate(h.messages[folded_from:boundary], folded_from) if j not in skip)
-            if skip else h.messages[folded_from:boundary],
+            folded=tuple(m for j, m in enumerate(h.messages[read_from:boundary], read_from) if j not in skip),
             folded_from=folded_from,
             boundary=boundary,
             previous_briefing=None if act.regenerate else prev_text,
@@ -525,11 +528,10 @@ class _Replay:
         if trigger in ("manual", "reactive") and act.reason in ("threshold", ""):
             act = replace(act, reason=trigger)
         immediate = trigger in ("manual", "reactive")  # the user waits; an overflowed call cannot proceed
+        request = self._request(act, chain_index)
         if act.summarize:
-            request = self._request(act, chain_index)
             record = self.briefer(request)
         else:
-            request = self._request(act, chain_index)
             record = BriefRecord(text=None, chars=0, tokens=0, model="none")
         flight = _Flight(
             action=act,
@@ -807,8 +809,9 @@ class _Replay:
             }
         )
         landed = [c for c in self.compressions if c.status == "landed"]
-        b_in = sum(c.record.input_tokens for c in self.compressions if c.summarize)
-        b_out = sum(c.record.output_tokens for c in self.compressions if c.summarize)
+        asked = [c for c in self.compressions if c.summarize]
+        b_in = sum(c.record.input_tokens for c in asked)
+        b_out = sum(c.record.output_tokens for c in asked)
         bp = self.briefer_prices
         b_cost = 0.0
         for c in self.compressions:
@@ -844,6 +847,9 @@ class _Replay:
             agent_output_tokens=self.calls_out,
             briefer_input_tokens=b_in,
             briefer_output_tokens=b_out,
+            briefer_calls=len(asked),
+            briefer_cache_hits=sum(c.record.cache_hit for c in asked),
+            briefer_requests=sum(len(c.record.attempts) for c in asked if not c.record.cache_hit),
             tokens_per_task=self.calls_in + self.calls_out + b_in + b_out,
             baseline_tokens_per_task=base_in + base_out,
             dollars_per_task=self.cost + b_cost,
