@@ -166,3 +166,17 @@ def test_js_string(value: object, expected: str) -> None:
 def test_js_truthy(value: object, truthy: bool) -> None:
     """[] and {} are truthy in JavaScript; '' and 0 and NaN are not."""
     assert js_truthy(value) is truthy
+
+
+@settings(max_examples=300)
+@given(
+    _json(
+        st.none() | st.booleans() | st.integers() | any_text | st.floats(),
+        st.one_of(any_text, st.integers(min_value=0, max_value=2**33).map(str), st.sampled_from(["0", "01", "1a"])),
+    )
+)
+def test_stringify_fast_path_agrees_with_the_exact_walk(value: object) -> None:
+    """The C-encoder shortcut is taken only where it prints exactly what the Python walk prints."""
+    from workbench.jsjson import _slow
+
+    assert js_stringify(value) == _slow(value)

@@ -588,3 +588,44 @@ def test_canonical_load_is_close_to_json_loads():
     base = best(lambda: [json.loads(line) for line in lines if line])
     ours = best(lambda: parse_history(text, source="big.jsonl"))
     assert ours < 6 * base + 0.05, (ours, base)
+
+
+def _canonical_files() -> list[Path]:
+    root = Path(__file__).resolve().parents[1] / "sample_histories"
+    return sorted(root.glob("*.jsonl")) + sorted(FIXTURES.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", _canonical_files(), ids=lambda p: p.name)
+def test_load_history_line_by_line_equals_parsing_the_text(path):
+    """Loading a canonical file a line at a time gives exactly what parsing its whole text gives."""
+    loaded = load_history(path)
+    parsed = parse_history(path.read_text(encoding="utf-8"), source=str(path))
+    assert loaded == parsed
+    assert (loaded.id, loaded.meta, loaded.source_format, loaded.source_path) == (
+        parsed.id, parsed.meta, parsed.source_format, parsed.source_path)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"\n{not json}\n", r"h.jsonl:3:2: invalid JSON: Expecting property name"),
+        (b"\n{not json}\n\xff\n", r"h.jsonl:4: not UTF-8 text \(byte 139\)"),  # UTF-8 errors come first
+        (b"\n\n  \n", None),  # blank lines are skipped
+        (b'\n{"id": "m1"}\n', r"h.jsonl:3: field 'role': missing"),
+        (b'\n\xef\xbb\xbf{"id": "m1"}\n', r"h.jsonl:3:1: invalid JSON: Unexpected UTF-8 BOM"),
+    ],
+    ids=["bad-json", "utf8-after-bad-json", "blank-lines", "bad-message", "bom-inside"],
+)
+def test_load_history_canonical_errors_match_parse_history(tmp_path, body, message):
+    """A canonical file read line by line fails where, and with what, parsing its text fails."""
+    header = b'\xef\xbb\xbf{"kind":"workbench.history","version":1,"id":"h","source_format":"canonical","meta":{}}\n'
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(header + b'{"id":"m0","role":"user","parts":[]}' + body)
+    if message is None:
+        assert load_history(path) == parse_history(path.read_bytes().decode("utf-8"), source=str(path))
+        return
+    for fmt in (None, "canonical"):
+        with pytest.raises(HistoryError, match=message):
+            load_history(path, format=fmt)
+    with contextlib.suppress(UnicodeDecodeError), pytest.raises(HistoryError, match=message):
+        parse_history(path.read_bytes().decode("utf-8"), source=str(path))

@@ -111,17 +111,23 @@ def content_chars(msg: Message | None) -> int | None:
     cached = msg.__dict__.get(_CACHE_KEY, _MISSING)
     if cached is not _MISSING:
         return cached  # type: ignore[no-any-return]
-    parts = msg.parts
-    chars: int | float | None
-    if parts is None:
-        chars = None
-    else:
-        chars = 0
-        for p in parts:
-            chars += _part_chars(p.data)
-        chars += _metadata_chars(msg.metadata)
+    chars = compute_content_chars(msg)
     object.__setattr__(msg, _CACHE_KEY, chars)
     return chars  # type: ignore[return-value]
+
+
+def compute_content_chars(msg: Message) -> int | float | None:
+    """``content_chars`` without memoising it on the message, for callers that keep their own cache.
+
+    A memo grows each message's ``__dict__`` (~400 bytes); the count cache already keys by content.
+    """
+    parts = msg.parts
+    if parts is None:
+        return None
+    chars: int | float = 0
+    for p in parts:
+        chars += _part_chars(p.data)
+    return chars + _metadata_chars(msg.metadata)
 
 
 def stagewise_total_chars(msg: Message | None, overhead_chars: int = PER_MESSAGE_OVERHEAD_CHARS) -> int | None:

@@ -40,12 +40,8 @@ _ENCODE_STR = json.encoder.encode_basestring
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 # A surrogate that is not half of a well-formed pair; JS writes these as \\udXXX.
 _LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
-# Places where the C encoder's output may differ from JS: a float or non-finite token, an integer
-# too big for a double, or an integer-like key (JS enumerates those first, in ascending order).
-# Quotes inside strings are escaped, so a '"' right after '{' or ',' starts a key (and ':"1":' or
-# '["1":' cannot occur in valid JSON). One leading character class keeps this a fast scan.
-_NEEDS_SLOW = re.compile(r'[\[:,{](?:-?(?:\d+[.eE]|\d{16}|Infinity|NaN)|"(?:0|[1-9]\d{0,9})":)')
 _MAX_SAFE = 2**53
+_DIGITS = frozenset("0123456789")
 _ARRAY_INDEX_MAX = 2**32 - 2
 
 
@@ -55,6 +51,36 @@ class _NotPlainJson(Exception):
 
 def _reject(_obj: Any) -> Any:
     raise _NotPlainJson
+
+
+def _plain(value: Any) -> bool:
+    """Whether the C encoder already writes ``value`` as JavaScript does.
+
+    It differs only on floats (``1.0``, ``Infinity``), integers beyond 2**53, and integer-like keys
+    (JS enumerates them first, ascending); anything unusual (subclasses) goes to the exact walk too.
+    This looks at containers and scalars, never inside strings, so big tool outputs cost nothing.
+    """
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is dict:
+            for k, x in v.items():
+                if type(k) is not str or (k and k[0] in _DIGITS):
+                    return False
+                if type(x) is not str:
+                    push(x)
+        elif t is list or t is tuple:
+            for x in v:
+                if type(x) is not str:
+                    push(x)
+        elif t is int:
+            if not -_MAX_SAFE <= v <= _MAX_SAFE:
+                return False
+        elif not (v is None or t is bool or t is str):
+            return False
+    return True
 
 
 _ENCODE_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_reject).encode
@@ -216,10 +242,10 @@ def js_stringify(value: Any) -> str | None:
     if not isinstance(value, (dict, list, tuple)):
         return _slow(value)  # a scalar: the Python walk is one step
     try:
-        out: str = _ENCODE_STRICT(value)
+        out: str = _ENCODE_STRICT(value)  # first: it also rejects cycles, which the check below would not end on
     except (_NotPlainJson, ValueError):
         return _slow(value)
-    if _NEEDS_SLOW.search(out):
+    if not _plain(value):
         return _slow(value)
     return _escape_lone_surrogates(out)
 

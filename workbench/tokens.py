@@ -13,19 +13,23 @@ import importlib.util
 import math
 import os
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.estimate import content_chars
+from workbench.estimate import compute_content_chars, content_chars
 from workbench.history.model import History, Message
 from workbench.jsjson import js_stringify
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 # Chat formats wrap each message in a few tokens (role, separators); OpenAI documents ~3-4.
 TOKENIZER_OVERHEAD_TOKENS = 4
+# tiktoken encodes a batch on this many threads (it releases the GIL); more than the cores only adds switching.
+ENCODE_THREADS = max(1, min(os.cpu_count() or 1, 8))
+_ENCODE_CHUNK = 64  # messages per encoding job: small enough to start the threads early
 
 
 def litellm_tokenizer_dir() -> Path | None:
@@ -55,8 +59,9 @@ def render_for_tokenizer(msg: Message) -> str:
     """The text a provider would tokenize for this message: role, words, tool calls and results."""
     chunks: list[str] = [msg.role]
     for part in msg.parts or ():
-        text = part.text
-        if text is not None:
+        data = part.data
+        text = data.get("text") if isinstance(data, dict) else None  # Part.text, inlined: most parts are text
+        if isinstance(text, str):
             chunks.append(text)
             continue
         kind = part.kind
@@ -77,6 +82,23 @@ def render_for_tokenizer(msg: Message) -> str:
     return "\n".join(chunks)
 
 
+def _token_lengths(enc: Any, texts: list[str]) -> list[int]:
+    """Token counts of texts (``encode_ordinary`` per text, as ``encode_ordinary_batch`` does)."""
+    encode = enc.encode_ordinary
+    return [len(encode(t)) for t in texts]
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates (legal in JS strings, not in UTF-8) replaced; tiktoken needs UTF-8."""
+    if text.isascii():  # O(1) in CPython: most texts take this path
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 @dataclass
 class CountCache:
     """Per-message counts keyed by content hash; shared by every replay of the same messages."""
@@ -84,7 +106,8 @@ class CountCache:
     chars: dict[str, int] = field(default_factory=dict)
     encoded: dict[str, dict[str, int]] = field(default_factory=dict)
     tables: dict[str, HistoryCounts] = field(default_factory=dict)
-    serialized: dict[str, str | None] = field(default_factory=dict)
+    serialized: dict[str, str | None] = field(default_factory=dict)  # only what a briefer asked to read
+    chunk_chars: dict[str, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
     max_tables: int = 64
 
     def counts_for(self, history: History) -> HistoryCounts:
@@ -108,6 +131,10 @@ class HistoryCounts:
     _has_parts: np.ndarray | None = None
     _encoded: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_chars: np.ndarray | None = None
+    _estimates: dict[tuple[int, float], np.ndarray] = field(default_factory=dict)
+    # Per-history values the replay derives from the messages (check indices, roles): kept with the
+    # counts so that a replay with other knobs does not walk 100k messages again to rebuild them.
+    derived: dict[Any, Any] = field(default_factory=dict)
 
     def _fill_chars(self) -> None:
         store = self.cache.chars
@@ -118,7 +145,7 @@ class HistoryCounts:
             key = msg.digest
             value = store.get(key)
             if value is None:
-                c = content_chars(msg)
+                c = compute_content_chars(msg) if msg else None  # this store is the memo
                 # JS gives NaN for junk like a numeric `text`; count such a message as 0 chars.
                 value = -1 if c is None else (int(c) if c == c else 0)
                 store[key] = value
@@ -144,36 +171,58 @@ class HistoryCounts:
         return self._has_parts
 
     def estimate(self, *, overhead_chars: int, chars_per_token: float) -> np.ndarray:
-        """stagewise's estimate per message: ceil((content + overhead) / chars_per_token), 0 without parts."""
-        total = self.content_chars + overhead_chars
-        tokens = np.ceil(total / chars_per_token).astype(np.int64)
-        tokens[~self.has_parts] = 0
+        """stagewise's estimate per message: ceil((content + overhead) / chars_per_token), 0 without parts.
+
+        Remembered for the last few knob pairs (read-only arrays): a replay asks twice (trigger and boundary).
+        """
+        key = (overhead_chars, chars_per_token)
+        tokens = self._estimates.get(key)
+        if tokens is None:
+            total = self.content_chars + overhead_chars
+            tokens = np.ceil(total / chars_per_token).astype(np.int64)
+            tokens[~self.has_parts] = 0
+            tokens.flags.writeable = False
+            if len(self._estimates) >= 8:
+                self._estimates.pop(next(iter(self._estimates)))
+            self._estimates[key] = tokens
         return tokens
 
     def encoded(self, encoding: str) -> np.ndarray:
-        """Tokenizer count per message, plus the chat-format overhead."""
+        """Tokenizer count per message, plus the chat-format overhead.
+
+        Messages are hashed and rendered here while tiktoken encodes earlier ones on its own threads (it
+        releases the GIL), so the Python side mostly hides behind the tokenizer instead of adding to it.
+        """
         cached = self._encoded.get(encoding)
         if cached is not None:
             return cached
         store = self.cache.encoded.setdefault(encoding, {})
         msgs = self.history.messages
         out = np.zeros(len(msgs), dtype=np.int64)
-        todo_idx: list[int] = []
-        todo_text: list[str] = []
-        for i, msg in enumerate(msgs):
-            value = store.get(msg.digest)
-            if value is None:
-                todo_idx.append(i)
-                todo_text.append(render_for_tokenizer(msg))
-            else:
-                out[i] = value
-        if todo_idx:
-            enc = get_encoding(encoding)
-            safe = [t.encode("utf-8", "replace").decode("utf-8") for t in todo_text]
-            lengths = [len(x) for x in enc.encode_ordinary_batch(safe, num_threads=2)]
-            for i, length in zip(todo_idx, lengths, strict=True):
-                out[i] = length + TOKENIZER_OVERHEAD_TOKENS
-                store[msgs[i].digest] = int(out[i])
+        jobs: list[tuple[list[int], Future[list[int]]]] = []
+        pool: ThreadPoolExecutor | None = None
+        try:
+            for start in range(0, len(msgs), _ENCODE_CHUNK):
+                todo: list[int] = []
+                texts: list[str] = []
+                for i in range(start, min(start + _ENCODE_CHUNK, len(msgs))):
+                    value = store.get(msgs[i].digest)
+                    if value is None:
+                        todo.append(i)
+                        texts.append(_utf8_safe(render_for_tokenizer(msgs[i])))
+                    else:
+                        out[i] = value
+                if todo:
+                    if pool is None:
+                        pool = ThreadPoolExecutor(ENCODE_THREADS, thread_name_prefix="tiktoken")
+                    jobs.append((todo, pool.submit(_token_lengths, get_encoding(encoding), texts)))
+            for todo, job in jobs:
+                for i, length in zip(todo, job.result(), strict=True):
+                    out[i] = length + TOKENIZER_OVERHEAD_TOKENS
+                    store[msgs[i].digest] = int(out[i])
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         self._encoded[encoding] = out
         return out
 
@@ -196,12 +245,33 @@ class HistoryCounts:
             self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
         value = int(self._chunk_chars[i])
         if value == -2:
-            from workbench.jsjson import utf16_len
+            key = self.history.messages[i].digest
+            stored = self.cache.chunk_chars.get(key)
+            if stored is None:
+                from workbench.jsjson import utf16_len
+                from workbench.serialize import serialize_message
 
-            chunk = self.serialized(i)
-            value = -1 if chunk is None else utf16_len(chunk)
+                # Only the length: keeping every chunk's text (a second copy of the history) is left to
+                # ``serialized``, which runs when a briefer really reads the transcript.
+                store = self.cache.serialized
+                chunk = store[key] if key in store else serialize_message(self.history.messages[i], host=True)
+                stored = -1 if chunk is None else utf16_len(chunk)
+                self.cache.chunk_chars[key] = stored
+            value = stored
             self._chunk_chars[i] = value
         return value
+
+    def serialized_span(self, lo: int, hi: int) -> tuple[int, int]:
+        """(sum of chunk UTF-16 lengths, number of chunks) over messages [lo, hi); serializes each once."""
+        if hi <= lo:
+            return 0, 0
+        if self._chunk_chars is None:
+            self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
+        seg = self._chunk_chars[lo:hi]
+        for j in np.flatnonzero(seg == -2):
+            self.serialized_chars(lo + int(j))
+        valid = seg >= 0
+        return int(seg.sum(where=valid)), int(np.count_nonzero(valid))
 
     def stub_tokens(self, i: int, knobs: Any) -> int:
         """Tokens of message i once its tool outputs are elided, by the trigger counter."""
@@ -236,8 +306,7 @@ def count_message(
     store = cache.encoded.setdefault(counter, {}) if cache else {}
     value = store.get(msg.digest)
     if value is None:
-        text = render_for_tokenizer(msg).encode("utf-8", "replace").decode("utf-8")
-        value = len(get_encoding(counter).encode_ordinary(text)) + TOKENIZER_OVERHEAD_TOKENS
+        value = len(get_encoding(counter).encode_ordinary(_utf8_safe(render_for_tokenizer(msg)))) + TOKENIZER_OVERHEAD_TOKENS
         store[msg.digest] = value
     return value
 
@@ -249,7 +318,7 @@ def count_text_tokens(text: str, counter: str, *, chars_per_token: float = 4.0) 
 
         return int(np.ceil(utf16_len(text) / chars_per_token))
     enc = get_encoding(counter)
-    return len(enc.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8")))
+    return len(enc.encode_ordinary(_utf8_safe(text)))
 
 
 def estimate_history_tokens(messages: Sequence[Message], *, overhead_chars: int = 400, chars_per_token: float = 4.0) -> int:

@@ -1,0 +1,136 @@
+"""Timing helpers and benchmark histories: everything the measures share, nothing they measure.
+
+Histories are generated once per run (``workbench.history.generate``, the same mix as the shipped
+``long`` sample: user turns with decisions and file links, assistant steps of tool calls with
+lognormal output sizes and a few failures). Sizes beyond the generated base repeat it with fresh
+message ids, so every message is a distinct cache key. Each call returns new Message objects, so
+no per-object cache (digest, content chars) survives from one measurement to the next.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.history.generate import generate_session
+from workbench.history.model import History, Message
+from workbench.history.writers import write_canonical_jsonl
+
+SEED = 20260507
+TOOL_HEAVY = 0.1  # the shipped `long` sample's mix: ~3 KB a message, tool outputs about half the tokens
+BASE_MESSAGES = 10_000  # generated for real; larger sizes repeat it (generating 100k takes a minute)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of ``fn`` takes, after a collection so earlier garbage is not charged to it."""
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def timed_paused(fn: Callable[[], object]) -> float:
+    """Like ``timed`` with the cyclic GC off, as our readers run (the fastest, so the strictest reference)."""
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def timed_pair(ours: Callable[[], object], ref: Callable[[], object], run: int, *,
+               ref_timer: Callable[[Callable[[], object]], float] = timed) -> tuple[float, float]:
+    """(our seconds, the reference's seconds), taken back to back; who goes first alternates by run."""
+    if run % 2:
+        t_ref = ref_timer(ref)
+        return timed(ours), t_ref
+    t_ours = timed(ours)
+    return t_ours, ref_timer(ref)
+
+
+@dataclass
+class Series:
+    """Samples of one quantity (seconds, bytes or a ratio) and their min / median / max."""
+
+    values: list[float] = field(default_factory=list)
+
+    def add(self, value: float) -> None:
+        self.values.append(value)
+
+    @property
+    def min(self) -> float:
+        return min(self.values)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def max(self) -> float:
+        return max(self.values)
+
+
+@dataclass
+class Result:
+    """One row of the table: a ratio over runs, its target, and how the measured quantity grows."""
+
+    key: str
+    measure: str
+    reference: str
+    target: str
+    ratio: Series  # per-run ratio in the target's direction (ours/ref for "<=", ref/ours for "x faster")
+    unit: str  # how to print the ratio: "x", "x faster" or "+s"
+    passed: bool
+    ours: Series  # the measured quantity at the headline size (seconds or bytes)
+    growth: dict[int, float] = field(default_factory=dict)  # messages -> median of the measured quantity
+    growth_ratio: dict[int, float] = field(default_factory=dict)  # messages -> median ratio at that size
+    growth_unit: str = "s"
+    notes: list[str] = field(default_factory=list)
+
+
+class Histories:
+    """Benchmark histories by size, generated once; files written on demand into ``folder``."""
+
+    def __init__(self, folder: Path, *, base_messages: int = BASE_MESSAGES) -> None:
+        self.folder = folder
+        self.base_messages = base_messages
+        self._base: History | None = None
+        self._files: dict[int, Path] = {}
+        self._serial = 0
+
+    @property
+    def base(self) -> History:
+        if self._base is None:
+            self._base = generate_session(SEED, turns=self.base_messages // 2, tool_heavy=TOOL_HEAVY, id="bench")
+        return self._base
+
+    def fresh(self, n: int) -> History:
+        """An n-message history of new Message objects (no per-object caches); ids unique past the base."""
+        base = self.base.messages
+        size = len(base)
+        msgs = []
+        for i in range(n):
+            m = base[i % size]
+            rep = i // size
+            msgs.append(Message(id=m.id if rep == 0 else f"{m.id}~{rep}", role=m.role, parts=m.parts,
+                                metadata=m.metadata, extra=m.extra))
+        # A new id each time: caches keyed by History (functools.lru_cache in the policies) would otherwise
+        # compare a new history with an equal one from an earlier measure message by message.
+        self._serial += 1
+        return History(id=f"bench_{n}_{self._serial}", messages=tuple(msgs), source_format="generated")
+
+    def file(self, n: int) -> Path:
+        """The n-message history as canonical JSONL (what users load), written once."""
+        path = self._files.get(n)
+        if path is None:
+            path = self.folder / f"bench_{n}.jsonl"
+            path.write_bytes(write_canonical_jsonl(self.fresh(n)).encode("utf-8"))
+            self._files[n] = path
+        return path

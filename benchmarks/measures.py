@@ -1,0 +1,355 @@
+"""The measures of ``benchmarks/run.py``: each times our code and its reference in the same run.
+
+Every measure returns ``Result`` rows (see ``harness``): a ratio per run, reference and ours taken
+back to back so both see the same machine load, and the median of our own figure at each size so
+growth from 1k to 10k to 100k messages shows whether it stays linear.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import Histories, Result, Series, timed, timed_pair, timed_paused
+from naive import naive_simulate, same_run
+
+from workbench.history.model import History
+from workbench.knobs import Knobs
+from workbench.simulate import simulate
+from workbench.tokens import CountCache, get_encoding, render_for_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGE = 100_000
+
+
+@dataclass
+class Config:
+    """What to run: growth sizes, runs per size, the headline sizes and the shared histories."""
+
+    histories: Histories
+    sizes: tuple[int, ...]
+    runs: int
+    large_runs: int  # runs at sizes >= 100k, where one run can take many seconds
+    replay_size: int
+    app_size: int
+    sweep_size: int
+    sweep_runs: int  # knob sets per sweep
+    sweep_growth: tuple[int, ...]
+    app_growth: tuple[int, ...]
+
+    def runs_at(self, n: int) -> int:
+        return self.large_runs if n >= LARGE else self.runs
+
+
+def _headline(series: dict[int, Series], size: int) -> Series:
+    return series[size] if size in series else series[max(series)]
+
+
+# -- replay ---------------------------------------------------------------------------------------
+
+
+def _json_lines(path: Path) -> list[object]:
+    loads = json.loads
+    return [loads(line) for line in path.read_bytes().decode("utf-8").split("\n") if line]
+
+
+def replay(cfg: Config) -> list[Result]:
+    """Replay with warm counts vs json.loads of the file, and vs the naive re-summing replay."""
+    knobs = Knobs()
+    sizes = sorted(set(cfg.sizes) | {cfg.replay_size})
+    ours: dict[int, Series] = {}
+    vs_json: dict[int, Series] = {}
+    vs_naive: dict[int, Series] = {}
+    naive_t: dict[int, Series] = {}
+    notes = []
+    for n in sizes:
+        history = cfg.histories.fresh(n)
+        path = cfg.histories.file(n)
+        cache = CountCache()
+        run = simulate(history, knobs, cache=cache)  # counts tokens once: the replays below are warm
+        if not same_run(run, naive_simulate(history, knobs, cache=cache)):
+            raise AssertionError(f"naive replay disagrees with simulate at {n:,} messages")
+        if n == cfg.replay_size:
+            notes.append(f"{n:,} messages, {path.stat().st_size / 1e6:.0f} MB, {run.metrics.checks:,} checks, "
+                         f"{run.metrics.compressions} compressions (default knobs)")
+        ours[n], vs_json[n], vs_naive[n], naive_t[n] = Series(), Series(), Series(), Series()
+        for r in range(cfg.runs_at(n)):
+            t_ours, t_json = timed_pair(lambda h=history, c=cache: simulate(h, knobs, cache=c),
+                                        lambda path=path: _json_lines(path), r, ref_timer=timed_paused)
+            t_naive = timed(lambda h=history, c=cache: naive_simulate(h, knobs, cache=c))
+            ours[n].add(t_ours)
+            naive_t[n].add(t_naive)
+            vs_json[n].add(t_ours / t_json)
+            vs_naive[n].add(t_naive / t_ours)
+    head = cfg.replay_size
+    return [
+        Result("replay", f"replay of a {head:,}-message history (tokens already counted)",
+               "`json.loads` of the same file (read + decode + loads per line, GC paused)", "<= 0.5x",
+               vs_json[head], "x", vs_json[head].median <= 0.5, ours[head],
+               {n: s.median for n, s in ours.items()}, {n: s.median for n, s in vs_json.items()}, notes=notes),
+        Result("replay_naive", "same replay", "naive replay re-summing the context at every check (same counts)",
+               ">= 50x faster", vs_naive[head], "x faster", vs_naive[head].median >= 50, ours[head],
+               {n: s.median for n, s in naive_t.items()}, {n: s.median for n, s in vs_naive.items()},
+               notes=["growth column: the naive replay's time"]),
+    ]
+
+
+# -- token counting -------------------------------------------------------------------------------
+
+
+def counting(cfg: Config) -> list[Result]:
+    """Cold cl100k counts vs raw encode_ordinary_batch; warm counts after a knob change vs cold."""
+    from workbench import tokens
+
+    threads = getattr(tokens, "ENCODE_THREADS", 2)
+    enc = get_encoding("cl100k_base")
+    knobs = Knobs()
+    sizes = sorted(set(cfg.sizes) | {cfg.replay_size})
+    cold: dict[int, Series] = {}
+    warm: dict[int, Series] = {}
+    vs_raw: dict[int, Series] = {}
+    vs_cold: dict[int, Series] = {}
+    kw = {"overhead_chars": knobs.overhead_chars_per_message, "chars_per_token": knobs.chars_per_token}
+    for n in sizes:
+        texts = [render_for_tokenizer(m) for m in cfg.histories.fresh(n).messages]
+        cold[n], warm[n], vs_raw[n], vs_cold[n] = Series(), Series(), Series(), Series()
+        primed: tuple[History, CountCache] | None = None
+        for r in range(cfg.runs_at(n)):
+            history = cfg.histories.fresh(n)  # new Message objects: no digest or count cached on them
+            cache = CountCache()
+            t_cold, t_raw = timed_pair(lambda h=history, c=cache: c.counts_for(h).tokens("cl100k_base", **kw),
+                                       lambda texts=texts: enc.encode_ordinary_batch(texts, num_threads=threads), r)
+            if primed is None:  # the boundary counter too, once: then every count a replay needs is cached
+                cache.counts_for(history).tokens("estimate", **kw)
+                primed = history, cache
+            kw2 = {"overhead_chars": 300 + r, "chars_per_token": 3.5 + r / 10}  # a knob moved
+
+            def warm_counts(h: History = primed[0], c: CountCache = primed[1], kw2: dict = kw2) -> None:
+                table = c.counts_for(h)
+                table.tokens("cl100k_base", **kw2)
+                table.tokens("estimate", **kw2)
+
+            t_warm = timed(warm_counts)
+            cold[n].add(t_cold)
+            warm[n].add(t_warm)
+            vs_raw[n].add(t_cold / t_raw)
+            vs_cold[n].add(t_warm / t_cold)
+    head = cfg.replay_size
+    return [
+        Result("count_cold", f"cold cl100k counting of a {head:,}-message history (digests, render, encode)",
+               f"raw `enc.encode_ordinary_batch(texts, num_threads={threads})` over the same rendered texts",
+               "<= 1.3x", vs_raw[head], "x", vs_raw[head].median <= 1.3, cold[head],
+               {n: s.median for n, s in cold.items()}, {n: s.median for n, s in vs_raw.items()}),
+        Result("count_warm", "warm counting (overhead and chars/token changed, same history; cl100k + estimate)",
+               "cold counting", "<= 0.05x", vs_cold[head], "x", vs_cold[head].median <= 0.05, warm[head],
+               {n: s.median for n, s in warm.items()}, {n: s.median for n, s in vs_cold.items()}),
+    ]
+
+
+# -- sweeps ---------------------------------------------------------------------------------------
+
+
+def _cold_inline_sweep() -> None:
+    """Forget what earlier sweeps in this process loaded, counted and indexed: workers=1 starts cold, like
+    the fresh processes of a pool (and like a new ``python -m workbench sweep``)."""
+    from workbench import sweep as sweep_mod
+    from workbench.policies import base
+
+    histories = getattr(sweep_mod, "_WORKER_HISTORIES", None)
+    if isinstance(histories, dict):
+        histories.clear()
+    if hasattr(sweep_mod, "_WORKER_CACHE"):
+        sweep_mod._WORKER_CACHE = CountCache(max_tables=256)
+    for name in ("history_index", "_pin_mask"):  # lru_caches keyed by History
+        cached = getattr(base, name, None)
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+
+
+def _sweep_knobs(count: int) -> list[Knobs]:
+    from workbench.sweep import knob_grid
+
+    side = max(1, round(count**0.5))
+    ratios = [round(0.3 + 0.6 * i / max(1, side - 1), 4) for i in range(side)]
+    kept = [round(0.05 + 0.3 * i / max(1, side - 1), 4) for i in range(max(1, count // side))]
+    return knob_grid({"trigger_ratio": ratios, "kept_budget_ratio": kept})
+
+
+def sweeps(cfg: Config) -> list[Result]:
+    """A knob grid over one history: ``sweep(workers=2)`` vs ``sweep(workers=1)`` (both cold)."""
+    from workbench.sweep import sweep
+
+    knobs = _sweep_knobs(cfg.sweep_runs)
+    t1s: dict[int, Series] = {}
+    t2s: dict[int, Series] = {}
+    speed: dict[int, Series] = {}
+    sizes = sorted(set(cfg.sweep_growth) | {cfg.sweep_size})
+    for n in sizes:
+        path = cfg.histories.file(n)
+        t1s[n], t2s[n], speed[n] = Series(), Series(), Series()
+        for _ in range(cfg.runs_at(n)):
+            _cold_inline_sweep()
+            t1 = timed(lambda path=path: sweep([path], knobs, workers=1))
+            t2 = timed(lambda path=path: sweep([path], knobs, workers=2))
+            t1s[n].add(t1)
+            t2s[n].add(t2)
+            speed[n].add(t1 / t2)
+    head = cfg.sweep_size
+    warm1, warm2 = _warm_sweeps(cfg.histories.file(head), knobs, runs=min(cfg.runs, 3))
+    return [Result(
+        "sweep", f"sweep of {len(knobs)} runs on 2 workers ({head:,}-message history, path given)",
+        "the same sweep on 1 worker (in-process, caches cleared)", ">= 1.7x faster", speed[head], "x faster",
+        speed[head].median >= 1.7, t2s[head], {n: s.median for n, s in t2s.items()},
+        {n: s.median for n, s in speed.items()},
+        notes=[f"cold (as measured): 1 worker {t1s[head].median:.2f} s, 2 workers {t2s[head].median:.2f} s: a new "
+               f"pool starts, and each worker loads and counts the history before it replays",
+               f"warm (the same pool kept between sweeps, histories and counts cached in its workers): "
+               f"1 worker {warm1.median:.2f} s, 2 workers {warm2.median:.2f} s, {warm1.median / warm2.median:.1f}x"],
+    )]
+
+
+def _warm_sweeps(path: Path, knobs: list[Knobs], runs: int) -> tuple[Series, Series]:
+    """Sweeps after a first one warmed the caches: in-process, and on a kept 2-process pool."""
+    from workbench.sweep import default_executor, sweep
+
+    one, two = Series(), Series()
+    sweep([path], knobs, workers=1)
+    for _ in range(runs):
+        one.add(timed(lambda: sweep([path], knobs, workers=1)))
+    pool = default_executor(2)
+    try:
+        sweep([path], knobs, executor=pool, workers=2)
+        for _ in range(runs):
+            two.add(timed(lambda: sweep([path], knobs, executor=pool, workers=2)))
+    finally:
+        pool.shutdown(wait=True)
+    return one, two
+
+
+# -- the app --------------------------------------------------------------------------------------
+
+
+def _app_times(path: Path, runs: int) -> tuple[Series, Series]:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["WORKBENCH_HISTORIES"] = str(path.parent)
+    at = AppTest.from_file(str(ROOT / "workbench" / "app.py"), default_timeout=600)
+    at.run()
+    at.selectbox(key="history").set_value(f"{path.parent.name}/{path.name}").run()  # loads and counts: untimed
+    at.run()
+    if at.exception:
+        raise RuntimeError(f"the app failed: {at.exception}")
+    still, moved = Series(), Series()
+    for r in range(runs):
+        still.add(timed(at.run))
+        slider = at.slider(key="knob_trigger_ratio")
+        value = round(0.40 + 0.01 * r, 2)  # a value not seen before: the cached replay misses
+        moved.add(timed(lambda slider=slider, value=value: slider.set_value(value).run()))
+        if at.exception:
+            raise RuntimeError(f"the app failed after a slider move: {at.exception}")
+    return still, moved
+
+
+def app(cfg: Config) -> list[Result]:
+    """AppTest: a rerun after a slider move vs a rerun with nothing changed."""
+    sizes = sorted(set(cfg.app_growth) | {cfg.app_size})
+    moved_t: dict[int, Series] = {}
+    ratio: dict[int, Series] = {}
+    for n in sizes:
+        still, moved = _app_times(cfg.histories.file(n), cfg.runs_at(n))
+        moved_t[n] = moved
+        ratio[n] = Series([m / s for m, s in zip(moved.values, still.values, strict=True)])
+    head = cfg.app_size
+    ok = ratio[head].median <= 2 and moved_t[head].median <= 0.5
+    return [Result(
+        "app", f"app rerun after a slider move, {head:,}-message history (AppTest)",
+        "app rerun with nothing changed", "<= 2x, and <= 0.5 s median", ratio[head], "x", ok, moved_t[head],
+        {n: s.median for n, s in moved_t.items()}, {n: s.median for n, s in ratio.items()},
+        notes=[f"slider move: median {moved_t[head].median:.3f} s"],
+    )]
+
+
+# -- import time ----------------------------------------------------------------------------------
+
+
+def _python_time(code: str) -> float:
+    return timed(lambda: subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT))
+
+
+def imports(cfg: Config) -> list[Result]:
+    """``python -c 'import workbench'`` minus ``python -c pass``, in fresh interpreters."""
+    extra, extra_engine = Series(), Series()
+    for _ in range(cfg.runs):
+        base = _python_time("pass")
+        extra.add(_python_time("import workbench") - base)
+        extra_engine.add(_python_time("from workbench import simulate, load_history") - base)
+    return [Result(
+        "import", "`import workbench`", "`python -c pass`", "<= +0.5 s", extra, "+s", extra.median <= 0.5, extra,
+        notes=[f"`from workbench import simulate, load_history` (the engine: numpy, polars; tiktoken loads on first use): "
+               f"+{extra_engine.median:.2f} s median (min {extra_engine.min:.2f}, max {extra_engine.max:.2f})"],
+    )]
+
+
+# -- peak memory ----------------------------------------------------------------------------------
+
+
+def _memory_runs(path: Path, runs: int, parallel: int) -> list[dict[str, float]]:
+    probe = Path(__file__).with_name("memory_probe.py")
+    out: list[dict[str, float]] = []
+    pending = runs
+    while pending:
+        batch = [subprocess.Popen([sys.executable, str(probe), str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                 for _ in range(min(parallel, pending))]
+        for proc in batch:
+            stdout, _ = proc.communicate()
+            if proc.returncode:
+                raise RuntimeError(f"memory probe failed on {path}")
+            out.append(json.loads(stdout.strip().splitlines()[-1]))
+        pending -= len(batch)
+    return out
+
+
+def memory(cfg: Config) -> list[Result]:
+    """Peak RSS growth of load + replay in a fresh process, over the file's size."""
+    sizes = sorted(set(cfg.sizes) | {LARGE if max(cfg.sizes) >= LARGE else max(cfg.sizes)})
+    ratio: dict[int, Series] = {}
+    peak: dict[int, Series] = {}
+    loaded: dict[int, Series] = {}
+    for n in sizes:
+        path = cfg.histories.file(n)
+        size = path.stat().st_size
+        # Peak RSS of one process does not depend on others running, so two probes share the two cores.
+        # Peak memory, unlike time, does not depend on what else runs: probes go 2 at a time.
+        rows = _memory_runs(path, cfg.runs if n == max(sizes) else min(cfg.runs, 3), parallel=2)
+        peak[n] = Series([r["peak_bytes"] - r["baseline_bytes"] for r in rows])
+        ratio[n] = Series([(r["peak_bytes"] - r["baseline_bytes"]) / size for r in rows])
+        loaded[n] = Series([(r["loaded_bytes"] - r["baseline_bytes"]) / size for r in rows])
+    head = max(sizes)
+    return [Result(
+        "memory", f"peak memory of load + replay, {head:,}-message history (RSS growth in a fresh process)",
+        "the history's file size", "<= 3x", ratio[head], "x", ratio[head].median <= 3, peak[head],
+        {n: s.median for n, s in peak.items()}, {n: s.median for n, s in ratio.items()}, growth_unit="bytes",
+        notes=[f"file {cfg.histories.file(head).stat().st_size / 1e6:.0f} MB; after loading alone "
+               f"{loaded[head].median:.2f}x, so the replay adds {ratio[head].median - loaded[head].median:.2f}x "
+               f"(fixed costs included: the price registry, first-use imports)"],
+    )]
+
+
+MEASURES: dict[str, Callable[[Config], list[Result]]] = {
+    "replay": replay,
+    "counting": counting,
+    "sweep": sweeps,
+    "app": app,
+    "import": imports,
+    "memory": memory,
+}
+
+
+def temp_folder() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="workbench-bench-")

@@ -1,0 +1,52 @@
+"""benchmarks/run.py works: a tiny run of the replay measure prints its table (no timing is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_quick_replay_benchmark_prints_a_table() -> None:
+    """`run.py --quick --only replay` checks the naive replay against simulate and prints both rows."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "replay", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert out.startswith("Machine: ")
+    assert "| replay of a 1,000-message history (tokens already counted) |" in out
+    assert "| same replay | naive replay re-summing the context at every check" in out
+    assert "| replay | 1k: " in out  # the growth table
+
+
+def test_naive_replay_agrees_with_simulate() -> None:
+    """The naive reference computes the same run as the engine, compressions and timeline included."""
+    spec = importlib.util.spec_from_file_location("bench_naive", ROOT / "benchmarks" / "naive.py")
+    assert spec is not None and spec.loader is not None
+    naive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(naive)
+
+    from workbench.history.generate import generate_session
+    from workbench.knobs import Knobs
+    from workbench.simulate import simulate
+    from workbench.tokens import CountCache
+
+    history = generate_session(3, turns=60, tool_heavy=0.4)
+    cases = (
+        Knobs(context_window_tokens=20_000),
+        Knobs(context_window_tokens=30_000, latency_steps=2),
+        Knobs(strategy="staged", context_window_tokens=20_000),  # elisions change what is in context
+    )
+    for knobs in cases:
+        cache = CountCache()
+        run = simulate(history, knobs, cache=cache)
+        assert run.metrics.compressions > 0
+        assert naive.same_run(run, naive.naive_simulate(history, knobs, cache=cache))
