@@ -189,10 +189,24 @@ def _tasks(
     return tasks
 
 
+# Imported once in the fork server, so each worker starts with the engine loaded (~0.5 s saved per worker).
+_PRELOAD = ["numpy", "polars", "yaml", "workbench.simulate", "workbench.sweep", "workbench.history.readers"]
+
+
 def default_executor(workers: int | None = None) -> ProcessPoolExecutor:
-    """A process pool that starts workers with ``spawn``: polars' thread pool does not survive ``fork``."""
-    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1,
-                               mp_context=multiprocessing.get_context("spawn"))
+    """A process pool whose workers fork from a clean server that preloaded the engine.
+
+    Plain ``fork`` of the caller is unsafe (polars' and tiktoken's thread pools do not survive it);
+    ``forkserver`` forks from a fresh single-threaded process instead, as cheap as fork, as safe as
+    spawn. Where forkserver is missing (Windows, macOS defaults aside), ``spawn`` is used.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+    else:
+        ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx)
 
 
 def sweep(
