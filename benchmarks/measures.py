@@ -21,7 +21,7 @@ from naive import naive_simulate, same_run
 
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 from workbench.tokens import CountCache, get_encoding, render_for_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,7 +28,7 @@ def _peak_bytes() -> int:
 def main() -> None:
     from workbench.history.readers import load_history
     from workbench.knobs import Knobs
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     baseline = _peak_bytes()
     history = load_history(sys.argv[1])

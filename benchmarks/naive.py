@@ -17,7 +17,7 @@ from workbench.briefing.simulated import SimulatedBriefer
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies.base import get_policy
-from workbench.simulate import Run, _Replay
+from workbench.replay import Run, _Replay
 from workbench.tokens import CountCache
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 from workbench.sweep import knob_sample, sweep
 from workbench.tune import Constraints, tune
 

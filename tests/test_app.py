@@ -22,7 +22,7 @@ from upload_samples import format_samples
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.prices import get_prices
-from workbench.simulate import simulate
+from workbench.replay import simulate
 from workbench.ui import state as ui_state
 
 REPO = Path(__file__).resolve().parents[1]

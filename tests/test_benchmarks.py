@@ -36,7 +36,7 @@ def test_naive_replay_agrees_with_simulate() -> None:
 
     from workbench.history.generate import generate_session
     from workbench.knobs import Knobs
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
     from workbench.tokens import CountCache
 
     history = generate_session(3, turns=60, tool_heavy=0.4)

@@ -22,7 +22,7 @@ from workbench.briefing.calibrate import (
 )
 from workbench.briefing.simulated import CARRY
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 TRUTH = SizeModel(new_chars_ratio=0.2, overshoot_ratio=1.1, min_chars=600,
                   carry={"none": 0.0, "lt60": 0.95, "60to85": 0.8, "gte85": 0.6})

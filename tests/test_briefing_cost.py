@@ -14,7 +14,7 @@ from workbench.briefing.base import BriefRecord
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.knobs import Knobs
 from workbench.prices import get_prices
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 SYS = 1_000
 KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5, check_point="message", system_prompt_tokens=SYS,

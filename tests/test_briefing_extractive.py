@@ -22,7 +22,7 @@ from workbench.briefing.extractive import (
 )
 from workbench.history.model import History, Message, Part, text_part, tool_call_part
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5)
 

@@ -16,7 +16,7 @@ from workbench.briefing.live import LiveBriefer
 from workbench.bundles import run_bundles
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs, dump_knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 KEY = "sk-workbench-DISTINCTIVE-test-key-8f3a91c2e7"
 KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5)
@@ -177,7 +177,7 @@ def test_api_key_never_lands_in_cache_bundles_or_yaml(fake_provider, tmp_path):
 def test_briefing_modules_import_no_llm_client():
     """Importing the briefers (and simulate) pulls in neither litellm nor diskcache until a call is made."""
     code = (
-        "import sys, workbench.simulate, workbench.briefing.live, workbench.briefing.cache, "
+        "import sys, workbench.replay, workbench.briefing.live, workbench.briefing.cache, "
         "workbench.briefing.extractive, workbench.briefing.calibrate, workbench.bundles, workbench.real; "
         "print(sorted(m for m in ('litellm', 'diskcache') if m in sys.modules))"
     )

@@ -14,7 +14,7 @@ from workbench.cli import main
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs
 from workbench.serialize import serialize_compact_history
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 SAMPLE = shared_dir() / "golden" / "stagewise_instances_sample.sqlite"
 CHAT_B = "5e5e5e5e-0000-4000-8000-000000000002"

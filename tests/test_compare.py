@@ -6,7 +6,7 @@ from scripted import uniform_history
 
 from workbench.compare import HEADLINE_METRICS, display_deltas, format_metric, knob_differences, metric_deltas
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 
 def test_metric_deltas_subtract_a_from_b_and_judge_lower_as_better():

@@ -7,7 +7,7 @@ from scripted import tool_history, uniform_history
 
 from workbench.costs import cost_frame
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 CASES = [
     pytest.param(uniform_history(80), Knobs(context_window_tokens=32_000, check_point="message"), id="per-message"),

@@ -10,7 +10,7 @@ from workbench.history.model import History, Message, text_part, tool_call_part
 from workbench.inspector import compression_view, message_preview
 from workbench.jsjson import utf16_len
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 K = Knobs(context_window_tokens=32_000, check_point="message")
 

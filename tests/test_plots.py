@@ -14,7 +14,7 @@ from workbench import plots
 from workbench.costs import cost_frame
 from workbench.inspector import message_previews
 from workbench.knobs import Knobs
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 K = Knobs(context_window_tokens=32_000, check_point="message")
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from policy_scripts import agent, chat, plain
 
 from workbench.policies import list_policy_names
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 CHAT = chat("ua" * 40)
 BASE = plain(strategy="summarize", context_window_tokens=20_000, trigger_ratio=0.5, trigger_hard_cap_tokens=10_000_000)

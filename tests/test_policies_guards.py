@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from policy_scripts import agent, chat, plain
 
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 BASE = plain(strategy="summarize", context_window_tokens=20_000, trigger_ratio=0.5, trigger_hard_cap_tokens=10_000_000)
 RULES = chat("s" + "ua" * 40, texts={5: "# AGENTS.md instructions for /repo\n"})

@@ -25,7 +25,7 @@ from workbench.offload import (
     summarization_events,
 )
 from workbench.presets import get_preset
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 CHAT = chat("s" + "ua" * 40)
 MSAGENT = get_preset("msagent").replace(

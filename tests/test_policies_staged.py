@@ -17,7 +17,7 @@ from workbench.history.readers import load_history
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
 from workbench.presets import get_preset
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 STAGED = plain(
     strategy="staged",

@@ -22,7 +22,7 @@ from workbench.probes import (
     probe_run,
     probe_summary,
 )
-from workbench.simulate import simulate
+from workbench.replay import simulate
 
 
 def _user(i: int, text: str) -> Message:

@@ -26,3 +26,12 @@ def test_a_whole_replay_pulls_in_no_ui_or_llm_client():
         "for i in range(50))); r = workbench.simulate(h, workbench.Knobs(context_window_tokens=32000))"
     )
     assert not loaded & set(HEAVY)
+
+
+def test_from_workbench_import_simulate_is_the_function_whatever_was_imported_first():
+    code = (
+        "import workbench.replay, workbench.plots, workbench.costs; from workbench import simulate; "
+        "print(callable(simulate) and simulate.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "simulate"

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from real_histories import real_history_paths
 
-from workbench import Knobs, load_history
-from workbench.simulate import simulate
+from workbench import Knobs, load_history, simulate
 from workbench.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_histories"

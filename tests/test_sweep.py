@@ -16,7 +16,7 @@ from workbench.history.model import History, Message, text_part
 from workbench.history.writers import dump_canonical_jsonl
 from workbench.knobs import Knobs
 from workbench.probes import PROBE_COLUMNS
-from workbench.simulate import Metrics, simulate
+from workbench.replay import Metrics, simulate
 from workbench.sweep import (
     expand_history_paths,
     knob_grid,

@@ -24,8 +24,8 @@ _EXPORTS = {
     "Knobs": "workbench.knobs",
     "load_knobs": "workbench.knobs",
     "dump_knobs": "workbench.knobs",
-    "simulate": "workbench.simulate",
-    "Run": "workbench.simulate",
+    "simulate": "workbench.replay",
+    "Run": "workbench.replay",
     "SimulatedBriefer": "workbench.briefing.simulated",
     "list_policy_names": "workbench.policies.base",
 }

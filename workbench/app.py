@@ -2,7 +2,7 @@
 
 Read top to bottom: queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric
 cards → tabs; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number
-comes from the engine (``workbench.simulate``, ``costs``, ``inspector``, ``compare``, ``sweep``); this
+comes from the engine (``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this
 file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
 behind a button in the Live runs tab.
 """

@@ -20,7 +20,7 @@ from workbench.history.model import History, Message
 from workbench.jsjson import utf16_len
 
 if TYPE_CHECKING:
-    from workbench.simulate import Run
+    from workbench.replay import Run
 
 FILES = ("system-prompt.md", "user-message.md", "compact-history.xml", "actual-output.md", "metadata.json")
 

@@ -10,7 +10,7 @@ import dataclasses
 import polars as pl
 
 from workbench.knobs import Knobs
-from workbench.simulate import Metrics
+from workbench.replay import Metrics
 
 # (metric field, label, lower is better) in the order the app shows them.
 HEADLINE_METRICS: tuple[tuple[str, str, bool], ...] = (

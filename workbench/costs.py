@@ -13,7 +13,7 @@ import polars as pl
 
 from workbench.history.model import History
 from workbench.prices import Prices, get_prices
-from workbench.simulate import Run
+from workbench.replay import Run
 from workbench.tokens import CountCache
 
 # A segment of prompt-cache reuse ends where the replay changes the context under the agent.
@@ -34,7 +34,7 @@ def cost_frame(
     cum_tokens, cum_dollars, cum_dollars_cached, baseline_cum_tokens, baseline_cum_dollars.
     The last row's cum_tokens is ``run.metrics.tokens_per_task`` and cum_dollars its dollars_per_task.
     """
-    from workbench.simulate import DEFAULT_CACHE
+    from workbench.replay import DEFAULT_CACHE
 
     k = run.knobs
     p = prices or get_prices(k.model)

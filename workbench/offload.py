@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.history.model import History, Message
-from workbench.simulate import Compression, Run
+from workbench.replay import Compression, Run
 
 PREFIXES = {"user": "Human", "assistant": "AI", "tool": "Tool", "system": "System"}
 

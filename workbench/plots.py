@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
-from workbench.simulate import Run
+from workbench.replay import Run
 
 SYSTEM = "#9aa0a6"
 BRIEFING = "#8e6cc9"

@@ -25,7 +25,7 @@ from workbench.tokens import render_for_tokenizer
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
     from workbench.history.model import History
-    from workbench.simulate import Compression, Run
+    from workbench.replay import Compression, Run
 
 JUDGE_VERSION = "workbench-probe-judge-v1"  # part of every cache key: bump when a prompt changes
 DIMENSIONS = ("accuracy", "context_awareness", "artifact_trail", "completeness", "continuity", "instruction_following")

@@ -27,7 +27,7 @@ from workbench.tokens import render_for_tokenizer
 if TYPE_CHECKING:
     from workbench.briefing.base import Briefer
     from workbench.knobs import Knobs
-    from workbench.simulate import Run
+    from workbench.replay import Run
 
 __all__ = [
     "KINDS", "PROBES", "PROBE_COLUMNS", "PROBE_OF_KIND", "Fact", "FactIndex", "ProbeReport", "extract_facts",
@@ -303,7 +303,7 @@ def probe_briefer() -> Briefer:
 
 def probe_history(history: History, knobs: Knobs | None = None, briefer: Briefer | None = None) -> ProbeReport:
     """Replay ``history`` with the probe briefer (extractive when present) and probe the run."""
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     run = simulate(history, knobs, briefer or probe_briefer())
     return probe_run(run, history)

@@ -133,7 +133,7 @@ def _history_of(source: str | History) -> History:
 
 def _run_task(task: _Task) -> list[dict[str, Any]]:
     """Replay one history under a chunk of knob sets; one row per run (runs in a worker)."""
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     history = _history_of(task.source)
     path = None if isinstance(task.source, History) else str(task.source)
@@ -190,7 +190,7 @@ def _tasks(
 
 
 # Imported once in the fork server, so each worker starts with the engine loaded (~0.5 s saved per worker).
-_PRELOAD = ["numpy", "polars", "yaml", "workbench.simulate", "workbench.sweep", "workbench.history.readers"]
+_PRELOAD = ["numpy", "polars", "yaml", "workbench.replay", "workbench.sweep", "workbench.history.readers"]
 
 
 def default_executor(workers: int | None = None) -> ProcessPoolExecutor:

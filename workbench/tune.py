@@ -188,7 +188,7 @@ def tune(
     t0 = time.perf_counter()
     base = base or Knobs()
     constraints = constraints or Constraints()
-    from workbench.simulate import Metrics
+    from workbench.replay import Metrics
 
     metrics = {f.name for f in dataclasses.fields(Metrics)}
     if objective not in OBJECTIVES and objective not in metrics:

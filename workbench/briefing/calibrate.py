@@ -30,7 +30,7 @@ from workbench.knobs import KNOB_SPECS, Knobs
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
     from workbench.history.model import History
-    from workbench.simulate import Run
+    from workbench.replay import Run
 
 BUCKETS = ("lt60", "60to85", "gte85")
 NEAR_CAP_RATIO = 0.8  # answers this close to the target tell us where the model stops growing

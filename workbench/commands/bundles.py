@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.bundles import make_bundles
     from workbench.real import load_real_histories
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     out: Path = args.out
     if out.exists() and not out.is_dir():

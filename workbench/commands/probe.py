@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from workbench.history.model import History
     from workbench.probes import ProbeReport
-    from workbench.simulate import Run
+    from workbench.replay import Run
 
 NAME = "probe"
 HELP = "Replay a history and check which facts (files, decisions, errors, links, next step) survive compaction."
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.history.readers import load_history
     from workbench.probes import facts_frame, probe_run
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
     from workbench.sweep import write_sweep
 
     knobs = knobs_from_args(args)

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.history.readers import load_history
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)

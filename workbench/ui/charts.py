@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
-from workbench.simulate import Metrics, Run
+from workbench.replay import Metrics, Run
 
 COUNTERFACTUAL = (
     "Counterfactual replay: assumes the agent would have sent the same messages after each compaction."

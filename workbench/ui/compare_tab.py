@@ -7,7 +7,7 @@ import streamlit as st
 from workbench import plots
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.simulate import Run
+from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.history.model import History
-from workbench.simulate import Run
+from workbench.replay import Run
 
 LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
 COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",

@@ -14,7 +14,7 @@ import streamlit as st
 from workbench import plots
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.simulate import Run
+from workbench.replay import Run
 from workbench.ui.charts import metric_cards, show
 from workbench.ui.inspect_tab import LIVE_RUN
 
@@ -73,7 +73,7 @@ def _run_live(history: History, knobs: Knobs, models: list[str], api_key: str | 
               timeout: float, use_cache: bool, expected: int) -> None:
     from workbench.briefing.cache import BriefingCache
     from workbench.briefing.live import LiveBriefer
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     bar = st.progress(0.0, text="starting…")
     status = st.empty()

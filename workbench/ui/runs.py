@@ -11,7 +11,7 @@ import streamlit as st
 
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.simulate import Run
+from workbench.replay import Run
 
 
 def _briefer(name: str):  # noqa: ANN202 - a Briefer
@@ -25,7 +25,7 @@ def _briefer(name: str):  # noqa: ANN202 - a Briefer
 @st.cache_resource(show_spinner=False, max_entries=64)
 def replay(history_key: str, knobs: Knobs, briefer: str, _history: History) -> Run:
     """``simulate`` once per (history digest, knobs, offline briefer)."""
-    from workbench.simulate import simulate
+    from workbench.replay import simulate
 
     return simulate(_history, knobs, _briefer(briefer))
 

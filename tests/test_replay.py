@@ -1,4 +1,4 @@
-"""The replay, pinned on scripted histories: where compression fires, where the boundary falls, what it costs."""
+"""The replay (workbench/replay.py), pinned on scripted histories: where compression fires, where the boundary falls, what it costs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scripted import sized_history, tool_history, uniform_history
 from workbench.briefing.base import BriefRecord, BriefRequest
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs
-from workbench.simulate import check_indices, simulate
+from workbench.replay import check_indices, simulate
 
 # 4,000-char messages estimate ceil((4000 + 400) / 4) = 1,100 tokens each. At a 32k window the trigger
 # is 0.65 × 32,000 = 20,800 (strict >) and the kept budget 6,400 tokens (5 messages), floor 10.
