@@ -13,8 +13,8 @@ from workbench.bundles import FILES, bundle_folders, chat_folder, clean_title, m
 from workbench.cli import main
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs
-from workbench.serialize import serialize_compact_history
 from workbench.replay import simulate
+from workbench.serialize import serialize_compact_history
 
 SAMPLE = shared_dir() / "golden" / "stagewise_instances_sample.sqlite"
 CHAT_B = "5e5e5e5e-0000-4000-8000-000000000002"

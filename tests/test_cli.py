@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from scripted import uniform_history
 
 from workbench.cli import main
 from workbench.history.writers import write_canonical_jsonl
-from scripted import uniform_history
 
 
 @pytest.fixture

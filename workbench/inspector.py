@@ -14,8 +14,8 @@ import polars as pl
 
 from workbench.briefing.prompt import build_user_message
 from workbench.history.model import History, Message
-from workbench.serialize import serialize_compact_history, serialize_message
 from workbench.replay import Compression, Run
+from workbench.serialize import serialize_compact_history, serialize_message
 
 PREVIEW_CHARS = 120
 
