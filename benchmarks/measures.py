@@ -166,10 +166,7 @@ def _cold_inline_sweep() -> None:
         histories.clear()
     if hasattr(sweep_mod, "_WORKER_CACHE"):
         sweep_mod._WORKER_CACHE = CountCache(max_tables=256)
-    for name in ("history_index", "_pin_mask"):  # lru_caches keyed by History
-        cached = getattr(base, name, None)
-        if hasattr(cached, "cache_clear"):
-            cached.cache_clear()
+    base.clear_caches()  # per-history indexes, keyed by digest
 
 
 def _sweep_knobs(count: int) -> list[Knobs]:

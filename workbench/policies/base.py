@@ -15,7 +15,6 @@ tells ``decide`` which one fired (``state.trigger``). Without ``watches`` the re
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -170,9 +169,24 @@ class HistoryIndex:
         return cut
 
 
-@functools.lru_cache(maxsize=64)
+_INDEX_CACHE: dict[str, HistoryIndex] = {}
+
+
 def history_index(history: History) -> HistoryIndex:
-    """The HistoryIndex of a history (cached by content)."""
+    """The HistoryIndex of a history, cached by content digest.
+
+    Keyed by digest rather than by the History itself: an equal history loaded again would make a
+    History-keyed cache compare every message on lookup.
+    """
+    found = _INDEX_CACHE.get(history.digest)
+    if found is None:
+        if len(_INDEX_CACHE) >= 64:
+            _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
+        found = _INDEX_CACHE[history.digest] = _build_index(history)
+    return found
+
+
+def _build_index(history: History) -> HistoryIndex:
     roles = np.fromiter((ROLE_CODES.get(m.role, 4) for m in history.messages), dtype=np.int8,
                         count=len(history.messages))
     prev = np.concatenate(([-1], roles[:-1])) if len(roles) else roles
@@ -187,8 +201,26 @@ def history_index(history: History) -> HistoryIndex:
     )
 
 
-@functools.lru_cache(maxsize=64)
+_PIN_CACHE: dict[tuple[str, bool, bool, int, str], np.ndarray] = {}
+
+
 def _pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str) -> np.ndarray:
+    key = (history.digest, system, first_user, first_n, pattern)
+    found = _PIN_CACHE.get(key)
+    if found is None:
+        if len(_PIN_CACHE) >= 64:
+            _PIN_CACHE.pop(next(iter(_PIN_CACHE)))
+        found = _PIN_CACHE[key] = _build_pin_mask(history, system, first_user, first_n, pattern)
+    return found
+
+
+def clear_caches() -> None:
+    """Forget per-history indexes (benchmarks measure cold runs with it)."""
+    _INDEX_CACHE.clear()
+    _PIN_CACHE.clear()
+
+
+def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str) -> np.ndarray:
     n = len(history.messages)
     mask = np.zeros(n, dtype=bool)
     index = history_index(history)
