@@ -500,7 +500,9 @@ class _Replay:
 
         return BriefRequest(
             chain_index=chain_index,
-            folded=tuple(m for j, m in enumerate(h.messages[read_from:boundary], read_from) if j not in skip),
+            folded=tuple(m for j, m in enumerate(h.messages[read_from:boundary], read_from) if j not in skip)
+            if skip
+            else h.messages[read_from:boundary],
             folded_from=folded_from,
             boundary=boundary,
             previous_briefing=None if act.regenerate else prev_text,
