@@ -25,7 +25,7 @@ _EXPORTS = {
     "load_knobs": "workbench.knobs",
     "dump_knobs": "workbench.knobs",
     "simulate": "workbench.replay",
-    "Run": "workbench.replay",
+    "Run": "workbench.results",
     "SimulatedBriefer": "workbench.briefing.simulated",
     "list_policy_names": "workbench.policies.base",
 }

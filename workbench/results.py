@@ -1,0 +1,157 @@
+"""What a replay returns: the Run with its timeline, compressions, events and metrics.
+
+Plain frozen values, so faces, sweeps and tests read results without knowing how the replay works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import polars as pl
+
+from workbench.briefing.base import BriefRecord
+from workbench.knobs import Knobs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compression:
+    """One compression of a run: where it started, where the boundary fell, what the briefing cost."""
+
+    chain_index: int
+    status: str  # landed | failed | superseded | in-flight
+    check_started: int
+    index_started: int
+    check_landed: int | None
+    index_landed: int | None
+    boundary: int  # first kept message
+    folded_from: int  # previous boundary: messages [folded_from, boundary) are newly folded
+    messages_folded: int
+    kept: int  # verbatim messages at the start (index_started + 1 - boundary)
+    kept_tokens: int | None  # the walk's estimate of what it kept
+    outcome: str
+    reason: str
+    summarize: bool
+    tokens_before: int
+    tokens_after: int | None
+    previous_chars: int
+    bucket: str
+    ratio: float
+    percent: int
+    new_material_chars: int
+    compact_history_chars: int
+    briefing_chars: int
+    briefing_tokens: int
+    record: BriefRecord
+    trigger: str = "threshold"  # which watch started it: threshold, count, manual, reactive, task-boundary, ...
+    freed_tokens: int | None = None  # context at landing without it minus with it
+    ineffective: bool = False  # freed less than min_savings_ratio of the context
+    thrash: bool = False  # landed within thrash_window_checks of the previous landing
+    pinned: tuple[int, ...] = ()  # messages before the boundary kept in context (never folded)
+    style: str = "incremental"  # briefing family: incremental, anchored, regenerative, opaque, none
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        rec = out.pop("record")
+        out["briefer_model"] = rec["model"]
+        out["briefer_cache_hit"] = rec["cache_hit"]
+        out["briefer_cost_usd"] = rec["cost_usd"]
+        out["briefer_attempts"] = [a["outcome"] + ":" + a["model"] for a in rec["attempts"]]
+        out["briefing_text"] = rec["text"]
+        out["leak_previous_tag"] = rec["leak_previous_tag"]
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Something that happened at a check: a compression started/landed/failed, an elision, an overflow."""
+
+    check: int
+    index: int
+    kind: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metrics:
+    """What a run cost and how close it came to the window."""
+
+    messages: int
+    checks: int
+    window_tokens: int
+    peak_tokens: int
+    peak_ratio: float
+    baseline_peak_tokens: int
+    mean_context_tokens: float
+    compressions: int
+    failed_compressions: int
+    superseded_compressions: int
+    skipped_checks: int
+    elisions: int
+    elided_messages: int
+    overflows: int  # checks above the window
+    overflow_events: int  # separate runs of checks above the window
+    agent_calls: int
+    agent_input_tokens: int
+    agent_output_tokens: int
+    briefer_input_tokens: int
+    briefer_output_tokens: int
+    briefer_calls: int  # compressions that asked the briefer
+    briefer_cache_hits: int  # of those, answered from the disk cache (no provider request)
+    briefer_requests: int  # provider attempts made (0 for the simulated and extractive briefers)
+    tokens_per_task: int
+    baseline_tokens_per_task: int
+    dollars_per_task: float
+    dollars_per_task_cached: float
+    agent_dollars: float
+    briefer_dollars: float
+    cache_read_tokens: int
+    cache_write_tokens: int
+    max_briefing_chars: int
+    final_briefing_chars: int
+    prices_known: bool
+    reactive_compressions: int = 0  # landed because a check overflowed the window
+    manual_compressions: int = 0  # landed at a manual_compact_checks check
+    ineffective_compressions: int = 0  # landed but freed less than min_savings_ratio of the context
+    thrash_events: int = 0  # landed within thrash_window_checks of the previous landing
+    cooldown_skips: int = 0  # checks where a proactive compaction would have started but the cooldown held it
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """The result of one replay: per-check timeline, compressions, events and metrics."""
+
+    history_id: str
+    knobs: Knobs
+    timeline: pl.DataFrame
+    compressions: tuple[Compression, ...]
+    events: tuple[Event, ...]
+    metrics: Metrics
+    briefer: str = "simulated"
+    notes: tuple[str, ...] = ()
+
+    def compressions_frame(self) -> pl.DataFrame:
+        """One row per compression (the briefing text left out)."""
+        rows = [{k: v for k, v in c.to_dict().items() if k != "briefing_text"} for c in self.compressions]
+        if not rows:
+            return pl.DataFrame(schema={"chain_index": pl.Int64, "status": pl.Utf8})
+        return pl.DataFrame(rows)
+
+    def to_json_dict(self, *, timeline: bool = True) -> dict[str, Any]:
+        import yaml
+
+        from workbench.knobs import dump_knobs
+
+        out: dict[str, Any] = {
+            "history": self.history_id,
+            "knobs": yaml.safe_load(dump_knobs(self.knobs)),
+            "metrics": self.metrics.to_dict(),
+            "compressions": [c.to_dict() for c in self.compressions],
+            "events": [asdict(e) for e in self.events],
+        }
+        if timeline:
+            out["timeline"] = self.timeline.to_dicts()
+        return out
