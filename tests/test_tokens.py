@@ -1,0 +1,81 @@
+"""Token counting: tiktoken encodings work offline from litellm's files; counts are made once per message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from scripted import tool_history, uniform_history
+
+from workbench.knobs import Knobs
+from workbench.replay import simulate
+from workbench.tokens import (
+    TOKENIZER_OVERHEAD_TOKENS,
+    CountCache,
+    count_text_tokens,
+    get_encoding,
+    litellm_tokenizer_dir,
+)
+
+
+def test_litellm_ships_the_encodings():
+    folder = litellm_tokenizer_dir()
+    assert folder is not None and folder.is_dir()
+    assert len([p for p in folder.iterdir() if len(p.name) == 40]) >= 3  # tiktoken's sha1-named cache files
+
+
+def test_encodings_load_offline_in_a_fresh_process():
+    """No network: a clean process with TIKTOKEN_CACHE_DIR unset still encodes with both encodings."""
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env["HTTPS_PROXY"] = env["HTTP_PROXY"] = "http://127.0.0.1:9"  # any download attempt would fail fast
+    code = (
+        "from workbench.tokens import get_encoding; "
+        "print(len(get_encoding('cl100k_base').encode('hello world')), "
+        "len(get_encoding('o200k_base').encode('hello world')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding", "tokens"),
+    [("hello world", "cl100k_base", 2), ("hello world", "o200k_base", 2), ("", "cl100k_base", 0)],
+)
+def test_known_counts(text, encoding, tokens):
+    assert count_text_tokens(text, encoding) == tokens == len(get_encoding(encoding).encode(text))
+
+
+def test_estimate_counts_utf16_units():
+    assert count_text_tokens("a" * 9, "estimate") == 3  # ceil(9 / 4)
+    assert count_text_tokens("😀" * 2, "estimate") == 1  # 4 UTF-16 units
+
+
+def test_tokenizer_counts_per_message_include_the_chat_overhead():
+    h = uniform_history(3, chars=8)  # "aaaaaaaa" per message
+    counts = CountCache().counts_for(h).encoded("cl100k_base")
+    enc = get_encoding("cl100k_base")
+    for msg, value in zip(h.messages, counts, strict=True):
+        assert value == len(enc.encode(msg.role + "\n" + "a" * 8)) + TOKENIZER_OVERHEAD_TOKENS
+
+
+def test_trigger_counter_and_estimator_are_chosen_separately():
+    """Counting the trigger with a tokenizer changes when compression fires; the walk keeps its estimate."""
+    h = tool_history(60)
+    est = simulate(h, Knobs(context_window_tokens=32_000))
+    tok = simulate(h, Knobs(context_window_tokens=32_000, trigger_counter="o200k_base"))
+    assert est.compressions and tok.compressions
+    assert [c.index_started for c in est.compressions] != [c.index_started for c in tok.compressions]
+    assert tok.knobs.boundary_counter == "estimate"
+
+
+def test_each_message_is_counted_once_across_knob_changes():
+    cache = CountCache()
+    h = uniform_history(40)
+    simulate(h, Knobs(trigger_counter="cl100k_base"), cache=cache)
+    encoded_before = dict(cache.encoded["cl100k_base"])
+    simulate(h, Knobs(trigger_counter="cl100k_base", trigger_ratio=0.3, chars_per_token=3.0), cache=cache)
+    assert cache.encoded["cl100k_base"] == encoded_before
+    assert len(encoded_before) == len({m.digest for m in h.messages})
