@@ -19,6 +19,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from upload_samples import format_samples
 
+from workbench.compare import compact_number
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.prices import get_prices
@@ -91,7 +92,7 @@ def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
     assert widget(at, ui_state.HISTORY).value == "sample_histories/long.jsonl"
     run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
-    assert metric(at, "peak context") == f"{run.metrics.peak_tokens:,}"
+    assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
     assert len(at.metric) == 7
     assert len(at.get("plotly_chart")) == 3
 
@@ -151,7 +152,7 @@ def test_threshold_slider_changes_compressions_exactly_as_the_engine():
         no_errors(at)
         expected = simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=ratio)).metrics
         assert metric(at, "compressions") == f"{expected.compressions:,}"
-        assert metric(at, "peak context") == f"{expected.peak_tokens:,}"
+        assert metric(at, "peak context") == compact_number(expected.peak_tokens)
     counts = {simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=r)).metrics.compressions
               for r in (0.4, 0.9)}
     assert len(counts) == 2  # the slider really matters on this history

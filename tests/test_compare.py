@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from scripted import uniform_history
 
-from workbench.compare import HEADLINE_METRICS, display_deltas, format_metric, knob_differences, metric_deltas
+from workbench.compare import (
+    HEADLINE_METRICS,
+    compact_number,
+    display_deltas,
+    format_metric,
+    knob_differences,
+    metric_deltas,
+)
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 
@@ -45,3 +53,22 @@ def test_display_deltas_writes_each_metric_in_its_unit():
     assert table["tokens per task"]["A"] == f"{a.tokens_per_task:,}"
     assert format_metric("dollars_per_task", 0.01234) == "$0.0123"
     assert format_metric("dollars_per_task", -2.5, signed=True) == "-$2.50"
+
+
+@pytest.mark.parametrize(
+    ("value", "dollars", "shown"),
+    [
+        (9_876, False, "9,876"),
+        (12_345, False, "12.3k"),
+        (103_570, False, "103.6k"),
+        (999_999, False, "1.0M"),
+        (63_329_610, False, "63.3M"),
+        (2_500_000_000, False, "2.5B"),
+        (205.38, True, "$205"),
+        (52.14, True, "$52.1"),
+        (1.2345, True, "$1.23"),
+        (0.0042, True, "$0.0042"),
+    ],
+)
+def test_compact_number_fits_a_metric_card(value, dollars, shown):
+    assert compact_number(value, dollars=dollars) == shown

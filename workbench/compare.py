@@ -63,6 +63,26 @@ def format_metric(name: str, value: float | None, *, signed: bool = False) -> st
     return f"{sign}{value:,.0f}"
 
 
+def compact_number(value: float, *, dollars: bool = False) -> str:
+    """A short form for a metric card (103.6k, 63.3M, $205): cards are narrow on a laptop screen.
+
+    >>> compact_number(103_570), compact_number(63_329_610), compact_number(205.38, dollars=True)
+    ('103.6k', '63.3M', '$205')
+    """
+    if dollars:
+        a = abs(value)
+        body = f"{a:,.0f}" if a >= 100 else f"{a:.1f}" if a >= 10 else f"{a:.2f}" if a >= 0.01 else f"{a:.4f}"
+        return ("-" if value < 0 else "") + "$" + body
+    a = abs(value)
+    if a >= 999_950_000:  # where one decimal would round up to the next unit
+        return f"{value / 1e9:.1f}B"
+    if a >= 999_950:
+        return f"{value / 1e6:.1f}M"
+    if a >= 1e4:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:,.0f}"
+
+
 def display_deltas(frame: pl.DataFrame) -> pl.DataFrame:
     """``metric_deltas`` as text, each row in its own unit (the app's table)."""
     rows = [

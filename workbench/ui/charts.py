@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.compare import compact_number
 from workbench.replay import Metrics, Run
 
 COUNTERFACTUAL = (
@@ -24,17 +25,17 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
 
     cols = st.columns(7)
     cards = (
-        ("peak context", f"{m.peak_tokens:,}", delta("peak_tokens", "{:+,}"),
-         f"tokens; no compaction: {m.baseline_peak_tokens:,}"),
+        ("peak context", compact_number(m.peak_tokens), delta("peak_tokens", "{:+,}"),
+         f"{m.peak_tokens:,} tokens; no compaction: {m.baseline_peak_tokens:,}"),
         ("peak / window", f"{m.peak_ratio:.0%}", delta("peak_ratio", "{:+.1%}"), f"window {m.window_tokens:,} tokens"),
         ("compressions", f"{m.compressions:,}", delta("compressions", "{:+,}"), "landed compressions"),
         ("overflows", f"{m.overflows:,}", delta("overflows", "{:+,}"),
          f"checks above the window, in {m.overflow_events} runs"),
         ("failed", f"{m.failed_compressions:,}", delta("failed_compressions", "{:+,}"),
          "failed compressions: the briefer failed and the history stayed uncompressed"),
-        ("tokens / task", f"{m.tokens_per_task / 1e6:,.2f} M", delta("tokens_per_task", "{:+,}"),
+        ("tokens / task", compact_number(m.tokens_per_task), delta("tokens_per_task", "{:+,}"),
          f"tokens per task: {m.tokens_per_task:,} (agent + briefer, in and out); no compaction: {m.baseline_tokens_per_task:,}"),
-        ("dollars / task", f"${m.dollars_per_task:,.2f}", delta("dollars_per_task", "{:+,.2f}"),
+        ("dollars / task", compact_number(m.dollars_per_task, dollars=True), delta("dollars_per_task", "{:+,.2f}"),
          f"dollars per task; ${m.dollars_per_task_cached:,.2f} with prompt caching"
          + ("" if m.prices_known else "; model not in the price registry")),
     )
