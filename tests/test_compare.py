@@ -60,7 +60,8 @@ def test_display_deltas_writes_each_metric_in_its_unit():
     [
         (9_876, False, "9,876"),
         (12_345, False, "12.3k"),
-        (103_570, False, "103.6k"),
+        (103_570, False, "104k"),
+        (99_949, False, "99.9k"),
         (999_999, False, "1.0M"),
         (63_329_610, False, "63.3M"),
         (2_500_000_000, False, "2.5B"),

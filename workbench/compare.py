@@ -64,10 +64,10 @@ def format_metric(name: str, value: float | None, *, signed: bool = False) -> st
 
 
 def compact_number(value: float, *, dollars: bool = False) -> str:
-    """A short form for a metric card (103.6k, 63.3M, $205): cards are narrow on a laptop screen.
+    """A short form for a metric card (104k, 63.3M, $205): cards are narrow on a laptop screen.
 
     >>> compact_number(103_570), compact_number(63_329_610), compact_number(205.38, dollars=True)
-    ('103.6k', '63.3M', '$205')
+    ('104k', '63.3M', '$205')
     """
     if dollars:
         a = abs(value)
@@ -78,6 +78,8 @@ def compact_number(value: float, *, dollars: bool = False) -> str:
         return f"{value / 1e9:.1f}B"
     if a >= 999_950:
         return f"{value / 1e6:.1f}M"
+    if a >= 99_950:
+        return f"{value / 1e3:.0f}k"
     if a >= 1e4:
         return f"{value / 1e3:.1f}k"
     return f"{value:,.0f}"
