@@ -24,6 +24,7 @@ from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.prices import get_prices
 from workbench.replay import simulate
+from workbench.tune import Constraints, check_config
 from workbench.ui import state as ui_state
 
 REPO = Path(__file__).resolve().parents[1]
@@ -321,6 +322,74 @@ def test_sweep_runs_a_grid_and_loads_a_cell():
     x, y = frame.select("trigger_ratio", "kept_budget_ratio").unique(maintain_order=True).rows()[3]
     assert widget(at, "knob_trigger_ratio").value == x
     assert widget(at, "knob_kept_budget_ratio").value == y
+
+
+TUNED = Constraints(max_overflows=0, min_retention=0.2, max_compressions=10)
+
+
+def tuned_app() -> AppTest:
+    """The Sweep tab on the short sample (20k window) after an auto-tune for dollars under ``TUNED``."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "tune_objective").set_value("dollars").run()
+    widget(at, "tune_min_retention").set_value(TUNED.min_retention).run()
+    widget(at, "tune_max_compressions").set_value(TUNED.max_compressions).run()
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    return at
+
+
+def test_sweep_tab_has_an_auto_tune_section():
+    """The Sweep tab offers auto-tune: objective, constraints with no overflow allowed by default, a run button."""
+    at = app(tab="Sweep")
+    no_errors(at)
+    assert any(h.value == "Auto-tune" for h in at.subheader)
+    assert widget(at, "tune_objective").value == "tokens"
+    assert widget(at, "tune_max_overflows").value == 0
+    assert widget(at, "tune_min_retention").value == 0.0
+    assert widget(at, "tune_max_compressions").value is None  # no limit
+    assert not at.button(key="tune_go").disabled
+    assert "tune_result" not in at.session_state
+
+
+def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
+    """The winner replays afresh within the constraints; the download is dump_knobs of it; the front is drawn."""
+    at = tuned_app()
+    result = at.session_state["tune_result"]["result"]
+    winner = result.best
+    assert winner is not None and result.objective == "dollars" and result.constraints == TUNED
+    assert winner != Knobs(context_window_tokens=20_000)  # the constraints move it off the sidebar's knobs
+    history = load_history(REPO / SHORT)
+    fresh = check_config(winner, [history], TUNED, objective="dollars")
+    assert fresh["feasible"] and fresh["retention"] >= TUNED.min_retention
+    assert fresh["objective"] == pytest.approx(result.best_row["objective"])
+    run = simulate(history, winner).metrics
+    assert run.overflows == 0 and run.compressions <= TUNED.max_compressions
+    assert media(at, "tune_download").decode() == dump_knobs(winner)
+    assert next(m for m in at.metric if m.label == "fact retention").value == f"{fresh['retention']:.1%}"
+    assert at.get("plotly_chart")
+
+
+def test_load_the_winner_sets_every_sidebar_widget():
+    """'Load the winner' goes through the YAML door: every sidebar widget shows the winner's value."""
+    at = tuned_app()
+    winner = at.session_state["tune_result"]["result"].best
+    at.button(key="tune_load").click().run()
+    no_errors(at)
+    for key, value in ui_state.widget_values(winner).items():
+        assert widget(at, key).value == value, key
+    assert ui_state.knobs_from_values(at.session_state) == winner
+    assert any("tuned winner" in s.value for s in at.success)
+    assert at.button(key="tune_load").disabled  # nothing left to load
+
+
+def test_auto_tune_with_impossible_constraints_says_so():
+    """When no config meets the constraints there is a warning with the closest miss, and nothing to download."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "tune_min_retention").set_value(1.0).run()
+    at.button(key="tune_go").click().run()
+    assert not at.exception
+    assert any("No config met the constraints" in w.value for w in at.warning)
+    assert not [b for b in at.get("download_button") if b.key == "tune_download"]
 
 
 def test_live_run_against_a_local_provider_then_from_the_cache(tmp_path, monkeypatch):

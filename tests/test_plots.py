@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -116,6 +117,51 @@ def test_sweep_figure_averages_over_histories():
     assert z.tolist() == [[2.0, 3.0], [2.0, 4.0]]
     fig = plots.sweep_figure(frame, "a", "b", "m")
     assert fig.data[0].type == "heatmap" and fig.layout.xaxis.title.text == "a"
+
+
+@pytest.fixture(scope="module")
+def tuned():
+    """A small tune of the short sample: high triggers overflow, small kept budgets lose facts, low triggers
+    compact too often; so part of the Pareto front misses the constraints."""
+    from workbench.history.readers import load_history
+    from workbench.tune import Constraints, tune
+
+    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl")
+    constraints = Constraints(min_retention=0.2, max_compressions=12)
+    space = {"trigger_ratio": (0.3, 0.95), "kept_budget_ratio": (0.05, 0.4)}
+    return tune([history], base=Knobs(context_window_tokens=20_000), constraints=constraints, space=space, points=3,
+                rounds=1, workers=1)
+
+
+def test_pareto_figure_draws_every_config_the_front_and_the_winner(tuned):
+    """Every config tried is one point; the front is coloured by overflows; the winner is a star at its score."""
+    fig = plots.pareto_figure(tuned)
+    assert {"misses the constraints", "meets the constraints"} <= {t.name for t in fig.data}
+    assert sum(len(t.x) for t in fig.data if t.mode == "markers" and t.name != "winner") == tuned.trials.height
+    front = _trace(fig, "Pareto front")
+    on_front = tuned.front.filter(pl.col("feasible"))
+    assert list(front.x) == on_front["objective"].to_list()
+    assert list(front.y) == on_front["retention"].to_list()
+    assert list(front.marker.color) == on_front["overflows"].to_list()
+    missing = _trace(fig, "Pareto front, misses the constraints")  # hollow: on the front, but not allowed
+    assert missing.marker.symbol == "circle-open"
+    assert len(front.x) + len(missing.x) == tuned.front.height
+    winner = _trace(fig, "winner")
+    assert (winner.x[0], winner.y[0]) == (tuned.best_row["objective"], tuned.best_row["retention"])
+    assert any(s.type == "line" and s.y0 == 0.2 for s in fig.layout.shapes)  # the retention floor
+    assert fig.layout.xaxis.title.text == "mean tokens per task"
+    assert "trigger_ratio = %{customdata[0]}" in front.hovertemplate
+
+
+def test_pareto_figure_without_a_winner_says_so(tuned):
+    """An infeasible tune still shows what was tried, with a note instead of a star."""
+    import dataclasses
+
+    nothing = dataclasses.replace(tuned, best=None, best_row=None,
+                                  trials=tuned.trials.with_columns(feasible=pl.lit(False)))
+    fig = plots.pareto_figure(nothing)
+    assert "winner" not in [t.name for t in fig.data]
+    assert any("no config met" in a.text for a in fig.layout.annotations)
 
 
 def test_plots_import_no_streamlit():

@@ -1,10 +1,12 @@
-"""The Sweep tab: a grid of two knobs over chosen histories, a heatmap of one metric, click a cell to load it."""
+"""The Sweep tab: a grid of two knobs over chosen histories, a heatmap of one metric, click a cell to load it;
+then auto-tune (``workbench.tune``) over the same histories: the winner, its Pareto front, its YAML.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -15,7 +17,13 @@ from workbench.knobs import KNOB_SPECS, Knobs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 
+if TYPE_CHECKING:
+    from workbench.tune import Constraints
+
 RESULT = "sweep_result"  # {"frame", "x", "y", "values": {axis: {label: value}}}
+TUNE = "tune_result"  # {"result": TuneResult, "current": the sidebar's score, "base": Knobs, "labels": [str]}
+# The engine's default space and a small grid: a tune of the long sample takes a few seconds in-process.
+TUNE_POINTS, TUNE_ROUNDS = 3, 1
 METRICS = {
     "peak_ratio": "peak / window",
     "overflows": "overflows (checks above the window)",
@@ -83,8 +91,6 @@ def _load_cell(knobs: Knobs) -> None:
 
 def render(current: str, history: History, knobs: Knobs, histories: dict[str, Callable[[], History]]) -> None:
     """``histories``: picker label → loader, for every history the user may add to the sweep."""
-    from workbench.sweep import knob_grid, sweep
-
     st.markdown("Replay every combination of two knobs (the others as in the sidebar) over the chosen "
                 "histories; the heatmap shows the mean of a metric over the histories.")
     c1, c2 = st.columns(2)
@@ -94,10 +100,20 @@ def render(current: str, history: History, knobs: Knobs, histories: dict[str, Ca
         y, ys = _axis("y knob", "y", "kept_budget_ratio", knobs)
     st.session_state.setdefault("sweep_histories", [current])
     chosen = st.multiselect("histories", list(histories), key="sweep_histories")
-    total = len(xs) * len(ys) * len(chosen)
     if x == y:
         st.warning("Pick two different knobs.")
-        return
+    else:
+        _grid(x, xs, y, ys, knobs, chosen, histories)
+    st.divider()
+    _tune(current, history, knobs, chosen or [current], histories)
+
+
+def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: list[str],
+          histories: dict[str, Callable[[], History]]) -> None:
+    """The sweep button, its heatmap and the cell loader."""
+    from workbench.sweep import knob_grid, sweep
+
+    total = len(xs) * len(ys) * len(chosen)
     if st.button(f"Run sweep ({total:,} replays)", type="primary", key="sweep_go", disabled=not chosen):
         try:
             grid = knob_grid({x: xs, y: ys}, base=knobs)
@@ -140,3 +156,133 @@ def render(current: str, history: History, knobs: Knobs, histories: dict[str, Ca
     row = frame.filter((frame[rx] == a) & (frame[ry] == b)).row(0, named=True)
     chosen_knobs = knobs_of_row(row)
     st.button("Load this cell into the sidebar", key="sweep_load", on_click=_load_cell, args=(chosen_knobs,))
+
+
+# -- auto-tune --------------------------------------------------------------------------------------
+
+
+def _tune_space(names: list[str], knobs: Knobs) -> dict[str, tuple[float, float]]:
+    """The engine's range for its default knobs; half to one and a half times the current value otherwise."""
+    from workbench.tune import DEFAULT_SPACE
+
+    out: dict[str, tuple[float, float]] = {}
+    for name in names:
+        spec = DEFAULT_SPACE.get(name)
+        out[name] = spec if isinstance(spec, tuple) else _default_range(name, float(getattr(knobs, name)))
+    return out
+
+
+def _queue_winner(text: str) -> None:
+    # The YAML tab's door: consume_pending sets every widget from this text before the sidebar is drawn.
+    st.session_state[ui_state.PENDING_YAML] = ("the tuned winner", text)
+
+
+def _tune_controls(knobs: Knobs) -> tuple[str, Constraints, dict[str, tuple[float, float]], int, int]:
+    """Objective, constraints and search widgets; returns (objective, Constraints, space, points, rounds)."""
+    from workbench.tune import DEFAULT_SPACE, OBJECTIVES, Constraints
+
+    st.session_state.setdefault("tune_objective", "tokens")
+    st.session_state.setdefault("tune_max_overflows", 0)
+    st.session_state.setdefault("tune_min_retention", 0.0)
+    c1, c2, c3, c4 = st.columns(4)
+    objective = c1.selectbox("minimise", list(OBJECTIVES), key="tune_objective",
+                             format_func=lambda o: f"{o} per task (mean over histories)")
+    max_overflows = c2.number_input("max overflows", 0, 10_000, step=1, key="tune_max_overflows",
+                                    help="Checks above the window, summed over the histories.")
+    min_retention = c3.slider("min fact retention", 0.0, 1.0, step=0.01, key="tune_min_retention",
+                              help="Pooled over every (compression, fact) pair of every history.")
+    max_compressions = c4.number_input("max compactions", min_value=0, value=None, step=1, placeholder="no limit",
+                                       key="tune_max_compressions", help="Landed compressions of any one history.")
+    with st.expander("Search space"):
+        st.session_state.setdefault("tune_space", list(DEFAULT_SPACE))
+        st.session_state.setdefault("tune_points", TUNE_POINTS)
+        st.session_state.setdefault("tune_rounds", TUNE_ROUNDS)
+        names = st.multiselect("knobs to search", numeric_knobs(), key="tune_space")
+        space = _tune_space(names, knobs)
+        st.caption(" · ".join(f"{n} {lo:g}–{hi:g}" for n, (lo, hi) in space.items()))
+        s1, s2 = st.columns(2)
+        points = s1.number_input("grid points per knob", 2, 9, key="tune_points",
+                                 help="The first round's grid; its size is points ^ knobs.")
+        rounds = s2.number_input("refinement rounds", 0, 5, key="tune_rounds",
+                                 help="Each round tries the neighbours of the 3 best configs at half the step.")
+    constraints = Constraints(max_overflows=int(max_overflows), min_retention=float(min_retention),
+                              max_compressions=None if max_compressions is None else int(max_compressions))
+    return objective, constraints, space, int(points), int(rounds)
+
+
+def _tune(current: str, history: History, knobs: Knobs, labels: list[str],
+          histories: dict[str, Callable[[], History]]) -> None:
+    """Auto-tune over ``labels``: the button, then the winner, its changed knobs, YAML and Pareto front."""
+    from workbench.tune import check_config, tune
+
+    st.subheader("Auto-tune")
+    st.markdown(f"Search the knobs for the cheapest config that meets the constraints on {len(labels)} "
+                f"{'history' if len(labels) == 1 else 'histories'} (those chosen above, else the current one); "
+                "the other knobs stay as in the sidebar. Offline, with the simulated briefer.")
+    objective, constraints, space, points, rounds = _tune_controls(knobs)
+    if st.button("Run auto-tune", type="primary", key="tune_go", disabled=not space):
+        bar = st.progress(0.0, text="loading histories…")
+        loaded = [history if label == current else histories[label]() for label in labels]
+
+        def progress(done: int, all_runs: int) -> None:
+            bar.progress(done / max(1, all_runs), text=f"{done:,} of {all_runs:,} replays (at most)")
+
+        try:
+            result = tune(loaded, base=knobs, objective=objective, constraints=constraints, space=space,
+                          points=points, rounds=rounds, workers=1, progress=progress)
+        except ValueError as exc:
+            bar.empty()
+            st.error(str(exc))
+            return
+        bar.progress(1.0, text=f"{result.runs.height:,} replays in {result.seconds:.1f} s")
+        current_score = check_config(knobs, loaded, constraints, objective=objective)
+        st.session_state[TUNE] = {"result": result, "current": current_score, "base": knobs, "labels": labels}
+    found = st.session_state.get(TUNE)
+    if found is not None:
+        _tune_result(found, knobs, labels)
+
+
+def _tune_result(found: dict[str, Any], knobs: Knobs, labels: list[str]) -> None:
+    from workbench.cli_command import changed_knobs
+
+    result, current = found["result"], found["current"]
+    trials = result.trials
+    tuned_on = len(found["labels"])
+    st.caption(f"Tried {trials.height:,} configs × {tuned_on} {'history' if tuned_on == 1 else 'histories'} in "
+               f"{result.seconds:.1f} s: {int(trials['feasible'].sum()):,} met the constraints, "
+               f"{result.front.height:,} on the Pareto front.")
+    if found["labels"] != labels or (found["base"] != knobs and result.best != knobs):
+        st.info("The sidebar or the histories changed since this tune ran: run it again to tune for them.")
+    if result.best is None:
+        row = trials.sort(["violation", "objective"]).row(0, named=True)
+        st.warning(f"No config met the constraints. The closest: {row['overflows']:,} overflows, fact retention "
+                   f"{row['retention']:.1%}, at most {row['max_compressions']:,} compactions. Loosen the "
+                   "constraints or search more knobs.")
+    else:
+        row = result.best_row or {}
+        cards = (  # label, column, scale, value format, delta format, lower is better
+            ("tokens / task", "tokens_per_task", 1e-6, "{:,.2f} M", "{:+,.2f} M", True),
+            ("dollars / task", "dollars_per_task", 1, "${:,.2f}", "{:+,.2f}", True),
+            ("fact retention", "retention", 1, "{:.1%}", "{:+.1%}", False),
+            ("overflows", "overflows", 1, "{:,}", "{:+,}", True),
+            ("max compactions", "max_compressions", 1, "{:,}", "{:+,}", True),
+            ("peak / window", "max_peak_ratio", 1, "{:.0%}", "{:+.0%}", True),
+        )
+        st.markdown("**Winner** (Δ against the sidebar's knobs when the tune ran)")
+        for col, (label, name, scale, fmt, dfmt, lower) in zip(st.columns(len(cards)), cards, strict=True):
+            d = (row[name] - current[name]) * scale
+            col.metric(label, fmt.format(row[name] * scale), dfmt.format(d) if d else None,
+                       delta_color="inverse" if lower else "normal", border=True)
+        changed = changed_knobs(result.best, knobs)
+        if changed:
+            st.dataframe({"knob": list(changed), "sidebar": [str(getattr(knobs, n)) for n in changed],
+                          "winner": [str(v) for v in changed.values()]}, hide_index=True, key="tune_changed")
+        else:
+            st.success("The sidebar holds the winner.")
+        text = result.best_yaml()
+        c1, c2 = st.columns(2)
+        c1.download_button("Download the winner's YAML", text, file_name="tuned_knobs.yaml",
+                           mime="application/x-yaml", key="tune_download", on_click="ignore", width="stretch")
+        c2.button("Load the winner into the sidebar", key="tune_load", on_click=_queue_winner, args=(text,),
+                  disabled=not changed, width="stretch")
+    show(plots.pareto_figure(result), "tune_pareto")
