@@ -19,3 +19,15 @@ def test_quick_start_commands_point_at_real_files():
     assert "bash scripts/test.sh" in readme
     assert (ROOT / "workbench" / "app.py").is_file()
     assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_engine_snippet_runs(tmp_path, monkeypatch, capsys):
+    """The README's ten-line engine example runs as written (from a folder holding sample_histories/)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "sample_histories").symlink_to(ROOT / "sample_histories")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, "README.md", "exec"), {})
+    first = capsys.readouterr().out.splitlines()[0].split()
+    assert int(first[0]) >= 10  # the long sample chains at least ten compressions
+    assert (tmp_path / "chosen.yaml").read_text(encoding="utf-8").startswith("version: 1")
