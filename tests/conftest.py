@@ -35,13 +35,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class MissingGolden:
     """Stands in for cases of a golden file that is not there; the test skips or fails on it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, explicit: bool = False) -> None:
         self.path = path
+        self.explicit = explicit
 
     def handle(self) -> None:
         reason = f"golden file not found: {self.path} (set WORKBENCH_SHARED or pass --golden PATH)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
+        if self.explicit or os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)  # a file named with --golden must exist: a typo must not pass as a skip
         pytest.skip(reason)
 
 
@@ -66,7 +67,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for path in files:
             data = _load(path)
             if data is None:
-                params.append(pytest.param(MissingGolden(path), id=f"{path.stem}:missing"))
+                params.append(pytest.param(MissingGolden(path, explicit=bool(option)), id=f"{path.stem}:missing"))
                 continue
             items = data.get("cases", []) if name == "golden_case" else data.get("triggerVectors", [])
             for i, item in enumerate(items):
