@@ -104,3 +104,10 @@ def test_python_dash_m_workbench_runs(history_file):
 
     proc = subprocess.run([sys.executable, "-m", "workbench", "presets"], capture_output=True, text=True)
     assert proc.returncode == 0 and "stagewise" in proc.stdout
+
+
+def test_a_cut_off_file_is_called_truncated(tmp_path, capsys):
+    path = tmp_path / "cut.json"
+    path.write_text('[{"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},', encoding="utf-8")
+    assert main(["simulate", str(path)]) == 2
+    assert "the text ends early: truncated?" in capsys.readouterr().err

@@ -54,6 +54,13 @@ def source_path(source: str) -> str | None:
     return None if source.startswith("<") else source
 
 
+def json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """The decoder's message, saying so when the text simply stops early (a cut-off download or copy)."""
+    if not text[exc.pos :].strip():
+        return f"invalid JSON: {exc.msg} (the text ends early: truncated?)"
+    return f"invalid JSON: {exc.msg}"
+
+
 def load_json(text: str, *, source: str) -> Any:
     """Parse a whole JSON document; an empty text or a syntax error raises a located HistoryError."""
     text = strip_bom(text)
@@ -62,7 +69,7 @@ def load_json(text: str, *, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno, column=exc.colno) from None
+        raise HistoryError(json_problem(exc, text), source=source, line=exc.lineno, column=exc.colno) from None
 
 
 def jsonl_records(text: str, *, source: str) -> list[Record]:
@@ -78,7 +85,7 @@ def jsonl_records(text: str, *, source: str) -> list[Record]:
         try:
             append((number, None, loads(line)))
         except json.JSONDecodeError as exc:
-            raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=number, column=exc.colno) from None
+            raise HistoryError(json_problem(exc, line), source=source, line=number, column=exc.colno) from None
     if not out:
         raise HistoryError("empty file", source=source)
     return out

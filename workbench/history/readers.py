@@ -27,6 +27,7 @@ from workbench.history.jsontext import (
     array_records,
     gc_paused,
     history_id,
+    json_problem,
     jsonl_records,
     load_json,
     locate,
@@ -239,7 +240,7 @@ def _detect(text: str, *, source: str) -> tuple[str, Any]:
     except json.JSONDecodeError as exc:
         # "Extra data" after a first value means JSONL; a .jsonl file reports errors per line.
         if not (exc.msg.startswith("Extra data") or source.lower().endswith((".jsonl", ".ndjson"))):
-            raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno, column=exc.colno) from None
+            raise HistoryError(json_problem(exc, text), source=source, line=exc.lineno, column=exc.colno) from None
     if doc is not _NOT_JSON and not (isinstance(doc, dict) and _jsonl_kind(doc)):
         kind = _document_kind(doc)
         if kind is None:
@@ -399,8 +400,7 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                 if number == 1:
                     return None
                 _check_utf8(fh, offset, number + 1, source=source)  # the whole-text path reports these first
-                raise HistoryError(f"invalid JSON: {exc.msg}", source=source, line=number,
-                                   column=exc.colno) from None
+                raise HistoryError(json_problem(exc, line), source=source, line=number, column=exc.colno) from None
             if number == 1 and not (isinstance(value, dict) and value.get("kind") == CANONICAL_KIND):
                 return None
             records.append((number, None, value))
