@@ -103,27 +103,11 @@ class RealReplay:
         """One row per real compression (texts and diffs left out)."""
         import polars as pl
 
-        rows = [
-            {
-                "number": c.number,
-                "boundary": c.boundary,
-                "boundary_role": c.boundary_role,
-                "previous_index": c.previous_index,
-                "previous_chars": c.previous_chars,
-                "bucket": c.bucket,
-                "new_material_chars": c.new_material_chars,
-                "actual_chars": c.actual_chars,
-                "policy_boundary": c.check.policy_boundary,
-                "boundary_delta": c.check.delta,
-                "reproduced": c.check.reproduced,
-                "trigger_index": c.check.trigger_index,
-                "new_chars": c.record.chars if c.record else None,
-                "new_model": c.record.model if c.record else None,
-                "similarity": c.diff.similarity if c.diff else None,
-                "links_missing": len(c.diff.links_missing_from_new) if c.diff else None,
-            }
-            for c in self.compressions
-        ]
+        rows = []
+        for c in self.compressions:
+            row = _row(c)
+            missing = row.pop("links_missing_from_new")
+            rows.append({**row, "links_missing": None if missing is None else len(missing)})
         return pl.DataFrame(rows) if rows else pl.DataFrame(schema={"number": pl.Int64})
 
     def summary(self) -> str:
@@ -311,27 +295,33 @@ def load_real_histories(path: str | Path, chat_id: str | None = None) -> list[Hi
     return [load_history(p)]
 
 
+def _row(c: RealCompression) -> dict[str, Any]:
+    """One real compression as plain values: real and policy boundary, sizes, the briefing diff."""
+    return {
+        "number": c.number,
+        "boundary": c.boundary,
+        "boundary_id": c.boundary_id,
+        "boundary_role": c.boundary_role,
+        "previous_index": c.previous_index,
+        "previous_chars": c.previous_chars,
+        "bucket": c.bucket,
+        "new_material_chars": c.new_material_chars,
+        "actual_chars": c.actual_chars,
+        "policy_boundary": c.check.policy_boundary,
+        "boundary_delta": c.check.delta,
+        "reproduced": c.check.reproduced,
+        "trigger_index": c.check.trigger_index,
+        "new_chars": c.record.chars if c.record else None,
+        "new_model": c.record.model if c.record else None,
+        "similarity": c.diff.similarity if c.diff else None,
+        "links_missing_from_new": list(c.diff.links_missing_from_new) if c.diff else None,
+    }
+
+
 def as_dict(replay: RealReplay) -> dict[str, Any]:
     """A JSON-able view (for the CLI and notebooks)."""
     return {
         "history": replay.history_id,
         "title": replay.title,
-        "compressions": [
-            {
-                "number": c.number,
-                "boundary": c.boundary,
-                "boundary_id": c.boundary_id,
-                "previous_chars": c.previous_chars,
-                "bucket": c.bucket,
-                "actual_chars": c.actual_chars,
-                "policy_boundary": c.check.policy_boundary,
-                "boundary_delta": c.check.delta,
-                "reproduced": c.check.reproduced,
-                "trigger_index": c.check.trigger_index,
-                "new_chars": c.record.chars if c.record else None,
-                "similarity": c.diff.similarity if c.diff else None,
-                "links_missing_from_new": list(c.diff.links_missing_from_new) if c.diff else None,
-            }
-            for c in replay.compressions
-        ],
+        "compressions": [_row(c) for c in replay.compressions],
     }
