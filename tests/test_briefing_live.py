@@ -198,3 +198,24 @@ def test_a_real_provider_writes_a_briefing(tmp_path: Path):
     record = LiveBriefer(models[:1], timeout_s=60, max_output_tokens=800, cache=BriefingCache(tmp_path))(request())
     assert not record.failed, record.error
     assert record.chars >= 30 and record.cost_usd > 0
+
+
+def test_a_run_and_its_cached_rerun_report_the_same_briefer_dollars(fake_provider, tmp_path):
+    """A provider's own price (here an unpriced fake model: $0) is kept, never re-priced at briefer_model."""
+    history = linked_history()
+    first = simulate(history, KNOBS, live(fake_provider, "fake-good", cache=BriefingCache(tmp_path)))
+    second = simulate(history, KNOBS, live(fake_provider, "fake-good", cache=BriefingCache(tmp_path)))
+    assert second.metrics.briefer_cache_hits == second.metrics.briefer_calls > 0
+    assert first.metrics.briefer_dollars == second.metrics.briefer_dollars == 0.0
+
+
+def test_answers_from_another_endpoint_are_not_served(fake_provider, tmp_path):
+    """The cache key holds the endpoint (without credentials): a local server's answer is not the provider's."""
+    from workbench.briefing.cache import cache_key
+
+    msgs = [{"role": "user", "content": "x"}]
+    params = {"temperature": 0.1}
+    a = cache_key("openai/m", msgs, params, "v1", api_base="http://127.0.0.1:9/v1")
+    b = cache_key("openai/m", msgs, params, "v1", api_base="http://user:pw@127.0.0.1:9/v1/")
+    c = cache_key("openai/m", msgs, params, "v1")
+    assert a == b != c

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from workbench.briefing.live import TIMEOUT_S, scrub_secrets
 from workbench.probes import PROBES, Fact, fact_index
 from workbench.tokens import render_for_tokenizer
 
@@ -146,7 +147,7 @@ class _Caller:
         if self.cache is not None:
             from workbench.briefing.cache import cache_key
 
-            key = cache_key(model, messages, self.params, JUDGE_VERSION)
+            key = cache_key(model, messages, self.params, JUDGE_VERSION, api_base=self.api_base)
             hit = self.cache.get(key)
             if hit is not None and isinstance(hit.get("text"), str):
                 return hit["text"], True
@@ -159,7 +160,7 @@ class _Caller:
         if self.api_key:
             kwargs["api_key"] = self.api_key
         self.requests += 1
-        response = litellm.completion(model=model, messages=messages, num_retries=0, **kwargs)
+        response = litellm.completion(model=model, messages=messages, num_retries=0, timeout=TIMEOUT_S, **kwargs)
         text = response.choices[0].message.content or ""
         if self.cache is not None and key is not None:
             self.cache.set(key, {"text": text, "model": model, "kind": "probe-judge"})
@@ -214,7 +215,8 @@ def judge_run(
                 scores = parse_scores(reply)
                 error = "" if any(v is not None for v in scores.values()) else "judge reply had no scores"
             except Exception as exc:  # a provider error grades nothing but must not lose the other probes
-                answer, scores, error = "", dict.fromkeys(DIMENSIONS), f"{type(exc).__name__}: {exc}"[:300]
+                problem = scrub_secrets(f"{type(exc).__name__}: {exc}", call.api_key)[:300]
+                answer, scores, error = "", dict.fromkeys(DIMENSIONS), problem
             grades.append(Grade(chain_index=c.chain_index, probe=probe, question=question, answer=answer,
                                 scores=scores, cache_hits=hits, error=error))
     return grades_frame(grades)

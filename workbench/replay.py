@@ -677,9 +677,9 @@ class _Replay:
         for c in self.compressions:
             if not c.summarize:
                 continue
-            if c.record.cost_usd or c.record.cache_hit:
+            if c.record.attempts or c.record.cache_hit:  # a provider was asked: its own price, even $0
                 b_cost += c.record.cost_usd
-            else:
+            else:  # size-only and extractive briefers: what briefer_model would have charged
                 b_cost += c.record.input_tokens * bp.input_per_token + c.record.output_tokens * bp.output_per_token
         # Baseline: every call sees the whole history so far (no compaction at all).
         a = self.assistant_idx
@@ -751,11 +751,6 @@ def _style(act: Compact) -> str:
     if act.regenerate:
         return "regenerative"
     return "anchored" if act.sections else "incremental"
-
-
-def tokens_of_text(chars: int, knobs: Knobs) -> int:
-    """Tokens of a text of ``chars`` UTF-16 units by the estimator (used for briefings)."""
-    return math.ceil(chars / knobs.chars_per_token)
 
 
 __all__ = ["Compression", "Event", "Metrics", "Run", "check_indices", "simulate", "utf16_len"]

@@ -12,7 +12,6 @@ import functools
 import importlib.util
 import math
 import os
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,10 +318,3 @@ def count_text_tokens(text: str, counter: str, *, chars_per_token: float = 4.0) 
         return int(np.ceil(utf16_len(text) / chars_per_token))
     enc = get_encoding(counter)
     return len(enc.encode_ordinary(_utf8_safe(text)))
-
-
-def estimate_history_tokens(messages: Sequence[Message], *, overhead_chars: int = 400, chars_per_token: float = 4.0) -> int:
-    """Sum of stagewise estimates over messages (a quick total for summaries)."""
-    from workbench.estimate import estimate_message_tokens
-
-    return sum(estimate_message_tokens(m, overhead_chars=overhead_chars, chars_per_token=chars_per_token) for m in messages)

@@ -40,8 +40,31 @@ def _looks_secret(name: str) -> bool:
     return any(hint in lowered for hint in _SECRET_HINTS)
 
 
-def cache_key(model: str, messages: list[dict[str, Any]], params: Mapping[str, Any], prompt_version: str) -> str:
-    """sha256 of canonical JSON of what determines the answer; raises if a credential slips in."""
+def endpoint_id(api_base: str | None) -> str:
+    """The endpoint's scheme, host and path, without any user:password part (None: the provider's own)."""
+    if not api_base:
+        return ""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(api_base)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+def cache_key(
+    model: str,
+    messages: list[dict[str, Any]],
+    params: Mapping[str, Any],
+    prompt_version: str,
+    *,
+    api_base: str | None = None,
+) -> str:
+    """sha256 of canonical JSON of what determines the answer; raises if a credential slips in.
+
+    The endpoint counts (a local or proxy server's answer must not be served for the real provider),
+    but only as scheme, host and path: credentials in the URL never reach the key.
+    """
     bad = sorted(k for k in params if _looks_secret(k) or k not in SAMPLING_FIELDS)
     if bad:
         raise ValueError(f"cache key parameters must be sampling parameters ({', '.join(SAMPLING_FIELDS)}), got {bad}")
@@ -51,6 +74,8 @@ def cache_key(model: str, messages: list[dict[str, Any]], params: Mapping[str, A
         "params": {k: params[k] for k in sorted(params)},
         "prompt_version": prompt_version,
     }
+    if api_base:
+        payload["endpoint"] = endpoint_id(api_base)
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

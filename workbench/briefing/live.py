@@ -34,8 +34,24 @@ TIMEOUT_S = 30.0
 GRACE_S = 2.0
 TEMPERATURE = 0.1
 MAX_OUTPUT_TOKENS = 20_000
-_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}")
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}|\bAIza[0-9A-Za-z_\-]{20,}")
+_BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}")
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
+
+
+def scrub_secrets(text: str, *secrets: str | None) -> str:
+    """Remove API keys from a message before it is stored, shown or exported.
+
+    Known values first (the key given, and every credential-like environment variable, whatever its
+    shape), then key-shaped strings, bearer tokens and user:password parts of URLs.
+    """
+    known = [s for s in secrets if s] + [
+        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
+    ]
+    for value in sorted(set(known), key=len, reverse=True):
+        text = text.replace(value, "***")
+    return _URL_USERINFO.sub("***@", _BEARER.sub("Bearer ***", _KEY_LIKE.sub("***", text)))
 
 
 def import_litellm() -> Any:
@@ -102,7 +118,10 @@ class LiveBriefer:
         self.requests = 0  # provider requests this object made (cache hits make none)
 
     def __repr__(self) -> str:  # never show the key
-        return f"LiveBriefer(models={list(self.cascade)!r}, api_base={self.api_base!r}, timeout_s={self.timeout_s})"
+        from workbench.briefing.cache import endpoint_id
+
+        base = endpoint_id(self.api_base) or None  # never the user:password part of the URL
+        return f"LiveBriefer(models={list(self.cascade)!r}, api_base={base!r}, timeout_s={self.timeout_s})"
 
     @property
     def cascade(self) -> tuple[str, ...]:
@@ -123,7 +142,7 @@ class LiveBriefer:
     def cache_key_for(self, model: str, messages: list[dict[str, str]]) -> str:
         from workbench.briefing.cache import cache_key
 
-        return cache_key(model, messages, self.sampling, PROMPT_VERSION)
+        return cache_key(model, messages, self.sampling, PROMPT_VERSION, api_base=self.api_base)
 
     # -- the cascade -------------------------------------------------------------------------
     def __call__(self, request: BriefRequest) -> BriefRecord:
@@ -245,9 +264,7 @@ class LiveBriefer:
         return float(value) if isinstance(value, (int, float)) else 0.0
 
     def _scrub(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return _URL_USERINFO.sub("***@", _KEY_LIKE.sub("***", text))
+        return scrub_secrets(text, self._api_key)
 
     def _cache_value(self, request: BriefRequest, record: BriefRecord) -> dict[str, Any]:
         return {

@@ -72,7 +72,7 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
 def _run_live(history: History, knobs: Knobs, models: list[str], api_key: str | None, api_base: str | None,
               timeout: float, use_cache: bool, expected: int) -> None:
     from workbench.briefing.cache import BriefingCache
-    from workbench.briefing.live import LiveBriefer
+    from workbench.briefing.live import LiveBriefer, scrub_secrets
     from workbench.replay import simulate
 
     bar = st.progress(0.0, text="starting…")
@@ -90,12 +90,16 @@ def _run_live(history: History, knobs: Knobs, models: list[str], api_key: str | 
                         f"briefer dollars so far **${seen['cost']:,.4f}**")
 
     try:
-        briefer = LiveBriefer(models, api_key=api_key, api_base=api_base, timeout_s=timeout,
-                              cache=BriefingCache() if use_cache else None)
-        result = simulate(history, knobs, briefer, on_compression=on_compression)
+        cache = BriefingCache() if use_cache else None
+        try:
+            briefer = LiveBriefer(models, api_key=api_key, api_base=api_base, timeout_s=timeout, cache=cache)
+            result = simulate(history, knobs, briefer, on_compression=on_compression)
+        finally:
+            if cache is not None:
+                cache.close()
     except Exception as exc:  # noqa: BLE001 - any provider or config problem is shown, not raised
         bar.empty()
-        st.error(f"Live run failed: {type(exc).__name__}: {exc}")
+        st.error("Live run failed: " + scrub_secrets(f"{type(exc).__name__}: {exc}", api_key))
         return
     bar.progress(1.0, text=f"done: {len(result.compressions)} compressions")
     st.session_state[LIVE_RUN] = (history.digest, result)
