@@ -18,6 +18,20 @@ def shared_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared"
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def need_shared(path: Path) -> Path:
+    """``path`` from ../shared; skips with the reason when it is missing, fails under CI (CI has shared)."""
+    if not path.exists():
+        reason = f"shared data not found: {path} (set WORKBENCH_SHARED to the shared folder)"
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
 def default_golden_files() -> list[Path]:
     return [shared_dir() / "golden" / "stagewise_visible.json"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import shared_dir
+from conftest import need_shared, shared_dir
 from test_briefing_live import KNOBS, linked_history, live
 
 from workbench.briefing.cache import BriefingCache
@@ -88,9 +88,7 @@ def test_calibration_on_cached_live_runs(fake_provider, tmp_path):
 
 
 def test_pairs_from_a_history_with_real_briefings():
-    path = shared_dir() / "golden" / "stagewise_instances_sample.sqlite"
-    if not path.is_file():
-        pytest.skip(f"sample store not found: {path}")
+    path = need_shared(shared_dir() / "golden" / "stagewise_instances_sample.sqlite")
     from workbench.history.stagewise_store import load_stagewise_sqlite
 
     chat_b = load_stagewise_sqlite(path, chat_id="5e5e5e5e-0000-4000-8000-000000000002")

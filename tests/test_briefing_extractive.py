@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted import tool_history
@@ -158,8 +157,6 @@ def test_every_planted_decision_of_the_short_sample_survives():
     from workbench.history.readers import load_history
 
     path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
-    if not path.is_file():
-        pytest.skip(f"sample not found: {path}")
     history = load_history(path)
     where = {m.id: i for i, m in enumerate(history.messages)}
     run = simulate(history, Knobs(context_window_tokens=8_000, min_kept_messages=5), ExtractiveBriefer())

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import shared_dir
+from conftest import need_shared, shared_dir
 
 from workbench.briefing.prompt import (
     CLOSING_INSTRUCTION,
@@ -42,9 +42,7 @@ def test_bucket_edges_follow_stagewise(chars, percent, bucket):
 
 def test_buckets_match_the_golden_vectors():
     """Every golden case with a compression agrees on ratio, printed percent and bucket."""
-    path = shared_dir() / "golden" / "stagewise_visible.json"
-    if not path.is_file():
-        pytest.skip(f"golden file not found: {path}")
+    path = need_shared(shared_dir() / "golden" / "stagewise_visible.json")
     cases = [c for c in json.loads(path.read_text())["cases"] if c["expected"].get("compression")]
     assert cases
     for case in cases:

@@ -677,7 +677,7 @@ class _Replay:
         for c in self.compressions:
             if not c.summarize:
                 continue
-            if c.record.attempts or c.record.cache_hit:  # a provider was asked: its own price, even $0
+            if c.record.attempts or c.record.cache_hit or c.record.cost_usd:  # priced by whoever wrote it, even $0
                 b_cost += c.record.cost_usd
             else:  # size-only and extractive briefers: what briefer_model would have charged
                 b_cost += c.record.input_tokens * bp.input_per_token + c.record.output_tokens * bp.output_per_token
