@@ -15,4 +15,4 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v a
     || echo "warning: could not install chromium; the browser test will report why"
 fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True
-exec .venv/bin/python -m pytest -n 2 "$@"
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
