@@ -9,6 +9,9 @@ The behaviour of a model is chosen by its name (the part after ``fake-``) or set
     fail   answers HTTP 500
     short  answers "ok" (under stagewise's 30-char minimum)
     leak   a good briefing wrapped in <previous-chat-history> tags
+    trickle  a good answer sent one byte of padding every 0.1 s for ``slow_s`` seconds first: the
+             connection never goes quiet long enough for a read timeout, so the call stays pending
+    echo   answers HTTP 401 quoting the request's Authorization header (as careless providers do)
 
 Every request is counted per model (``GET /stats`` or :attr:`FakeProvider.counts`).
 """
@@ -23,7 +26,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-BEHAVIOURS = ("good", "slow", "fail", "short", "leak")
+BEHAVIOURS = ("good", "slow", "fail", "short", "leak", "trickle", "echo")
 _LINK_RE = re.compile(r"\[[^\]\n]*\]\([^)\s]+\)")
 
 
@@ -155,6 +158,22 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test)
 
+        def _trickle(self, payload: dict[str, Any], seconds: float) -> None:
+            pad = int(seconds / 0.1)
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(pad + len(data)))
+                self.end_headers()
+                for _ in range(pad):  # JSON allows leading whitespace
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
         def _body(self) -> dict[str, Any]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b"{}"
@@ -190,6 +209,13 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             prompt_chars = sum(len(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
             if behaviour == "fail":
                 self._send(500, {"error": {"message": "fake provider: internal error", "type": "server_error"}})
+                return
+            if behaviour == "echo":
+                auth = self.headers.get("Authorization", "")
+                self._send(401, {"error": {"message": f"invalid credentials: {auth}", "type": "auth_error"}})
+                return
+            if behaviour == "trickle":
+                self._trickle(_completion(model, briefing_for(messages), prompt_chars), provider.slow_s)
                 return
             if behaviour == "slow":
                 time.sleep(provider.slow_s)

@@ -44,7 +44,7 @@ def request(compact: str = "<user>Fix [](path:w1/app.py) please</user>\n<assista
 def live(fake, *names: str, fallback: str | None = None, cache: BriefingCache | None = None, **kw) -> LiveBriefer:
     return LiveBriefer(
         [f"openai/{n}" for n in names], fallback_model=f"openai/{fallback}" if fallback else None,
-        api_base=fake.api_base, api_key=KEY, timeout_s=kw.pop("timeout_s", 0.5), cache=cache, **kw,
+        api_base=fake.api_base, api_key=kw.pop("api_key", KEY), timeout_s=kw.pop("timeout_s", 0.5), cache=cache, **kw,
     )
 
 
@@ -219,3 +219,25 @@ def test_answers_from_another_endpoint_are_not_served(fake_provider, tmp_path):
     b = cache_key("openai/m", msgs, params, "v1", api_base="http://user:pw@127.0.0.1:9/v1/")
     c = cache_key("openai/m", msgs, params, "v1")
     assert a == b != c
+
+
+def test_a_call_still_pending_over_http_stops_the_cascade(fake_provider):
+    """A provider that keeps the connection busy past timeout + grace: unsettled, and no second request."""
+    briefer = live(fake_provider, "fake-trickle", "fake-good", timeout_s=0.3, grace_s=0.2)
+    record = briefer(request())
+    assert record.failed
+    assert [a.outcome for a in record.attempts] == ["unsettled"]
+    assert fake_provider.counts.get("fake-good", 0) == 0
+
+
+def test_a_provider_echoing_the_key_leaves_no_trace(fake_provider, tmp_path):
+    """A 401 that quotes the Authorization header: the attempt's detail, cache and record hold no key."""
+    key = "shapelessvalue0123456789"
+    briefer = live(fake_provider, "fake-echo", "fake-good", cache=BriefingCache(tmp_path), api_key=key)
+    record = briefer(request())
+    assert [a.outcome for a in record.attempts] == ["error", "ok"]
+    assert "invalid credentials: Bearer ***" in record.attempts[0].detail  # the provider did quote it
+    assert key not in repr(record)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes()
