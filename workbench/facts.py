@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.history.model import History, Message, Part
+from workbench.textrefs import bare_urls, link_targets
 
 KINDS = ("artifact", "decision", "error", "link", "next_step")
 PROBES = ("recall", "artifact", "continuation", "decision")
@@ -49,9 +50,6 @@ _EXT_RE = "(?:" + "|".join(sorted(_EXT, key=len, reverse=True)) + ")"
 _PATH_TOKEN_RE = re.compile(r"(?:~|\.{1,2})?/?[\w@+\-.]+(?:/[\w@+\-.]+)*\." + _EXT_RE, re.IGNORECASE)
 _BACKTICK_PATH_RE = re.compile(r"`([^`\s]+\." + _EXT_RE + r")`", re.IGNORECASE)
 _FENCE_PATH_RE = re.compile(r"^([^\s`]+\." + _EXT_RE + r")[ \t]*\n```", re.IGNORECASE | re.MULTILINE)
-_PATH_LINK_RE = re.compile(r"\[[^\]\n]*\]\(path:([^)\s]+)\)")
-_MD_LINK_RE = re.compile(r"\[[^\]\n]*\]\(((?!path:)[^)\s]+)\)")
-_URL_RE = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _PATCH_RE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
 _DECISION_RE = re.compile(
     r"\b(must|mustn't|don't|do not|never|always|use|prefer|preferred|decided|decide|should|shouldn't|"
@@ -350,14 +348,17 @@ def _message_facts(c: _Collector, i: int, msg: Message) -> None:
 
 
 def _text_facts(c: _Collector, i: int, role: str, text: str) -> None:
-    for m in _PATH_LINK_RE.finditer(text):
-        c.artifact(m.group(1), "linked", i)
+    targets = [t for t in link_targets(text) if t]
+    for target in targets:
+        if target.startswith("path:"):
+            c.artifact(target[5:], "linked", i)
     if role not in ("user", "assistant"):
         return
-    for m in _MD_LINK_RE.finditer(text):
-        c.add("link", m.group(1), i, detail="markdown")
-    for m in _URL_RE.finditer(text):
-        c.add("link", m.group(0).rstrip(".,;:"), i, detail="url")
+    for target in targets:
+        if not target.startswith("path:"):
+            c.add("link", target, i, detail="markdown")
+    for url in bare_urls(text):
+        c.add("link", url, i, detail="url")
     for m in _BACKTICK_PATH_RE.finditer(text):
         if "://" not in m.group(1):
             c.artifact(m.group(1), "mentioned", i)

@@ -23,6 +23,8 @@ from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequ
 from workbench.briefing.prompt import detect_leaks
 from workbench.history.model import Message, Part
 from workbench.jsjson import js_truthy, utf16_len
+from workbench.textrefs import LINK_RE, bare_urls
+from workbench.textrefs import URL_RE as _URL_RE
 
 H_INTENT = "## Session intent"
 H_FILES = "## Files touched"
@@ -33,9 +35,6 @@ H_PROGRESS = "## Progress"
 H_STATUS = "## Current status"
 OWN_HEADINGS = (H_INTENT, H_FILES, H_DECISIONS, H_ERRORS, H_LINKS, H_PROGRESS, H_STATUS)
 
-# Inline markdown links and images, with one level of parentheses inside the target.
-LINK_RE = re.compile(r"!?\[[^\[\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
-_URL_RE = re.compile(r"(?<![\w(<\[])https?://[^\s<>()\[\]\"'`]+[^\s<>()\[\]\"'`.,;:!?]")
 _PATH_RE = re.compile(
     r"(?<![\w@:/.\-])((?:~|\.{1,2})?/?(?:[\w@+\-][\w@.+\-]*/)+[\w@.+\-]*[\w+\-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
 )
@@ -208,7 +207,7 @@ def message_facts(msg: Message) -> _Facts:
     texts = [p.text or "" for p in msg.parts or () if p.kind == "text" and p.text]
     joined = "\n".join(texts)
     if msg.role in ("user", "assistant"):
-        links = list(dict.fromkeys(LINK_RE.findall(joined) + _URL_RE.findall(LINK_RE.sub(" ", joined))))
+        links = list(dict.fromkeys(LINK_RE.findall(joined) + bare_urls(joined)))
         files += [(p, "mentioned") for p in _paths_in_text(joined)]
     for part in msg.parts or ():
         if part.kind in ("tool", "tool-result"):

@@ -1,0 +1,32 @@
+"""Links and URLs in message text: one set of patterns for whoever extracts them.
+
+The extractive briefer keeps every link it finds and the probes check that each link a folded span
+held survives; both must agree on where a link starts and ends, so both read them from here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# Inline markdown links and images, with one level of parentheses inside the target and an optional title.
+LINK_RE = re.compile(r"!?\[[^\[\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+# Bare URLs, not the target of a markdown link, without trailing sentence punctuation.
+URL_RE = re.compile(r"(?<![\w(<\[])https?://[^\s<>()\[\]\"'`]+[^\s<>()\[\]\"'`.,;:!?]")
+
+
+def link_target(link: str) -> str:
+    """The target of a markdown link: ``[a](path:x/y.py "t")`` → ``path:x/y.py``."""
+    inner = link[link.index("](") + 2 : -1]
+    return inner.split(None, 1)[0] if inner else ""
+
+
+def link_targets(text: str) -> Iterator[str]:
+    """Every markdown link target in the text, in order."""
+    for m in LINK_RE.finditer(text):
+        yield link_target(m.group(0))
+
+
+def bare_urls(text: str) -> list[str]:
+    """URLs that stand outside markdown links."""
+    return URL_RE.findall(LINK_RE.sub(" ", text))
