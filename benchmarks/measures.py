@@ -19,10 +19,10 @@ from pathlib import Path
 from harness import Histories, Result, Series, timed, timed_pair, timed_paused
 from naive import naive_simulate, same_run
 
+from workbench.counting.tokens import CountCache, get_encoding, render_for_tokenizer
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.replay import simulate
-from workbench.tokens import CountCache, get_encoding, render_for_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 LARGE = 100_000
@@ -105,7 +105,7 @@ def replay(cfg: Config) -> list[Result]:
 
 def counting(cfg: Config) -> list[Result]:
     """Cold cl100k counts vs raw encode_ordinary_batch; warm counts after a knob change vs cold."""
-    from workbench import tokens
+    from workbench.counting import tokens
 
     threads = getattr(tokens, "ENCODE_THREADS", 2)
     enc = get_encoding("cl100k_base")
@@ -158,7 +158,7 @@ def counting(cfg: Config) -> list[Result]:
 def _cold_inline_sweep() -> None:
     """Forget what earlier sweeps in this process loaded, counted and indexed: workers=1 starts cold, like
     the fresh processes of a pool (and like a new ``python -m workbench sweep``)."""
-    from workbench import sweep as sweep_mod
+    from workbench.explore import sweep as sweep_mod
     from workbench.policies import base
 
     histories = getattr(sweep_mod, "_WORKER_HISTORIES", None)
@@ -170,7 +170,7 @@ def _cold_inline_sweep() -> None:
 
 
 def _sweep_knobs(count: int) -> list[Knobs]:
-    from workbench.sweep import knob_grid
+    from workbench.explore.sweep import knob_grid
 
     side = max(1, round(count**0.5))
     ratios = [round(0.3 + 0.6 * i / max(1, side - 1), 4) for i in range(side)]
@@ -180,7 +180,7 @@ def _sweep_knobs(count: int) -> list[Knobs]:
 
 def sweeps(cfg: Config) -> list[Result]:
     """A knob grid over one history: ``sweep(workers=2)`` vs ``sweep(workers=1)`` (both cold)."""
-    from workbench.sweep import sweep
+    from workbench.explore.sweep import sweep
 
     knobs = _sweep_knobs(cfg.sweep_runs)
     t1s: dict[int, Series] = {}
@@ -213,7 +213,7 @@ def sweeps(cfg: Config) -> list[Result]:
 
 def _warm_sweeps(path: Path, knobs: list[Knobs], runs: int) -> tuple[Series, Series]:
     """Sweeps after a first one warmed the caches: in-process, and on a kept 2-process pool."""
-    from workbench.sweep import default_executor, sweep
+    from workbench.explore.sweep import default_executor, sweep
 
     one, two = Series(), Series()
     sweep([path], knobs, workers=1)

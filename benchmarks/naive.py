@@ -14,11 +14,11 @@ import math
 import numpy as np
 
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.policies.base import get_policy
-from workbench.replay import Run, _Replay
-from workbench.tokens import CountCache
+from workbench.policies import get_policy
+from workbench.replay.loop import Run, _Replay
 
 
 class NaiveReplay(_Replay):

@@ -16,11 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+from workbench.explore.sweep import knob_sample, sweep
+from workbench.explore.tune import Constraints, tune
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs
 from workbench.replay import simulate
-from workbench.sweep import knob_sample, sweep
-from workbench.tune import Constraints, tune
 
 LIMIT_S = 60.0
 

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from workbench.knobs import KNOB_SPECS, Knobs
-from workbench.policies.base import list_policy_names
+from workbench.policies import list_policy_names
 
 STRING_CANDIDATES = {"model": ["gpt-4o", "gpt-4.1-mini"], "briefer_model": ["gpt-4o-mini", "gpt-4.1-nano"]}
 

@@ -19,12 +19,12 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from upload_samples import format_samples
 
-from workbench.compare import compact_number
+from workbench.analysis.compare import compact_number
+from workbench.counting.prices import get_prices
+from workbench.explore.tune import Constraints, check_config
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
-from workbench.prices import get_prices
 from workbench.replay import simulate
-from workbench.tune import Constraints, check_config
 from workbench.ui import state as ui_state
 
 REPO = Path(__file__).resolve().parents[1]
@@ -122,9 +122,9 @@ def test_default_run_never_imports_litellm():
 
 def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
     """Installed without the repository (no sample_histories/), the app generates a small history."""
-    import workbench.sources
+    import workbench.history.sources
 
-    monkeypatch.setattr(workbench.sources, "sample_dirs", lambda: [])
+    monkeypatch.setattr(workbench.history.sources, "sample_dirs", lambda: [])
     monkeypatch.delenv("WORKBENCH_HISTORIES", raising=False)
     at = app(history=None)
     no_errors(at)

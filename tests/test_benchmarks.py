@@ -34,10 +34,10 @@ def test_naive_replay_agrees_with_simulate() -> None:
     naive = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(naive)
 
+    from workbench.counting.tokens import CountCache
     from workbench.history.generate import generate_session
     from workbench.knobs import Knobs
     from workbench.replay import simulate
-    from workbench.tokens import CountCache
 
     history = generate_session(3, turns=60, tool_heavy=0.4)
     cases = (

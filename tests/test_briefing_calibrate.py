@@ -9,7 +9,8 @@ from conftest import need_shared, shared_dir
 from test_briefing_live import KNOBS, linked_history, live
 
 from workbench.briefing.cache import BriefingCache
-from workbench.briefing.calibrate import (
+from workbench.briefing.simulated import CARRY
+from workbench.explore.briefer_calibration import (
     Pair,
     SizeModel,
     calibrate,
@@ -20,7 +21,6 @@ from workbench.briefing.calibrate import (
     pairs_from_runs,
     split_pairs,
 )
-from workbench.briefing.simulated import CARRY
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 

@@ -12,8 +12,8 @@ from scripted import sized_history
 
 from workbench.briefing.base import BriefRecord
 from workbench.briefing.extractive import ExtractiveBriefer
+from workbench.counting.prices import get_prices
 from workbench.knobs import Knobs
-from workbench.prices import get_prices
 from workbench.replay import simulate
 
 SYS = 1_000

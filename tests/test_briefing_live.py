@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from scripted import uniform_history
 
+from workbench.analysis.bundles import run_bundles
 from workbench.briefing.base import BriefRequest
 from workbench.briefing.cache import BriefingCache
 from workbench.briefing.live import LiveBriefer
-from workbench.bundles import run_bundles
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs, dump_knobs
 from workbench.replay import simulate
@@ -178,7 +178,7 @@ def test_briefing_modules_import_no_llm_client():
     """Importing the briefers (and simulate) pulls in neither litellm nor diskcache until a call is made."""
     code = (
         "import sys, workbench.replay, workbench.briefing.live, workbench.briefing.cache, "
-        "workbench.briefing.extractive, workbench.briefing.calibrate, workbench.bundles, workbench.real; "
+        "workbench.briefing.extractive, workbench.explore.briefer_calibration, workbench.analysis.bundles, workbench.analysis.stagewise_real; "
         "print(sorted(m for m in ('litellm', 'diskcache') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

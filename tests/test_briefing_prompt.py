@@ -18,7 +18,7 @@ from workbench.briefing.prompt import (
     format_en_us,
     hint_bucket,
 )
-from workbench.policies.stagewise_core import budget_bucket, js_round
+from workbench.stagewise.core import budget_bucket, js_round
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,22 @@ import json
 import pytest
 from conftest import in_ci, shared_dir
 
+from workbench.analysis.bundles import (
+    FILES,
+    bundle_folders,
+    chat_folder,
+    clean_title,
+    make_bundles,
+    real_bundles,
+    run_bundles,
+)
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.briefing.prompt import SYSTEM_PROMPT, build_user_message
-from workbench.bundles import FILES, bundle_folders, chat_folder, clean_title, make_bundles, real_bundles, run_bundles
 from workbench.cli import main
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs
 from workbench.replay import simulate
-from workbench.serialize import serialize_compact_history
+from workbench.stagewise.serialize import serialize_compact_history
 
 SAMPLE = shared_dir() / "golden" / "stagewise_instances_sample.sqlite"
 CHAT_B = "5e5e5e5e-0000-4000-8000-000000000002"

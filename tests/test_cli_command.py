@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from workbench.cli_command import changed_knobs, cli_command
+from workbench.cli.command import changed_knobs, cli_command
 from workbench.knobs import Knobs, knobs_from_dict, parse_knob_assignment
 
 

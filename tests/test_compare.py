@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scripted import uniform_history
 
-from workbench.compare import (
+from workbench.analysis.compare import (
     HEADLINE_METRICS,
     compact_number,
     display_deltas,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scripted import tool_history, uniform_history
 
-from workbench.costs import cost_frame
+from workbench.analysis.costs import cost_frame
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from workbench.estimate import content_chars, estimate_message_tokens, stagewise_total_chars
 from workbench.history.model import Message, Part
+from workbench.stagewise.estimate import content_chars, estimate_message_tokens, stagewise_total_chars
 
 
 def msg(*parts: Any, metadata: Any = None, role: str = "assistant") -> Message:

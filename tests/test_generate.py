@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from workbench.cli import main as cli_main
+from workbench.cli.samples import history_stats
 from workbench.history import load_history, parse_history, write_canonical_jsonl
-from workbench.history.generate import SAMPLES, generate_session, history_stats, main
+from workbench.history.generate import SAMPLES, generate_session
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_histories"
 SAMPLE = {s.name: s for s in SAMPLES}
@@ -125,8 +127,8 @@ def test_short_sample_regenerates_byte_for_byte():
 
 
 def test_cli_regenerates_every_sample_and_the_readme(tmp_path):
-    """``python -m workbench.history.generate --out DIR`` reproduces the shipped folder."""
-    main(["--out", str(tmp_path)])
+    """``workbench samples --out DIR`` reproduces the shipped folder."""
+    assert cli_main(["samples", "--out", str(tmp_path)]) == 0
     for name in ("short.jsonl", "long.jsonl", "tool_heavy.jsonl", "README.md"):
         assert (tmp_path / name).read_bytes() == (SAMPLE_DIR / name).read_bytes(), name
 

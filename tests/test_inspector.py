@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from scripted import tool_history, uniform_history
 
+from workbench.analysis.inspector import compression_view, message_preview
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.briefing.prompt import budget_hint
+from workbench.history.jsjson import utf16_len
 from workbench.history.model import History, Message, text_part, tool_call_part
-from workbench.inspector import compression_view, message_preview
-from workbench.jsjson import utf16_len
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.jsjson import UNDEFINED, js_number, js_slice, js_string, js_stringify, js_truthy, utf16_len
+from workbench.history.jsjson import UNDEFINED, js_number, js_slice, js_string, js_stringify, js_truthy, utf16_len
 
 # Every code point, lone surrogates included (hypothesis leaves out category Cs by default).
 any_char = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())
@@ -177,6 +177,6 @@ def test_js_truthy(value: object, truthy: bool) -> None:
 )
 def test_stringify_fast_path_agrees_with_the_exact_walk(value: object) -> None:
     """The C-encoder shortcut is taken only where it prints exactly what the Python walk prints."""
-    from workbench.jsjson import _slow
+    from workbench.history.jsjson import _slow
 
     assert js_stringify(value) == _slow(value)

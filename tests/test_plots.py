@@ -12,8 +12,8 @@ import pytest
 from scripted import uniform_history
 
 from workbench import plots
-from workbench.costs import cost_frame
-from workbench.inspector import message_previews
+from workbench.analysis.costs import cost_frame
+from workbench.analysis.inspector import message_previews
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 
@@ -123,8 +123,8 @@ def test_sweep_figure_averages_over_histories():
 def tuned():
     """A small tune of the short sample: high triggers overflow, small kept budgets lose facts, low triggers
     compact too often; so part of the Pareto front misses the constraints."""
+    from workbench.explore.tune import Constraints, tune
     from workbench.history.readers import load_history
-    from workbench.tune import Constraints, tune
 
     history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl")
     constraints = Constraints(min_retention=0.2, max_compressions=12)
@@ -166,7 +166,7 @@ def test_pareto_figure_without_a_winner_says_so(tuned):
 
 def test_plots_import_no_streamlit():
     """plots is pure: importing it must not pull in streamlit (notebooks use it too)."""
-    code = "import sys, workbench.plots, workbench.costs, workbench.inspector, workbench.compare; " \
+    code = "import sys, workbench.plots, workbench.analysis.costs, workbench.analysis.inspector, workbench.analysis.compare; " \
            "print('streamlit' in sys.modules, 'litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]

@@ -13,9 +13,7 @@ from datetime import UTC, datetime
 import pytest
 from policy_scripts import agent, chat
 
-from workbench.cli import main
-from workbench.history.writers import write_canonical_jsonl
-from workbench.offload import (
+from workbench.analysis.offload import (
     buffer_lines,
     build_offload,
     log_path,
@@ -24,6 +22,8 @@ from workbench.offload import (
     offloaded_indices,
     summarization_events,
 )
+from workbench.cli import main
+from workbench.history.writers import write_canonical_jsonl
 from workbench.presets import get_preset
 from workbench.replay import simulate
 

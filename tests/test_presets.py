@@ -137,7 +137,7 @@ def test_the_fourteen_systems_and_the_seeds_ship_as_presets():
 
 @pytest.mark.parametrize("name", list_preset_names())
 def test_each_preset_cites_its_source_and_names_a_registered_policy(name):
-    text = (resources.files("workbench") / "presets_data" / f"{name}.yaml").read_text(encoding="utf-8")
+    text = (resources.files("workbench") / "presets" / f"{name}.yaml").read_text(encoding="utf-8")
     assert text.startswith("# ") and "title:" in text and "source:" in text
     preset = next(p for p in list_presets() if p.name == name)
     assert preset.source and preset.knobs.strategy in list_policy_names()

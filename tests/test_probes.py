@@ -8,11 +8,7 @@ import polars as pl
 import pytest
 from real_histories import real_history_paths
 
-from workbench.briefing.base import BriefRecord, BriefRequest
-from workbench.briefing.simulated import SimulatedBriefer
-from workbench.history.model import History, Message, text_part, tool_call_part, tool_result_part
-from workbench.knobs import Knobs
-from workbench.probes import (
+from workbench.analysis.probes import (
     PROBE_COLUMNS,
     PROBES,
     extract_facts,
@@ -22,6 +18,10 @@ from workbench.probes import (
     probe_run,
     probe_summary,
 )
+from workbench.briefing.base import BriefRecord, BriefRequest
+from workbench.briefing.simulated import SimulatedBriefer
+from workbench.history.model import History, Message, text_part, tool_call_part, tool_result_part
+from workbench.knobs import Knobs
 from workbench.replay import simulate
 
 
@@ -131,7 +131,7 @@ def test_every_planted_file_of_the_sample_history_is_an_artifact():
 )
 def test_paths_match_on_path_boundaries(text, needle, found):
     """A path counts as present only where it stands as a whole path or a trailing part of one."""
-    from workbench.probes import Fact
+    from workbench.analysis.probes import Fact
 
     fact = Fact(kind="artifact", key=needle, index=0, needles=(needle,), path_like=True)
     assert fact_found(fact, text.lower()) is found
@@ -304,8 +304,8 @@ MOCK_SCORES = ('{"accuracy": 4, "context_awareness": 3, "artifact_trail": 2, "co
 
 def test_the_judge_grades_the_four_probes_and_caches_every_call(tmp_path):
     """One row per (compression, probe) with six 0-5 scores; a second run is served from the disk cache."""
+    from workbench.analysis.probe_judge import DIMENSIONS, judge_run
     from workbench.briefing.cache import BriefingCache
-    from workbench.probe_judge import DIMENSIONS, judge_run
 
     history = scripted_session(padding=8)
     run = simulate(history, SMALL, CannedBriefer("[](path:src/auth/login.py) edited"))
@@ -332,14 +332,14 @@ def test_the_judge_grades_the_four_probes_and_caches_every_call(tmp_path):
     ids=["clamped", "embedded-and-rounded", "missing"],
 )
 def test_judge_replies_are_parsed_and_clamped(reply, expected):
-    from workbench.probe_judge import DIMENSIONS, parse_scores
+    from workbench.analysis.probe_judge import DIMENSIONS, parse_scores
 
     scores = parse_scores(reply)
     assert tuple(scores[d] for d in DIMENSIONS) == expected
 
 
 def test_the_post_compaction_context_holds_the_briefing_and_the_kept_messages():
-    from workbench.probe_judge import post_compaction_context
+    from workbench.analysis.probe_judge import post_compaction_context
 
     history = scripted_session(padding=8)
     run = simulate(history, SMALL, CannedBriefer("BRIEFING TEXT"))

@@ -30,7 +30,7 @@ def test_a_whole_replay_pulls_in_no_ui_or_llm_client():
 
 def test_from_workbench_import_simulate_is_the_function_whatever_was_imported_first():
     code = (
-        "import workbench.replay, workbench.plots, workbench.costs; from workbench import simulate; "
+        "import workbench.replay, workbench.plots, workbench.analysis.costs; from workbench import simulate; "
         "print(callable(simulate) and simulate.__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -7,10 +7,7 @@ import json
 import pytest
 from conftest import in_ci, shared_dir
 
-from workbench.briefing.extractive import LINK_RE
-from workbench.cli import main
-from workbench.knobs import Knobs
-from workbench.real import (
+from workbench.analysis.stagewise_real import (
     as_dict,
     check_boundary,
     compression_points,
@@ -19,7 +16,10 @@ from workbench.real import (
     real_request,
     replay_real,
 )
-from workbench.serialize import serialize_compact_history
+from workbench.briefing.extractive import LINK_RE
+from workbench.cli import main
+from workbench.knobs import Knobs
+from workbench.stagewise.serialize import serialize_compact_history
 
 SAMPLE = shared_dir() / "golden" / "stagewise_instances_sample.sqlite"
 # Missing shared data skips with the reason, but fails under CI (where ../shared is always laid beside the clone).

@@ -177,7 +177,7 @@ def test_a_100k_message_history_replays():
 
 
 def test_knob_change_does_not_recount():
-    from workbench.tokens import CountCache
+    from workbench.counting.tokens import CountCache
 
     cache = CountCache()
     h = uniform_history(50)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from workbench.history.model import Message, Part
-from workbench.serialize import (
+from workbench.stagewise.serialize import (
     escape_xml,
     previous_briefing_chars,
     serialize_compact_history,

@@ -9,7 +9,7 @@ from upload_samples import format_samples, stagewise_store_bytes
 
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
-from workbench.sources import (
+from workbench.history.sources import (
     ENV_VAR,
     default_history_file,
     generated_history,

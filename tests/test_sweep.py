@@ -10,14 +10,10 @@ import polars as pl
 import pytest
 from real_histories import real_history_paths
 
-from workbench import sweep as sweep_module
+from workbench.analysis.probes import PROBE_COLUMNS
 from workbench.cli import main
-from workbench.history.model import History, Message, text_part
-from workbench.history.writers import dump_canonical_jsonl
-from workbench.knobs import Knobs
-from workbench.probes import PROBE_COLUMNS
-from workbench.replay import Metrics, simulate
-from workbench.sweep import (
+from workbench.explore import sweep as sweep_module
+from workbench.explore.sweep import (
     expand_history_paths,
     knob_grid,
     knob_sample,
@@ -27,6 +23,10 @@ from workbench.sweep import (
     sweep_metric_columns,
     write_sweep,
 )
+from workbench.history.model import History, Message, text_part
+from workbench.history.writers import dump_canonical_jsonl
+from workbench.knobs import Knobs
+from workbench.replay import Metrics, simulate
 
 KNOB_COLUMNS = [f.name for f in dataclasses.fields(Knobs)]
 METRIC_COLUMNS = [f.name for f in dataclasses.fields(Metrics)]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.analysis.facts import extract_facts
 from workbench.briefing.base import BriefRequest
 from workbench.briefing.extractive import write_briefing
-from workbench.facts import extract_facts
+from workbench.briefing.textrefs import bare_urls, link_targets
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs
-from workbench.textrefs import bare_urls, link_targets
 
 
 @pytest.mark.parametrize(

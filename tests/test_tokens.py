@@ -9,15 +9,15 @@ import sys
 import pytest
 from scripted import tool_history, uniform_history
 
-from workbench.knobs import Knobs
-from workbench.replay import simulate
-from workbench.tokens import (
+from workbench.counting.tokens import (
     TOKENIZER_OVERHEAD_TOKENS,
     CountCache,
     count_text_tokens,
     get_encoding,
     litellm_tokenizer_dir,
 )
+from workbench.knobs import Knobs
+from workbench.replay import simulate
 
 
 def test_litellm_ships_the_encodings():
@@ -31,7 +31,7 @@ def test_encodings_load_offline_in_a_fresh_process():
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
     env["HTTPS_PROXY"] = env["HTTP_PROXY"] = "http://127.0.0.1:9"  # any download attempt would fail fast
     code = (
-        "from workbench.tokens import get_encoding; "
+        "from workbench.counting.tokens import get_encoding; "
         "print(len(get_encoding('cl100k_base').encode('hello world')), "
         "len(get_encoding('o200k_base').encode('hello world')))"
     )

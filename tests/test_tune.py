@@ -7,9 +7,9 @@ import pytest
 from real_histories import real_history_paths
 
 from workbench.cli import main
+from workbench.explore.tune import Constraints, check_config, pareto_mask, tune
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs, load_knobs
-from workbench.tune import Constraints, check_config, pareto_mask, tune
 
 REAL_CONSTRAINTS = Constraints(max_overflows=0, min_retention=0.12, max_compressions=20)
 

@@ -25,9 +25,9 @@ _EXPORTS = {
     "load_knobs": "workbench.knobs",
     "dump_knobs": "workbench.knobs",
     "simulate": "workbench.replay",
-    "Run": "workbench.results",
+    "Run": "workbench.replay.results",
     "SimulatedBriefer": "workbench.briefing.simulated",
-    "list_policy_names": "workbench.policies.base",
+    "list_policy_names": "workbench.policies",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,7 +20,7 @@ from workbench.knobs import Knobs
 from workbench.replay import Run
 
 if TYPE_CHECKING:
-    from workbench.tune import TuneResult
+    from workbench.explore.tune import TuneResult
 
 SYSTEM = "#9aa0a6"
 BRIEFING = "#8e6cc9"
@@ -279,7 +279,7 @@ def _band_color(ratio: float) -> str:
 
 def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
                 ) -> go.Figure:
-    """Tokens and dollars per task, cumulative over the conversation (a ``workbench.costs.cost_frame``).
+    """Tokens and dollars per task, cumulative over the conversation (a ``workbench.analysis.costs.cost_frame``).
 
     The no-compaction baseline is drawn faint; when it dwarfs the run it runs off the chart (its total
     is in the panel title) so that the run's own curve stays readable.

@@ -86,11 +86,11 @@ class BriefRecord:
 
 def briefing_tokens(text: str, knobs: Knobs) -> int:
     """Tokens a briefing text occupies in context, by the knobs' trigger counter (chars/4 by default)."""
-    from workbench.jsjson import utf16_len
+    from workbench.history.jsjson import utf16_len
 
     if knobs.trigger_counter == "estimate":
         return math.ceil(utf16_len(text) / knobs.chars_per_token)
-    from workbench.tokens import count_text_tokens
+    from workbench.counting.tokens import count_text_tokens
 
     return count_text_tokens(text, knobs.trigger_counter, chars_per_token=knobs.chars_per_token)
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest, briefing_tokens
 from workbench.briefing.prompt import detect_leaks
+from workbench.briefing.textrefs import LINK_RE, bare_urls
+from workbench.briefing.textrefs import URL_RE as _URL_RE
+from workbench.history.jsjson import js_truthy, utf16_len
 from workbench.history.model import Message, Part
-from workbench.jsjson import js_truthy, utf16_len
-from workbench.textrefs import LINK_RE, bare_urls
-from workbench.textrefs import URL_RE as _URL_RE
 
 H_INTENT = "## Session intent"
 H_FILES = "## Files touched"

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages, detect_leaks
-from workbench.jsjson import utf16_len
+from workbench.history.jsjson import utf16_len
 
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
-    from workbench.prices import Prices
+    from workbench.counting.prices import Prices
 
 MIN_CHARS = 30
 TIMEOUT_S = 30.0
@@ -254,7 +254,7 @@ class LiveBriefer:
         """Registry prices (or an override) × usage; litellm's own response cost when the registry has none."""
         prices = self.prices.get(model)
         if prices is None:
-            from workbench.prices import get_prices
+            from workbench.counting.prices import get_prices
 
             prices = get_prices(model)
         if prices.known:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.policies.stagewise_core import budget_bucket
+from workbench.stagewise.core import budget_bucket
 
 # Bump when the system prompt or the user-message shape changes: it is part of every cache key.
 PROMPT_VERSION = "workbench-briefing-v1"

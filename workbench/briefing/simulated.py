@@ -76,7 +76,7 @@ def simulated_chars(request: BriefRequest, carry: Mapping[str, float] = CARRY) -
 class SimulatedBriefer:
     """Size-only briefings from the model above: free, instant, reproducible.
 
-    ``carry`` overrides the per-bucket carry factors (e.g. fitted by ``workbench.briefing.calibrate``);
+    ``carry`` overrides the per-bucket carry factors (e.g. fitted by ``workbench.explore.briefer_calibration``);
     as a tuple of (bucket, factor) pairs so the briefer stays hashable.
     """
 

@@ -6,24 +6,21 @@ executeShellCommand, getLintingDiagnostics, askUserQuestions ...). Output sizes 
 calls fail (``output-error``), and every planted decision or constraint is listed in ``meta["facts"]``
 so probes can ask whether a briefing kept it. Deterministic: one ``random.Random(seed)``, no global state.
 
-``python -m workbench.history.generate --out sample_histories`` rewrites the shipped samples byte for byte.
+``workbench samples --out sample_histories`` (``workbench/cli/samples.py``) rewrites the shipped samples byte
+for byte.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import string
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from workbench.estimate import estimate_message_tokens
 from workbench.history import synth
 from workbench.history.model import History, Message, Part
 from workbench.history.writers import write_canonical_jsonl
-from workbench.jsjson import js_stringify_len
 
 MOUNT = "w1"
 FILES = tuple(f"{MOUNT}/{p}" for p in (
@@ -398,57 +395,3 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("tool_heavy", 20260505, 30, 0.95,
            "tool outputs dominate (70%+ of tokens): where eliding tool results pays off most"),
 )
-
-
-def history_stats(history: History) -> dict[str, Any]:
-    """Messages, stagewise-estimated tokens and the share of them that tool outputs take."""
-    tokens = sum(estimate_message_tokens(m) for m in history.messages)
-    output_chars = sum(js_stringify_len(p.data["output"]) if "output" in p.data else len(p.error_text or "")
-                       for m in history.messages for p in m.tool_parts())
-    return {"messages": len(history.messages), "estimated_tokens": tokens,
-            "tool_output_share": output_chars / 4 / tokens if tokens else 0.0,
-            "tool_calls": sum(len(m.tool_parts()) for m in history.messages)}
-
-
-def readme_text(rows: list[tuple[Sample, dict[str, Any], int]]) -> str:
-    """``sample_histories/README.md``, written from the files' real numbers so it cannot drift."""
-    lines = [
-        "# Sample histories",
-        "",
-        "Synthetic coding-agent sessions in our canonical JSONL (a header line, then one stagewise / AI SDK v6",
-        "UIMessage per line; read them with `workbench.load_history`). They are made by",
-        "`workbench/history/generate.py`; regenerate them byte for byte with:",
-        "",
-        "    python -m workbench.history.generate --out sample_histories",
-        "",
-        "Estimated tokens are stagewise's estimate (characters / 4 plus 100 per message). Every decision and",
-        "constraint planted in a user turn is listed in the header's `meta.facts`.",
-        "",
-        "| file | format | messages | estimated tokens | tool outputs | tool calls | size | seed | why it exists |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for sample, stats, size in rows:
-        lines.append(
-            f"| `{sample.name}.jsonl` | canonical JSONL | {stats['messages']:,} | {stats['estimated_tokens']:,} | "
-            f"{stats['tool_output_share']:.0%} | {stats['tool_calls']:,} | {size / 1e6:.1f} MB | {sample.seed} | {sample.why} |")
-    return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Write every sample and the README into ``--out``."""
-    parser = argparse.ArgumentParser(description="Regenerate the synthetic sample histories.")
-    parser.add_argument("--out", type=Path, default=Path("sample_histories"))
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for sample in SAMPLES:
-        history = sample.history()
-        data = write_canonical_jsonl(history).encode("utf-8")
-        (args.out / f"{sample.name}.jsonl").write_bytes(data)
-        rows.append((sample, history_stats(history), len(data)))
-        print(f"{sample.name}.jsonl: {len(history)} messages, {len(data):,} bytes")
-    (args.out / "README.md").write_text(readme_text(rows), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

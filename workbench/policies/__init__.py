@@ -2,9 +2,14 @@
 
 stagewise (the default), msagent, staged (seed 002), summarize (the threshold family most peers share),
 sliding_window, importance and task_boundary (seed 003). ``prune`` is a pre-pass any of them can enable.
+The interface and the registry live in ``base``, which imports no policy; this package picks one by name.
 """
 
-from workbench.policies import (  # noqa: F401
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.policies import (  # noqa: F401  (each module registers its policy)
     importance,
     msagent,
     sliding_window,
@@ -22,10 +27,29 @@ from workbench.policies.base import (
     ReplayState,
     Skip,
     Watch,
-    get_policy,
-    list_policy_names,
     policy,
 )
+from workbench.policies.prune import Pruned
+
+if TYPE_CHECKING:
+    from workbench.knobs import Knobs
+
+
+def get_policy(knobs: Knobs) -> Policy:
+    """The policy named by ``knobs.strategy``; unknown names list the known ones."""
+    factory = POLICIES.get(knobs.strategy)
+    if factory is None:
+        raise ValueError(f"strategy must be one of {', '.join(sorted(POLICIES))}, got {knobs.strategy!r}")
+    inner = factory(knobs)
+    if knobs.prune_tool_outputs:
+        return Pruned(inner=inner, knobs=knobs)
+    return inner
+
+
+def list_policy_names() -> list[str]:
+    """Registered policy names, sorted (the app's strategy choices)."""
+    return sorted(POLICIES)
+
 
 __all__ = [
     "POLICIES",
@@ -33,6 +57,7 @@ __all__ = [
     "Compact",
     "Elide",
     "Policy",
+    "Pruned",
     "ReplayState",
     "Skip",
     "Watch",

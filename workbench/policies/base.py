@@ -276,24 +276,3 @@ def policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
         return factory
 
     return register
-
-
-def get_policy(knobs: Knobs) -> Policy:
-    """The policy named by ``knobs.strategy``; unknown names list the known ones."""
-    import workbench.policies  # noqa: F401  (registers the built-in policies)
-
-    factory = POLICIES.get(knobs.strategy)
-    if factory is None:
-        raise ValueError(f"strategy must be one of {', '.join(sorted(POLICIES))}, got {knobs.strategy!r}")
-    inner = factory(knobs)
-    if knobs.prune_tool_outputs:
-        from workbench.policies.prune import Pruned
-
-        return Pruned(inner=inner, knobs=knobs)
-    return inner
-
-
-def list_policy_names() -> list[str]:
-    import workbench.policies  # noqa: F401
-
-    return sorted(POLICIES)

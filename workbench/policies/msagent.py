@@ -6,7 +6,7 @@ Trigger: current input tokens / context window >= ``auto_compress_threshold`` (0
 (the previous summary is re-read with the newly folded span). A cut that would separate a tool result
 from its call moves back to the AI message (deepagents keeps AI/Tool pairs). Manual ``/offload`` is
 ``manual_compact_checks``. The offloaded originals and the ``_summarization_event`` records are built
-from the Run by ``workbench.offload``; writing the log is the caller's business.
+from the Run by ``workbench.analysis.offload``; writing the log is the caller's business.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import overload
 from workbench.history.model import Message
 from workbench.knobs import Knobs
 from workbench.policies.base import Action, Compact, ReplayState, Skip, policy
-from workbench.policies.stagewise_core import select_boundary
+from workbench.stagewise.core import select_boundary
 
 
 class _Prefix(Sequence[Message]):

@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
-from workbench.compare import compact_number
+from workbench.analysis.compare import compact_number
 from workbench.replay import Metrics, Run
 
 COUNTERFACTUAL = (

@@ -36,7 +36,7 @@ def _load_a() -> None:
 
 
 def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer: str) -> None:
-    from workbench.compare import display_deltas, knob_differences, metric_deltas
+    from workbench.analysis.compare import display_deltas, knob_differences, metric_deltas
 
     left, mid, right = st.columns(3)
     left.button("Pin the current knobs as A", on_click=_pin, key="ab_pin", type="primary", width="stretch")

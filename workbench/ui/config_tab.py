@@ -35,7 +35,7 @@ def _short_path(path: str) -> str:
 
 
 def render(knobs: Knobs, history_path: str) -> None:
-    from workbench.cli_command import cli_command
+    from workbench.cli.command import cli_command
 
     text = dump_knobs(knobs)
     left, right = st.columns(2)

@@ -15,7 +15,7 @@ COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary",
 
 
 def render(run: Run, history: History) -> None:
-    from workbench.inspector import compression_view
+    from workbench.analysis.inspector import compression_view
 
     live = st.session_state.get(LIVE_RUN)
     if live is not None and live[0] == history.digest:

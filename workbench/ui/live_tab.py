@@ -24,7 +24,7 @@ KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API
 
 def render(run: Run, history: History, knobs: Knobs) -> None:
     from workbench.briefing.cache import default_cache_dir
-    from workbench.prices import list_models
+    from workbench.counting.prices import list_models
 
     st.markdown("Replay the current knobs with briefings written by real models, tried in order (a cascade, "
                 "as stagewise does). Each compression is one request; answers are cached on disk.")

@@ -33,7 +33,7 @@ def replay(history_key: str, knobs: Knobs, briefer: str, _history: History) -> R
 @st.cache_resource(show_spinner=False, max_entries=16)
 def previews(history_key: str, _history: History) -> list[str]:
     """Hover text for every message of a history."""
-    from workbench.inspector import message_previews
+    from workbench.analysis.inspector import message_previews
 
     return message_previews(_history)
 
@@ -41,6 +41,6 @@ def previews(history_key: str, _history: History) -> list[str]:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def costs(history_key: str, knobs: Knobs, briefer: str, _run: Run, _history: History) -> pl.DataFrame:
     """The per-check cumulative cost frame of a cached run."""
-    from workbench.costs import cost_frame
+    from workbench.analysis.costs import cost_frame
 
     return cost_frame(_run, _history)

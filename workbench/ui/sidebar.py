@@ -34,20 +34,20 @@ GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token count
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _load_file(path: str, mtime: float) -> History:
-    from workbench.sources import read_file
+    from workbench.history.sources import read_file
 
     return read_file(Path(path))
 
 
 @st.cache_resource(show_spinner=False)
 def _generated() -> History | None:
-    from workbench.sources import generated_history
+    from workbench.history.sources import generated_history
 
     return generated_history()
 
 
 def _history_files() -> dict[str, Path]:
-    from workbench.sources import list_history_files, sample_dirs, user_dirs
+    from workbench.history.sources import list_history_files, sample_dirs, user_dirs
 
     files = list_history_files(sample_dirs() + user_dirs(sys.argv[1:], os.environ))
     return {f.label: f.path for f in files}
@@ -55,7 +55,7 @@ def _history_files() -> dict[str, Path]:
 
 def history_picker() -> tuple[str, History, str] | None:
     """The chosen history as (label, History, path for a CLI command), or None when there is none."""
-    from workbench.sources import HistoryFile, default_history_file
+    from workbench.history.sources import HistoryFile, default_history_file
 
     files = _history_files()
     uploaded: dict[str, History] = st.session_state.get(ui_state.UPLOADED, {})
@@ -120,8 +120,8 @@ def _upload_widget() -> None:
 
 
 def _option_sources() -> dict[str, Callable[[], list[str]]]:
-    from workbench.policies.base import list_policy_names
-    from workbench.prices import list_models
+    from workbench.counting.prices import list_models
+    from workbench.policies import list_policy_names
 
     return {"strategy": list_policy_names, "model": list_models, "briefer_model": list_models}
 
@@ -140,7 +140,7 @@ def _label(name: str, spec: KnobSpec | None) -> str:
 
 def _on_model_change() -> None:
     """A new agent model fills the window from litellm's registry (when it states one)."""
-    from workbench.prices import get_prices
+    from workbench.counting.prices import get_prices
 
     p = get_prices(st.session_state[ui_state.widget_key("model")])
     if p.max_input_tokens:
@@ -192,7 +192,7 @@ def knob_widget(name: str, field_type: str, default: Any) -> None:
 
 
 def _price_caption(model: str) -> None:
-    from workbench.prices import get_prices
+    from workbench.counting.prices import get_prices
 
     p = get_prices(model)
     if not p.known:
@@ -258,7 +258,7 @@ def knob_widgets() -> Knobs | None:
 
 
 def _preset_caption(note: Any, knobs: Knobs) -> None:
-    from workbench.cli_command import changed_knobs
+    from workbench.cli.command import changed_knobs
     from workbench.presets import get_preset
 
     name = st.session_state.get("preset")

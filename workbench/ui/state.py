@@ -13,8 +13,8 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from workbench.history.errors import HistoryError
+from workbench.history.sources import read_upload
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
-from workbench.sources import read_upload
 
 KNOB_PREFIX = "knob_"
 PENDING_YAML = "pending_yaml"  # (source name, YAML text)

@@ -1,5 +1,5 @@
 """The Sweep tab: a grid of two knobs over chosen histories, a heatmap of one metric, click a cell to load it;
-then auto-tune (``workbench.tune``) over the same histories: the winner, its Pareto front, its YAML.
+then auto-tune (``workbench.explore.tune``) over the same histories: the winner, its Pareto front, its YAML.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 
 if TYPE_CHECKING:
-    from workbench.tune import Constraints
+    from workbench.explore.tune import Constraints
 
 RESULT = "sweep_result"  # {"frame", "x", "y", "values": {axis: {label: value}}}
 TUNE = "tune_result"  # {"result": TuneResult, "current": the sidebar's score, "base": Knobs, "labels": [str]}
@@ -111,7 +111,7 @@ def render(current: str, history: History, knobs: Knobs, histories: dict[str, Ca
 def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: list[str],
           histories: dict[str, Callable[[], History]]) -> None:
     """The sweep button, its heatmap and the cell loader."""
-    from workbench.sweep import knob_grid, sweep
+    from workbench.explore.sweep import knob_grid, sweep
 
     total = len(xs) * len(ys) * len(chosen)
     if st.button(f"Run sweep ({total:,} replays)", type="primary", key="sweep_go", disabled=not chosen):
@@ -150,7 +150,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
         st.session_state["sweep_cell"] = 0
     cell = st.selectbox("cell (or click one in the heatmap)", range(len(cells)), key="sweep_cell",
                         format_func=lambda i: names[i])
-    from workbench.sweep import knobs_of_row
+    from workbench.explore.sweep import knobs_of_row
 
     a, b = cells[cell]
     row = frame.filter((frame[rx] == a) & (frame[ry] == b)).row(0, named=True)
@@ -163,7 +163,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
 
 def _tune_space(names: list[str], knobs: Knobs) -> dict[str, tuple[float, float]]:
     """The engine's range for its default knobs; half to one and a half times the current value otherwise."""
-    from workbench.tune import DEFAULT_SPACE
+    from workbench.explore.tune import DEFAULT_SPACE
 
     out: dict[str, tuple[float, float]] = {}
     for name in names:
@@ -179,7 +179,7 @@ def _queue_winner(text: str) -> None:
 
 def _tune_controls(knobs: Knobs) -> tuple[str, Constraints, dict[str, tuple[float, float]], int, int]:
     """Objective, constraints and search widgets; returns (objective, Constraints, space, points, rounds)."""
-    from workbench.tune import DEFAULT_SPACE, OBJECTIVES, Constraints
+    from workbench.explore.tune import DEFAULT_SPACE, OBJECTIVES, Constraints
 
     st.session_state.setdefault("tune_objective", "tokens")
     st.session_state.setdefault("tune_max_overflows", 0)
@@ -213,7 +213,7 @@ def _tune_controls(knobs: Knobs) -> tuple[str, Constraints, dict[str, tuple[floa
 def _tune(current: str, history: History, knobs: Knobs, labels: list[str],
           histories: dict[str, Callable[[], History]]) -> None:
     """Auto-tune over ``labels``: the button, then the winner, its changed knobs, YAML and Pareto front."""
-    from workbench.tune import check_config, tune
+    from workbench.explore.tune import check_config, tune
 
     st.subheader("Auto-tune")
     st.markdown(f"Search the knobs for the cheapest config that meets the constraints on {len(labels)} "
@@ -243,7 +243,7 @@ def _tune(current: str, history: History, knobs: Knobs, labels: list[str],
 
 
 def _tune_result(found: dict[str, Any], knobs: Knobs, labels: list[str]) -> None:
-    from workbench.cli_command import changed_knobs
+    from workbench.cli.command import changed_knobs
 
     result, current = found["result"], found["current"]
     trials = result.trials

@@ -1,0 +1,61 @@
+"""The command line: ``workbench <command> ...``. Each command is a module of this package.
+
+Bad input (a broken history, invalid YAML, an out-of-range knob) prints one line naming what is
+wrong and where, and exits with code 2; nothing the user had is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Each module defines NAME, HELP, add_arguments(parser) and run(args) -> int.
+COMMAND_MODULES = (
+    "workbench.cli.simulate",
+    "workbench.cli.presets",
+    "workbench.cli.bundles",
+    "workbench.cli.cache",
+    "workbench.cli.real",
+    "workbench.cli.sweep",
+    "workbench.cli.tune",
+    "workbench.cli.probe",
+    "workbench.cli.samples",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench", description="Replay agent conversations against compaction knobs."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (2 for bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args))
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `workbench ... | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

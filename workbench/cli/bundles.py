@@ -1,0 +1,65 @@
+"""``workbench bundles HISTORY --out DIR``: playground bundles, one folder per compression (stagewise §10)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args
+
+NAME = "bundles"
+HELP = "Write playground bundles (prompt, user message, compact history, output, metadata) per compression."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("history", type=Path, help="history file; a stagewise instances.sqlite gives every chat")
+    parser.add_argument("--out", type=Path, required=True, help="folder to write into (must be empty or new)")
+    parser.add_argument("--force", action="store_true", help="write into a non-empty folder, replacing files")
+    parser.add_argument("--chat-id", help="only this chat of a stagewise store")
+    parser.add_argument("--channel", default="workbench", help="the channel field of metadata.json")
+    parser.add_argument("--no-host", action="store_true",
+                        help="serialize without the app's browser markers (byte-identical to stagewise's script)")
+    add_knob_arguments(parser)
+    add_briefer_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.analysis.bundles import make_bundles
+    from workbench.analysis.stagewise_real import load_real_histories
+    from workbench.replay import simulate
+
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise ValueError(f"--out {out} is not empty; pass --force to write into it")
+    knobs = knobs_from_args(args)
+    histories = load_real_histories(args.history, chat_id=args.chat_id)
+    # Chats are numbered newest first, as stagewise's script lists them.
+    histories.sort(key=lambda h: -_number(h.meta.get("last_message_at")) if isinstance(h.meta, dict) else 0)
+    briefer = None
+    files: dict[str, str] = {}
+    number = 0
+    for history in histories:
+        if not history.messages:
+            continue
+        run_ = None
+        if not history.briefing_indices():
+            briefer = briefer or briefer_from_args(args)
+            run_ = simulate(history, knobs, briefer)
+            if not any(c.summarize for c in run_.compressions):
+                continue
+        number += 1
+        files.update(make_bundles(history, run_, channel=args.channel, chat_number=number, host=not args.no_host))
+    for rel, text in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    folders = len({rel.rsplit("/", 1)[0] for rel in files})
+    print(f"wrote {folders} compression bundles for {number} chats into {out}")
+    return 0
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -1,0 +1,106 @@
+"""``workbench simulate HISTORY``: replay one history and print a summary or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args
+
+NAME = "simulate"
+HELP = "Replay a recorded conversation against a set of knobs."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("history", type=Path, help="history file (any supported format)")
+    add_knob_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print knobs, metrics, compressions and timeline as JSON")
+    parser.add_argument("--no-timeline", action="store_true", help="leave the per-step timeline out of --json")
+    parser.add_argument(
+        "--offload-dir", type=Path, metavar="DIR",
+        help="append the folded originals of every compaction to DIR/conversation_history/<thread>.md "
+        "(msagent's offload log; appends, never rewrites)",
+    )
+    parser.add_argument("--thread-id", help="the offload log's thread id (default: the history's id)")
+    add_briefer_arguments(parser, default="simulated")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.history.readers import load_history
+    from workbench.replay import simulate
+
+    knobs = knobs_from_args(args)
+    history = load_history(args.history)
+    result = simulate(history, knobs, briefer_from_args(args))
+    offload = write_offload_log(result, history, args.offload_dir, args.thread_id) if args.offload_dir else None
+    if args.json:
+        data = result.to_json_dict(timeline=not args.no_timeline)
+        if offload is not None:
+            data["offload"] = offload
+        json.dump(data, sys.stdout, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+        return 0
+    print(format_summary(result))
+    for report in (offload or {}).get("reports", []):
+        print(f"offload #{report['chain_index']}: {report['line']}")
+    return 0
+
+
+def write_offload_log(result, history, directory: Path, thread_id: str | None) -> dict:  # noqa: ANN001
+    """Append this replay's offload sections to DIR/conversation_history/<thread>.md; describe what was written."""
+    from datetime import UTC, datetime
+
+    from workbench.analysis.offload import build_offload, offload_file
+
+    thread = thread_id or history.id
+    path = offload_file(directory, thread)
+    offload = build_offload(result, history, thread_id=thread, now=datetime.now(UTC))
+    if offload.text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:  # append-only, as msagent's backend does
+            fh.write(offload.text)
+    return {
+        "file": str(path),
+        "appended_chars": len(offload.text),
+        "events": [e.to_dict() for e in offload.events],
+        "reports": [{**r.to_dict(), "line": r.line()} for r in offload.reports],
+    }
+
+
+def format_summary(result) -> str:  # noqa: ANN001 - a Run
+    m = result.metrics
+    k = result.knobs
+    lines = [
+        f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
+        f"strategy    {k.strategy}  window {k.context_window_tokens:,}  trigger ratio {k.trigger_ratio:g}"
+        f"  hard cap {k.trigger_hard_cap_tokens:,}",
+        f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
+        f"  (no compaction: {m.baseline_peak_tokens:,})",
+        f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"
+        f"; {m.elisions} elisions",
+        f"overflows   {m.overflows} checks above the window in {m.overflow_events} runs",
+        f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
+        f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
+    ]
+    guards = (m.ineffective_compressions, m.thrash_events, m.reactive_compressions, m.manual_compressions,
+              m.cooldown_skips)
+    if any(guards):
+        lines.append(
+            f"guards      {guards[0]} ineffective, {guards[1]} thrash, {guards[2]} reactive, {guards[3]} manual, "
+            f"{guards[4]} checks held by the cooldown"
+        )
+    if result.compressions:
+        lines.append("")
+        lines.append(" #  status     check  boundary  folded  kept  tokens before→after   briefing chars  bucket")
+        for c in result.compressions:
+            after = f"{c.tokens_after:,}" if c.tokens_after is not None else "-"
+            lines.append(
+                f"{c.chain_index:>2}  {c.status:<9} {c.check_started:>6}  {c.boundary:>8}  {c.messages_folded:>6}"
+                f"  {c.kept:>4}  {c.tokens_before:>9,} → {after:<9} {c.briefing_chars:>14,}  {c.bucket}"
+            )
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

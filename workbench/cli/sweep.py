@@ -1,0 +1,155 @@
+"""``workbench sweep HISTORY...``: replay a grid or a random sample of knobs over histories, export the rows."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from workbench.cli.common import add_knob_arguments, knobs_from_args
+
+NAME = "sweep"
+HELP = "Replay a grid (or a random sample) of knobs over histories; one row per run, to parquet or CSV."
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr: ``[#####-----] 512/1,000 runs  1.2s``; silent when disabled."""
+
+    def __init__(self, label: str = "runs", *, stream: TextIO | None = None, enabled: bool = True,
+                 width: int = 30) -> None:
+        self.label, self.stream, self.enabled, self.width = label, stream or sys.stderr, enabled, width
+        self.t0 = time.perf_counter()
+        self.last = -1.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < total and now - self.last < 0.1:  # redraw at most ten times a second
+            return
+        self.last = now
+        filled = int(self.width * done / total) if total else self.width
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {done:,}/{total:,} {self.label}  {now - self.t0:.1f}s")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def parse_values(text: str, *, option: str) -> tuple[str, list[Any]]:
+    """``knob=v1,v2,...`` → (knob, [values]), each value read as YAML (numbers, booleans, text)."""
+    if "=" not in text:
+        raise ValueError(f"{option} {text!r}: expected knob=value,value,...")
+    name, raw = text.split("=", 1)
+    values = [yaml.safe_load(v) if v.strip() else "" for v in raw.split(",")]
+    return name.strip(), values
+
+
+def parse_space(text: str, *, option: str) -> tuple[str, tuple[float, float] | list[Any]]:
+    """``knob=low:high`` → a range, ``knob=a,b`` → choices."""
+    name, raw = (text.split("=", 1) + [""])[:2] if "=" in text else (text, "")
+    if not raw:
+        raise ValueError(f"{option} {text!r}: expected knob=low:high or knob=a,b,...")
+    if ":" in raw and "," not in raw:
+        lo, hi = raw.split(":", 1)
+        try:
+            return name.strip(), (float(lo), float(hi))
+        except ValueError:
+            raise ValueError(f"{option} {text!r}: low and high must be numbers") from None
+    return parse_values(text, option=option)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("histories", nargs="+", type=Path, help="history files or folders of them")
+    add_knob_arguments(parser)
+    parser.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2,...",
+                        help="a grid axis (repeatable); runs every combination")
+    parser.add_argument("--random", action="append", default=[], metavar="KNOB=LOW:HIGH|A,B",
+                        help="sample this knob uniformly in [low, high] or among the values (repeatable)")
+    parser.add_argument("--samples", type=int, default=100, help="random knob sets to draw (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
+    parser.add_argument("--presets", help="comma-separated presets (or 'all'): the grid runs over each of them")
+    parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
+    parser.add_argument("--chunk-size", type=int, help="knob sets per task (default: balanced per worker)")
+    parser.add_argument("--probes", action="store_true", help="add fact retention columns (workbench.analysis.probes)")
+    parser.add_argument("--briefer", choices=("simulated", "extractive"), default="simulated",
+                        help="who writes briefings (default simulated; extractive writes text for probes)")
+    parser.add_argument("--out", type=Path, help="write the rows to this .parquet or .csv file")
+    parser.add_argument("--no-progress", action="store_true", help="do not draw the progress bar on stderr")
+
+
+def make_briefer(name: str) -> Any:
+    """The simulated or extractive briefer by name (both picklable, both offline)."""
+    if name == "extractive":
+        from workbench.briefing.extractive import ExtractiveBriefer
+
+        return ExtractiveBriefer()
+    return None
+
+
+def bases_from_args(args: argparse.Namespace) -> list[Any]:
+    """The knob sets a grid is laid over: the --preset/--config/--set knobs, or each of --presets."""
+    if not args.presets:
+        return [knobs_from_args(args)]
+    from workbench.knobs import knobs_from_dict
+    from workbench.presets import get_preset, list_preset_names
+
+    names = list_preset_names() if args.presets.strip() == "all" else [n.strip() for n in args.presets.split(",")]
+    overrides = {}
+    if args.assignments:
+        from workbench.knobs import parse_knob_assignment
+
+        overrides = dict(parse_knob_assignment(a) for a in args.assignments)
+    return [knobs_from_dict(overrides, base=get_preset(n), source="--set") for n in names]
+
+
+def knob_sets_from_args(args: argparse.Namespace) -> list[Any]:
+    from workbench.explore.sweep import knob_grid, knob_sample
+
+    if args.grid and args.random:
+        raise ValueError("--grid and --random: choose one")
+    out = []
+    for base in bases_from_args(args):
+        if args.random:
+            space = dict(parse_space(r, option="--random") for r in args.random)
+            out.extend(knob_sample(space, args.samples, base=base, seed=args.seed))
+        else:
+            axes = dict(parse_values(g, option="--grid") for g in args.grid)
+            out.extend(knob_grid(axes, base=base) if axes else [base])
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    from workbench.explore.sweep import expand_history_paths, sweep, write_sweep
+    from workbench.explore.tune import Constraints, aggregate
+    from workbench.knobs import knob_names
+
+    paths = expand_history_paths(args.histories)
+    knob_sets = knob_sets_from_args(args)
+    if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(f"--out {args.out}: use a .parquet or .csv file")
+    bar = ProgressBar(enabled=not args.no_progress)
+    t0 = time.perf_counter()
+    frame = sweep(paths, knob_sets, workers=args.workers, chunk_size=args.chunk_size,
+                  briefer=make_briefer(args.briefer), probes=args.probes, progress=bar)
+    seconds = time.perf_counter() - t0
+    print(f"{frame.height:,} runs ({len(knob_sets):,} knob sets × {len(paths):,} histories) in {seconds:.1f}s")
+    if args.out is not None:
+        write_sweep(frame, args.out)
+        print(f"wrote {args.out}")
+    table = aggregate(frame, "tokens", Constraints(max_overflows=10**12)).sort("objective").head(10)
+    varying = [c for c in knob_names() if frame[c].n_unique() > 1]
+    knobs_by_config = frame.group_by("config").agg(pl.col(c).first() for c in varying)
+    table = table.join(knobs_by_config, on="config", how="left").sort("objective")
+    print("cheapest knob sets by mean tokens per task:")
+    for row in table.iter_rows(named=True):
+        knobs = "  ".join(f"{c}={row[c]:g}" if isinstance(row[c], float) else f"{c}={row[c]}" for c in varying)
+        print(f"  config {row['config']:>5}  {row['tokens_per_task']:>14,.0f} tokens/task"
+              f"  {row['overflows']:>5} overflows  max {row['max_compressions']:>3} compressions  {knobs}")
+    return 0

@@ -1,0 +1,75 @@
+"""``workbench tune HISTORY...``: search the knobs for the cheapest config meeting the constraints."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.sweep import ProgressBar, make_briefer, parse_space
+
+NAME = "tune"
+HELP = "Find the knobs with the lowest tokens (or dollars) per task that meet overflow, retention and count limits."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("histories", nargs="+", type=Path, help="history files or folders of them")
+    add_knob_arguments(parser)
+    parser.add_argument("--objective", choices=("tokens", "dollars"), default="tokens",
+                        help="minimise mean tokens or dollars per task (default tokens)")
+    parser.add_argument("--max-overflows", type=int, default=0, help="checks above the window, all histories (0)")
+    parser.add_argument("--min-retention", type=float, default=0.0,
+                        help="pooled fact retention at least this (0..1; default 0)")
+    parser.add_argument("--max-compressions", type=int, help="compressions of any one history at most this")
+    parser.add_argument("--space", action="append", default=[], metavar="KNOB=LOW:HIGH|A,B",
+                        help="a knob to search (repeatable); default trigger_ratio, kept_budget_ratio, "
+                             "target_briefing_chars")
+    parser.add_argument("--points", type=int, default=4, help="grid points per knob in the first round (4)")
+    parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (2)")
+    parser.add_argument("--keep", type=int, default=3, help="configs refined each round (3)")
+    parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
+    parser.add_argument("--briefer", choices=("simulated", "extractive"), default="simulated",
+                        help="who writes briefings (default simulated: retention then counts kept messages only)")
+    parser.add_argument("--out", type=Path, help="write the winner's knobs YAML here")
+    parser.add_argument("--trials", type=Path, help="write every config tried (.parquet or .csv)")
+    parser.add_argument("--no-progress", action="store_true", help="do not draw the progress bar on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.cli.command import changed_knobs
+    from workbench.explore.sweep import expand_history_paths, write_sweep
+    from workbench.explore.tune import Constraints, tune
+
+    if not 0.0 <= args.min_retention <= 1.0:
+        raise ValueError(f"--min-retention must be in [0, 1], got {args.min_retention}")
+    base = knobs_from_args(args)
+    paths = expand_history_paths(args.histories)
+    space = dict(parse_space(s, option="--space") for s in args.space) or None
+    constraints = Constraints(max_overflows=args.max_overflows, min_retention=args.min_retention,
+                              max_compressions=args.max_compressions)
+    result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
+                  points=args.points, rounds=args.rounds, keep=args.keep, briefer=make_briefer(args.briefer),
+                  workers=args.workers, progress=ProgressBar(enabled=not args.no_progress))
+    tried = result.trials.height
+    print(f"tried {tried} configs × {len(paths)} histories in {result.seconds:.1f}s; "
+          f"{result.trials['feasible'].sum()} met the constraints, {result.front.height} on the Pareto front")
+    if args.trials is not None:
+        write_sweep(result.trials, args.trials)
+        print(f"wrote {args.trials}")
+    if result.best is None:
+        print("no config met the constraints; the closest:")
+        row = result.trials.sort(["violation", "objective"]).row(0, named=True)
+        print(f"  overflows {row['overflows']}, retention {row['retention']:.3f}, "
+              f"max compressions {row['max_compressions']}")
+        return 1
+    row = result.best_row or {}
+    print("winner (knobs that differ from the base):")
+    for name, value in changed_knobs(result.best, base).items():
+        print(f"  {name}: {value}")
+    print(f"  mean tokens per task {row['tokens_per_task']:,.0f}  (${row['dollars_per_task']:,.4f})")
+    print(f"  overflows {row['overflows']}, fact retention {row['retention']:.3f}, "
+          f"max compressions {row['max_compressions']}, max peak {row['max_peak_ratio']:.1%} of the window")
+    if args.out is not None:
+        args.out.write_text(result.best_yaml(), encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0

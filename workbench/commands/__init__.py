@@ -1,1 +1,0 @@
-"""Subcommands of the ``workbench`` command line, one module each."""

@@ -1,0 +1,320 @@
+"""Token counting: stagewise's chars/4 estimate and offline tiktoken encodings, counted once per message.
+
+Counting is the slow part of a replay, knobs are the fast part: per message we store what does not
+depend on any knob (stagewise content chars, tokenizer counts) keyed by the message's content hash,
+and turn it into tokens for given knobs with one vectorized step. tiktoken's encodings load from the
+files litellm ships (``TIKTOKEN_CACHE_DIR`` is pointed there unless the user set it), so no download.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.history.jsjson import js_stringify
+from workbench.history.model import History, Message
+from workbench.stagewise.estimate import compute_content_chars, content_chars
+
+ENCODINGS = ("cl100k_base", "o200k_base")
+# Chat formats wrap each message in a few tokens (role, separators); OpenAI documents ~3-4.
+TOKENIZER_OVERHEAD_TOKENS = 4
+# tiktoken encodes a batch on this many threads (it releases the GIL); more than the cores only adds switching.
+ENCODE_THREADS = max(1, min(os.cpu_count() or 1, 8))
+_ENCODE_CHUNK = 64  # messages per encoding job: small enough to start the threads early
+
+
+def litellm_tokenizer_dir() -> Path | None:
+    """Where litellm keeps tiktoken's BPE files, found without importing litellm."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    return path if path.is_dir() else None
+
+
+@functools.cache
+def get_encoding(name: str) -> Any:
+    """A tiktoken encoding that works offline (cl100k_base, o200k_base)."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}")
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        folder = litellm_tokenizer_dir()
+        if folder is not None:
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def render_for_tokenizer(msg: Message) -> str:
+    """The text a provider would tokenize for this message: role, words, tool calls and results."""
+    chunks: list[str] = [msg.role]
+    for part in msg.parts or ():
+        data = part.data
+        text = data.get("text") if isinstance(data, dict) else None  # Part.text, inlined: most parts are text
+        if isinstance(text, str):
+            chunks.append(text)
+            continue
+        kind = part.kind
+        if kind == "tool":
+            chunks.append(part.tool_name or "")
+            for key in ("input", "output", "errorText"):
+                if key in part.data if isinstance(part.data, dict) else False:
+                    value = part.data[key]
+                    chunks.append(value if isinstance(value, str) else js_stringify(value) or "")
+        elif kind == "tool-result":
+            value = part.output
+            chunks.append(value if isinstance(value, str) else js_stringify(value) or "")
+        elif kind in ("file", "other") and isinstance(part.data, dict):
+            chunks.append(js_stringify(part.data) or "")
+    briefing = msg.briefing
+    if briefing:
+        chunks.append(briefing)
+    return "\n".join(chunks)
+
+
+def _token_lengths(enc: Any, texts: list[str]) -> list[int]:
+    """Token counts of texts (``encode_ordinary`` per text, as ``encode_ordinary_batch`` does)."""
+    encode = enc.encode_ordinary
+    return [len(encode(t)) for t in texts]
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates (legal in JS strings, not in UTF-8) replaced; tiktoken needs UTF-8."""
+    if text.isascii():  # O(1) in CPython: most texts take this path
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+@dataclass
+class CountCache:
+    """Per-message counts keyed by content hash; shared by every replay of the same messages."""
+
+    chars: dict[str, int] = field(default_factory=dict)
+    encoded: dict[str, dict[str, int]] = field(default_factory=dict)
+    tables: dict[str, HistoryCounts] = field(default_factory=dict)
+    serialized: dict[str, str | None] = field(default_factory=dict)  # only what a briefer asked to read
+    chunk_chars: dict[str, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
+    max_tables: int = 64
+
+    def counts_for(self, history: History) -> HistoryCounts:
+        """The (cached) count table of a history."""
+        table = self.tables.get(history.digest)
+        if table is None:
+            table = HistoryCounts(history=history, cache=self)
+            if len(self.tables) >= self.max_tables:  # keep memory bounded in long app sessions
+                self.tables.pop(next(iter(self.tables)))
+            self.tables[history.digest] = table
+        return table
+
+
+@dataclass(eq=False)
+class HistoryCounts:
+    """Knob-independent counts of one history, filled lazily, each kind computed once."""
+
+    history: History
+    cache: CountCache
+    _chars: np.ndarray | None = None
+    _has_parts: np.ndarray | None = None
+    _encoded: dict[str, np.ndarray] = field(default_factory=dict)
+    _chunk_chars: np.ndarray | None = None
+    _estimates: dict[tuple[int, float], np.ndarray] = field(default_factory=dict)
+    # Per-history values the replay derives from the messages (check indices, roles): kept with the
+    # counts so that a replay with other knobs does not walk 100k messages again to rebuild them.
+    derived: dict[Any, Any] = field(default_factory=dict)
+
+    def _fill_chars(self) -> None:
+        store = self.cache.chars
+        n = len(self.history.messages)
+        chars = np.zeros(n, dtype=np.int64)
+        has = np.ones(n, dtype=bool)
+        for i, msg in enumerate(self.history.messages):
+            key = msg.digest
+            value = store.get(key)
+            if value is None:
+                c = compute_content_chars(msg) if msg else None  # this store is the memo
+                # JS gives NaN for junk like a numeric `text`; count such a message as 0 chars.
+                value = -1 if c is None else (int(c) if c == c else 0)
+                store[key] = value
+            if value < 0:
+                has[i] = False
+            else:
+                chars[i] = value
+        self._chars, self._has_parts = chars, has
+
+    @property
+    def content_chars(self) -> np.ndarray:
+        """stagewise chars of each message without the per-message overhead (0 where it counts 0)."""
+        if self._chars is None:
+            self._fill_chars()
+        assert self._chars is not None
+        return self._chars
+
+    @property
+    def has_parts(self) -> np.ndarray:
+        if self._has_parts is None:
+            self._fill_chars()
+        assert self._has_parts is not None
+        return self._has_parts
+
+    def estimate(self, *, overhead_chars: int, chars_per_token: float) -> np.ndarray:
+        """stagewise's estimate per message: ceil((content + overhead) / chars_per_token), 0 without parts.
+
+        Remembered for the last few knob pairs (read-only arrays): a replay asks twice (trigger and boundary).
+        """
+        key = (overhead_chars, chars_per_token)
+        tokens = self._estimates.get(key)
+        if tokens is None:
+            total = self.content_chars + overhead_chars
+            tokens = np.ceil(total / chars_per_token).astype(np.int64)
+            tokens[~self.has_parts] = 0
+            tokens.flags.writeable = False
+            if len(self._estimates) >= 8:
+                self._estimates.pop(next(iter(self._estimates)))
+            self._estimates[key] = tokens
+        return tokens
+
+    def encoded(self, encoding: str) -> np.ndarray:
+        """Tokenizer count per message, plus the chat-format overhead.
+
+        Messages are hashed and rendered here while tiktoken encodes earlier ones on its own threads (it
+        releases the GIL), so the Python side mostly hides behind the tokenizer instead of adding to it.
+        """
+        cached = self._encoded.get(encoding)
+        if cached is not None:
+            return cached
+        store = self.cache.encoded.setdefault(encoding, {})
+        msgs = self.history.messages
+        out = np.zeros(len(msgs), dtype=np.int64)
+        jobs: list[tuple[list[int], Future[list[int]]]] = []
+        pool: ThreadPoolExecutor | None = None
+        try:
+            for start in range(0, len(msgs), _ENCODE_CHUNK):
+                todo: list[int] = []
+                texts: list[str] = []
+                for i in range(start, min(start + _ENCODE_CHUNK, len(msgs))):
+                    value = store.get(msgs[i].digest)
+                    if value is None:
+                        todo.append(i)
+                        texts.append(_utf8_safe(render_for_tokenizer(msgs[i])))
+                    else:
+                        out[i] = value
+                if todo:
+                    if pool is None:
+                        pool = ThreadPoolExecutor(ENCODE_THREADS, thread_name_prefix="tiktoken")
+                    jobs.append((todo, pool.submit(_token_lengths, get_encoding(encoding), texts)))
+            for todo, job in jobs:
+                for i, length in zip(todo, job.result(), strict=True):
+                    out[i] = length + TOKENIZER_OVERHEAD_TOKENS
+                    store[msgs[i].digest] = int(out[i])
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        self._encoded[encoding] = out
+        return out
+
+    def serialized(self, i: int) -> str | None:
+        """stagewise's compact chunk of message i (with host markers), cached by content."""
+        msg = self.history.messages[i]
+        store = self.cache.serialized
+        key = msg.digest
+        if key in store:
+            return store[key]
+        from workbench.stagewise.serialize import serialize_message
+
+        chunk = serialize_message(msg, host=True)
+        store[key] = chunk
+        return chunk
+
+    def serialized_chars(self, i: int) -> int:
+        """UTF-16 length of message i's compact chunk, -1 when it contributes none."""
+        if self._chunk_chars is None:
+            self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
+        value = int(self._chunk_chars[i])
+        if value == -2:
+            key = self.history.messages[i].digest
+            stored = self.cache.chunk_chars.get(key)
+            if stored is None:
+                from workbench.history.jsjson import utf16_len
+                from workbench.stagewise.serialize import serialize_message
+
+                # Only the length: keeping every chunk's text (a second copy of the history) is left to
+                # ``serialized``, which runs when a briefer really reads the transcript.
+                store = self.cache.serialized
+                chunk = store[key] if key in store else serialize_message(self.history.messages[i], host=True)
+                stored = -1 if chunk is None else utf16_len(chunk)
+                self.cache.chunk_chars[key] = stored
+            value = stored
+            self._chunk_chars[i] = value
+        return value
+
+    def serialized_span(self, lo: int, hi: int) -> tuple[int, int]:
+        """(sum of chunk UTF-16 lengths, number of chunks) over messages [lo, hi); serializes each once."""
+        if hi <= lo:
+            return 0, 0
+        if self._chunk_chars is None:
+            self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
+        seg = self._chunk_chars[lo:hi]
+        for j in np.flatnonzero(seg == -2):
+            self.serialized_chars(lo + int(j))
+        valid = seg >= 0
+        return int(seg.sum(where=valid)), int(np.count_nonzero(valid))
+
+    def stub_tokens(self, i: int, knobs: Any) -> int:
+        """Tokens of message i once its tool outputs are elided, by the trigger counter."""
+        from workbench.history.elide import stub_message
+
+        stub = stub_message(self.history.messages[i])
+        return count_message(
+            stub, knobs.trigger_counter, overhead_chars=knobs.overhead_chars_per_message,
+            chars_per_token=knobs.chars_per_token, cache=self.cache,
+        )
+
+    def tokens(self, counter: str, *, overhead_chars: int, chars_per_token: float) -> np.ndarray:
+        """Per-message tokens by the named counter ("estimate" or an encoding name)."""
+        if counter == "estimate":
+            return self.estimate(overhead_chars=overhead_chars, chars_per_token=chars_per_token)
+        return self.encoded(counter)
+
+
+def count_message(
+    msg: Message, counter: str, *, overhead_chars: int = 400, chars_per_token: float = 4.0, cache: CountCache | None = None
+) -> int:
+    """Tokens of one message by a counter, through the cache when one is given."""
+    if counter == "estimate":
+        key = msg.digest
+        value = cache.chars.get(key) if cache else None
+        if value is None:
+            c = content_chars(msg)
+            value = -1 if c is None else (int(c) if c == c else 0)
+            if cache:
+                cache.chars[key] = value
+        return 0 if value < 0 else math.ceil((value + overhead_chars) / chars_per_token)
+    store = cache.encoded.setdefault(counter, {}) if cache else {}
+    value = store.get(msg.digest)
+    if value is None:
+        value = len(get_encoding(counter).encode_ordinary(_utf8_safe(render_for_tokenizer(msg)))) + TOKENIZER_OVERHEAD_TOKENS
+        store[msg.digest] = value
+    return value
+
+
+def count_text_tokens(text: str, counter: str, *, chars_per_token: float = 4.0) -> int:
+    """Tokens of a free text (a briefing): ceil(UTF-16 length / cpt), or the tokenizer's count."""
+    if counter == "estimate":
+        from workbench.history.jsjson import utf16_len
+
+        return int(np.ceil(utf16_len(text) / chars_per_token))
+    enc = get_encoding(counter)
+    return len(enc.encode_ordinary(_utf8_safe(text)))

@@ -1,0 +1,306 @@
+"""Sweeps: a grid or a random sample of knobs × a set of histories → one polars row per run.
+
+Replays take milliseconds, so a sweep is bound by loading and counting histories, not by replaying.
+Work is cut into tasks of (one history, a chunk of knob sets); a task carries the history's *path*,
+and each worker process keeps the histories it loaded and their token counts, so a worker reads
+and counts a history once however many knob sets it replays. Tasks run on any
+``concurrent.futures.Executor``: a process pool by default, or ``client.get_executor()`` of a
+dask.distributed cluster when one machine is not enough. No files are written here except by
+:func:`write_sweep`, which the caller asks for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from workbench.briefing.base import Briefer
+from workbench.counting.tokens import CountCache
+from workbench.history.model import History
+from workbench.knobs import Knobs, knobs_from_dict
+
+ProgressFn = Callable[[int, int], None]
+HistorySource = str | os.PathLike[str] | History
+HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")  # as workbench.history.sources
+TASKS_PER_WORKER = 8  # enough tasks per worker to balance long and short histories
+
+
+# ── knob sets ─────────────────────────────────────────────────────────────────────────────────
+
+
+def knob_grid(axes: Mapping[str, Sequence[Any]], base: Knobs | None = None) -> list[Knobs]:
+    """Every combination of the values on ``axes`` (knob name → values), applied over ``base``.
+
+    >>> len(knob_grid({"trigger_ratio": [0.5, 0.7], "kept_budget_ratio": [0.1, 0.2, 0.3]}))
+    6
+    """
+    base = base or Knobs()
+    combos: list[dict[str, Any]] = [{}]
+    for name, values in axes.items():
+        values = list(values)
+        if not values:
+            raise ValueError(f"grid axis {name} has no values")
+        combos = [{**c, name: v} for c in combos for v in values]
+    return [knobs_from_dict(c, base=base, source="grid") for c in combos]
+
+
+def knob_sample(
+    space: Mapping[str, tuple[float, float] | Sequence[Any]],
+    n: int,
+    *,
+    base: Knobs | None = None,
+    seed: int = 0,
+) -> list[Knobs]:
+    """``n`` random knob sets: a (low, high) tuple draws uniformly (whole numbers for int knobs), a list picks one.
+
+    The draw is seeded, so the same call returns the same sample on every machine.
+    """
+    base = base or Knobs()
+    rng = random.Random(seed)
+    types = {f.name: f.type for f in dataclasses.fields(Knobs)}
+    out = []
+    for _ in range(n):
+        values: dict[str, Any] = {}
+        for name, spec in space.items():
+            if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(x, (int, float)) for x in spec):
+                low, high = float(spec[0]), float(spec[1])
+                x = rng.uniform(low, high)
+                values[name] = round(x) if types.get(name) in ("int", int) else x
+            else:
+                values[name] = rng.choice(list(spec))
+        out.append(knobs_from_dict(values, base=base, source="sample"))
+    return out
+
+
+def expand_history_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files as given; folders expand to the history files directly inside them (sorted)."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(x for x in path.iterdir() if x.is_file() and x.suffix.lower() in HISTORY_SUFFIXES)
+            if not found:
+                raise FileNotFoundError(f"{path}: no history files ({', '.join(HISTORY_SUFFIXES)}) in this folder")
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such history file")
+    return out
+
+
+# ── the worker side ───────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class _Task:
+    source: str | History  # a path (loaded once per worker) or a History value (small, in-memory)
+    position: int  # the history's position in the caller's list (for row order)
+    configs: tuple[tuple[int, Knobs], ...]
+    briefer: Briefer | None
+    probes: bool
+
+
+_WORKER_HISTORIES: dict[str, History] = {}
+_WORKER_CACHE = CountCache(max_tables=256)
+
+
+def _history_of(source: str | History) -> History:
+    """The worker's copy of a history: loaded and cached once per process (keyed by path, size and mtime)."""
+    if isinstance(source, History):
+        return source
+    from workbench.history.readers import load_history
+
+    st = os.stat(source)
+    key = f"{os.path.abspath(source)}:{st.st_size}:{st.st_mtime_ns}"
+    history = _WORKER_HISTORIES.get(key)
+    if history is None:
+        history = load_history(source)
+        _WORKER_HISTORIES[key] = history
+    return history
+
+
+def _run_task(task: _Task) -> list[dict[str, Any]]:
+    """Replay one history under a chunk of knob sets; one row per run (runs in a worker)."""
+    from workbench.replay import simulate
+
+    history = _history_of(task.source)
+    path = None if isinstance(task.source, History) else str(task.source)
+    rows = []
+    for config, knobs in task.configs:
+        t0 = time.perf_counter()
+        run = simulate(history, knobs, task.briefer, cache=_WORKER_CACHE)
+        row: dict[str, Any] = {"config": config, "history": history.id, "history_path": path,
+                               "_position": task.position}
+        row.update(dataclasses.asdict(knobs))
+        row.update(run.metrics.to_dict())
+        if task.probes:
+            from workbench.analysis.probes import probe_summary
+
+            row.update(probe_summary(run, history))
+        row["replay_ms"] = (time.perf_counter() - t0) * 1000.0
+        rows.append(row)
+    return rows
+
+
+# ── the caller side ───────────────────────────────────────────────────────────────────────────
+
+
+def _size_of(source: str | History) -> int:
+    if isinstance(source, History):
+        return len(source.messages) * 1000
+    try:
+        return os.path.getsize(source)
+    except OSError:
+        return 0
+
+
+def _tasks(
+    sources: list[str | History],
+    knobs: Sequence[Knobs],
+    *,
+    workers: int,
+    chunk_size: int | None,
+    briefer: Briefer | None,
+    probes: bool,
+) -> list[_Task]:
+    configs = list(enumerate(knobs))
+    if chunk_size is None:
+        per_history = max(1, math.ceil(TASKS_PER_WORKER * workers / max(1, len(sources))))
+        chunk_size = max(1, math.ceil(len(configs) / per_history))
+    tasks = []
+    # Largest histories first: the slowest tasks start early, so workers finish together.
+    order = sorted(range(len(sources)), key=lambda i: -_size_of(sources[i]))
+    for pos in order:
+        for start in range(0, len(configs), chunk_size):
+            chunk = tuple(configs[start : start + chunk_size])
+            tasks.append(_Task(source=sources[pos], position=pos, configs=chunk, briefer=briefer, probes=probes))
+    return tasks
+
+
+# Imported once in the fork server, so each worker starts with the engine loaded (~0.5 s saved per worker).
+_PRELOAD = ["numpy", "polars", "yaml", "workbench.replay", "workbench.explore.sweep", "workbench.history.readers"]
+
+
+def default_executor(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool whose workers fork from a clean server that preloaded the engine.
+
+    Plain ``fork`` of the caller is unsafe (polars' and tiktoken's thread pools do not survive it);
+    ``forkserver`` forks from a fresh single-threaded process instead, as cheap as fork, as safe as
+    spawn. Where forkserver is missing (Windows, macOS defaults aside), ``spawn`` is used.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+    else:
+        ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx)
+
+
+def sweep(
+    histories: Sequence[HistorySource],
+    knobs: Sequence[Knobs],
+    *,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    chunk_size: int | None = None,
+    briefer: Briefer | None = None,
+    probes: bool = False,
+    progress: ProgressFn | None = None,
+) -> pl.DataFrame:
+    """Replay every history under every knob set; one row per run (config, history, knobs, metrics).
+
+    ``executor``: any ``concurrent.futures.Executor`` (e.g. dask's ``client.get_executor()``); when None,
+    ``workers`` processes are started for this sweep (``workers=1`` runs in this process, no pool).
+    ``probes=True`` adds fact retention columns (see ``workbench.analysis.probes``). ``progress(done, total)``
+    is called after each finished chunk with the number of runs done. The briefer must be picklable.
+    """
+    sources: list[str | History] = [h if isinstance(h, History) else os.fspath(h) for h in histories]
+    total = len(sources) * len(knobs)
+    if total == 0:
+        return pl.DataFrame()
+    n_workers = max(1, workers or os.cpu_count() or 1)  # with a given executor: only sizes the chunks
+    inline = executor is None and n_workers == 1
+    own = executor is None and not inline
+    tasks = _tasks(sources, knobs, workers=n_workers, chunk_size=chunk_size, briefer=briefer, probes=probes)
+    rows: list[dict[str, Any]] = []
+    done = 0
+    if progress:
+        progress(0, total)
+    if inline:
+        for task in tasks:
+            rows.extend(_run_task(task))
+            done += len(task.configs)
+            if progress:
+                progress(done, total)
+        return _frame(rows)
+    pool = executor or default_executor(n_workers)
+    try:
+        futures: dict[Future[list[dict[str, Any]]], _Task] = {pool.submit(_run_task, t): t for t in tasks}
+        for fut in as_completed(futures):
+            task = futures[fut]
+            try:
+                rows.extend(fut.result())
+            except BaseException:
+                for other in futures:
+                    other.cancel()
+                raise  # a HistoryError already names the file and line
+            done += len(task.configs)
+            if progress:
+                progress(done, total)
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return _frame(rows)
+
+
+def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return frame.sort("config", "_position").drop("_position")
+
+
+def sweep_metric_columns(frame: pl.DataFrame) -> list[str]:
+    """The columns of a sweep frame that are results (metrics and probes), not inputs."""
+    inputs = {"config", "history", "history_path", *(f.name for f in dataclasses.fields(Knobs))}
+    return [c for c in frame.columns if c not in inputs]
+
+
+def knobs_of_row(row: Mapping[str, Any]) -> Knobs:
+    """The Knobs of one sweep row (e.g. the best one), validated again."""
+    names = {f.name for f in dataclasses.fields(Knobs)}
+    return knobs_from_dict({k: v for k, v in row.items() if k in names}, source="sweep row")
+
+
+def write_sweep(frame: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write a sweep frame as parquet (``.parquet``) or CSV (``.csv``), chosen by the suffix."""
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix == ".parquet":
+        frame.write_parquet(out)
+    elif suffix == ".csv":
+        frame.write_csv(out)
+    else:
+        raise ValueError(f"{out}: unknown sweep output format {suffix or '(none)'}; use .parquet or .csv")
+    return out
+
+
+def read_sweep(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a sweep written by :func:`write_sweep` (parquet or CSV)."""
+    p = Path(path)
+    if p.suffix.lower() == ".parquet":
+        return pl.read_parquet(p)
+    if p.suffix.lower() == ".csv":
+        return pl.read_csv(p)
+    raise ValueError(f"{p}: unknown sweep format {p.suffix or '(none)'}; use .parquet or .csv")
