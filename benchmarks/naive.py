@@ -18,16 +18,18 @@ from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
-from workbench.replay.loop import Run, _Replay
+from workbench.replay.context import ContextSums
+from workbench.replay.loop import _Replay
+from workbench.replay.results import Run
 
 
-class NaiveReplay(_Replay):
-    """``simulate``'s replay with every context re-summed at every check (O(checks × context))."""
+class NaiveSums(ContextSums):
+    """The replay's context arithmetic with every span re-summed from the per-message counts."""
 
     def _lists(self) -> tuple[list[int], list[int]]:
         """In-context tokens per message (counts minus elision savings) and the savings, as lists."""
         if getattr(self, "_lists_at", None) != self.elisions:  # savings change only when something is elided
-            self._naive_lists = (self.c - self.savings).tolist(), self.savings.tolist()
+            self._naive_lists = (self.tokens - self.savings).tolist(), self.savings.tolist()
             self._lists_at = self.elisions
         return self._naive_lists
 
@@ -36,38 +38,39 @@ class NaiveReplay(_Replay):
             self._naive_checks = self.checks.tolist()
         return self._naive_checks
 
-    def _context_at(self, i: int) -> int:
+    def verbatim(self, boundary: int, i: int) -> int:
         inside, _ = self._lists()
-        return self._base() + sum(inside[self.st.boundary : i + 1])
+        return sum(inside[boundary : i + 1])
 
-    def _first_above(self, start: int, tokens: float, strict: bool, end: int | None = None) -> int:
-        end = self.m if end is None else min(end, self.m)
+    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool) -> int:
+        none = len(self.checks)
+        end = min(end, none)
         if start >= end:
-            return self.m
+            return none
         if tokens == -math.inf:
             return start
         checks = self._checks_list()
         for kk in range(start, end):
-            ctx = self._context_at(checks[kk])
+            ctx = base + self.verbatim(boundary, checks[kk])
             if ctx > tokens or (not strict and ctx >= tokens):
                 return kk
-        return self.m
+        return none
 
-    def _fill(self, k0: int, k1: int, threshold: float | None) -> None:
-        if k1 < k0:
-            return
-        inside, saved = self._lists()
-        b = self.st.boundary
+    def verbatim_at(self, boundary: int, k0: int, k1: int) -> np.ndarray:
+        inside, _ = self._lists()
         checks = self._checks_list()
-        for kk in range(k0, k1 + 1):
-            i = checks[kk]
-            self.t_brief[kk] = self.st.briefing_tokens
-            self.t_pinned[kk] = self.st.pinned_tokens
-            self.t_verb[kk] = sum(inside[b : i + 1])
-            self.t_saved[kk] = sum(saved[b : i + 1])
-            self.t_boundary[kk] = b
-            if threshold is not None:
-                self.t_thr[kk] = threshold
+        return np.array([sum(inside[boundary : checks[kk] + 1]) for kk in range(k0, k1 + 1)], dtype=np.int64)
+
+    def saved_at(self, boundary: int, k0: int, k1: int) -> np.ndarray:
+        _, saved = self._lists()
+        checks = self._checks_list()
+        return np.array([sum(saved[boundary : checks[kk] + 1]) for kk in range(k0, k1 + 1)], dtype=np.int64)
+
+
+class NaiveReplay(_Replay):
+    """``simulate``'s replay with every context re-summed at every check (O(checks × context))."""
+
+    sums_type = NaiveSums
 
 
 def naive_simulate(history: History, knobs: Knobs, *, cache: CountCache) -> Run:

@@ -1,4 +1,4 @@
-"""The replay (workbench/replay.py), pinned on scripted histories: where compression fires, where the boundary falls, what it costs."""
+"""The replay (workbench/replay/), pinned on scripted histories: where compression fires, where the boundary falls, what it costs."""
 
 from __future__ import annotations
 

@@ -1,0 +1,224 @@
+"""What is in the agent's context at a check, and the arithmetic that makes asking cheap.
+
+Context at check k (message i) = system prompt + current briefing + pinned messages + every message
+from the current boundary to i, minus the tokens freed by tool outputs elided to stubs. The first three
+change only at events (a compression landing, an elision), so they live in :class:`InContext`; the
+messages since the boundary are a difference of prefix sums (:class:`ContextSums`). Between two events
+the context only grows, so "the first check above a threshold" is a binary search, not a walk.
+No I/O; the per-message token counts come from the caller's ``HistoryCounts``.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from workbench.counting.tokens import HistoryCounts
+from workbench.history.model import History
+from workbench.knobs import Knobs
+
+
+def check_indices(history: History, check_point: str) -> np.ndarray:
+    """Message indices where the trigger is checked.
+
+    "message": after every message. "step": after an agent step, i.e. after an assistant message and
+    the tool results that follow it (where stagewise's handlePostStep runs), and after the last message.
+    """
+    msgs = history.messages
+    n = len(msgs)
+    if check_point == "message" or n == 0:
+        return np.arange(n, dtype=np.int64)
+    roles = [m.role for m in msgs]
+    out = [
+        i
+        for i in range(n)
+        if i == n - 1 or (roles[i] in ("assistant", "tool") and roles[i + 1] in ("user", "assistant", "system"))
+    ]
+    return np.asarray(out, dtype=np.int64)
+
+
+def derived(counts: HistoryCounts, key: Any, make: Callable[[], np.ndarray]) -> np.ndarray:
+    """A per-history array kept with the history's counts (read-only: every replay shares it)."""
+    value = counts.derived.get(key)
+    if value is None:
+        value = make()
+        value.flags.writeable = False
+        counts.derived[key] = value
+    return value
+
+
+def message_roles(counts: HistoryCounts) -> np.ndarray:
+    """Each message's role, as an array of str objects."""
+    return derived(counts, "roles", lambda: np.array([m.role for m in counts.history.messages], dtype=object))
+
+
+def assistant_indices(counts: HistoryCounts) -> np.ndarray:
+    """Indices of the assistant messages: each is one LLM call of the agent."""
+    return derived(counts, "assistant_idx", lambda: np.flatnonzero(message_roles(counts) == "assistant"))
+
+
+def check_points(counts: HistoryCounts, check_point: str) -> np.ndarray:
+    """``check_indices`` of the counted history, computed once per history and check point."""
+    return derived(counts, ("checks", check_point), lambda: check_indices(counts.history, check_point))
+
+
+_ELIDABLE: weakref.WeakKeyDictionary[HistoryCounts, dict[tuple[str, int, float], np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def elidable_tokens(counts: HistoryCounts, knobs: Knobs, counter_tokens: np.ndarray) -> np.ndarray:
+    """Tokens each message frees when its tool outputs become stubs, by the trigger counter (cached)."""
+    from workbench.history.elide import has_tool_output
+
+    key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token)
+    table = _ELIDABLE.setdefault(counts, {})
+    out = table.get(key)
+    if out is None:
+        out = np.zeros(len(counts.history.messages), dtype=np.int64)
+        for j, msg in enumerate(counts.history.messages):
+            if has_tool_output(msg):
+                out[j] = max(0, int(counter_tokens[j]) - counts.stub_tokens(j, knobs))
+        out.flags.writeable = False
+        table[key] = out
+    return out
+
+
+@dataclass
+class InContext:
+    """What the context holds besides the messages since the boundary; it changes only at events."""
+
+    system_tokens: int = 0
+    boundary: int = 0  # first verbatim message
+    briefing_chars: int = 0
+    briefing_tokens: int = 0
+    pinned: set[int] = field(default_factory=set)  # messages before the boundary kept verbatim
+    pinned_tokens: int = 0
+    briefing_at: dict[int, int] = field(default_factory=dict)  # boundary -> chars of the briefing landed there
+    briefing_texts: dict[int, str | None] = field(default_factory=dict)
+    elided: set[int] = field(default_factory=set)  # messages whose tool outputs are stubs
+    landed: int = 0  # compressions landed so far
+    last_compaction_check: int | None = None
+
+    @property
+    def base_tokens(self) -> int:
+        """System prompt + briefing + pinned messages: the part of the context that is not a message span."""
+        return self.system_tokens + self.briefing_tokens + self.pinned_tokens
+
+
+class ContextSums:
+    """Per-message tokens (trigger counter) and their prefix sums, net of the tool outputs stubbed so far.
+
+    ``in_context_prefix[i]`` is the tokens of messages [0, i) as they are in context now (stubs
+    counted as stubs), so any span of messages costs one subtraction. ``in_context_at_checks[k]`` is
+    the same prefix through check k's message, the sorted array the threshold search runs on.
+    """
+
+    def __init__(self, tokens: np.ndarray, checks: np.ndarray) -> None:
+        self.tokens = tokens
+        self.checks = checks
+        n = len(tokens)
+        self.prefix_tokens = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(tokens, out=self.prefix_tokens[1:])
+        self.savings = np.zeros(n, dtype=np.int64)  # tokens freed per message by stubbing its tool outputs
+        self.stubbed: list[list[int]] = []  # the messages each elision stubbed, in order
+        self.saved_prefix = np.zeros(n + 1, dtype=np.int64)
+        self.in_context_prefix = self.prefix_tokens.copy()
+        self.in_context_at_checks = self._at_checks()
+
+    @property
+    def elisions(self) -> int:
+        """Elisions so far that stubbed something (each changed the sums)."""
+        return len(self.stubbed)
+
+    def _at_checks(self) -> np.ndarray:
+        if len(self.checks):
+            return self.in_context_prefix[self.checks + 1]
+        return np.zeros(0, dtype=np.int64)
+
+    # -- reading -------------------------------------------------------------------------------
+    def verbatim(self, boundary: int, i: int) -> int:
+        """Tokens of messages [boundary, i] as they are in context now."""
+        return int(self.in_context_prefix[i + 1] - self.in_context_prefix[boundary])
+
+    def between(self, lo: int, hi: int) -> int:
+        """Tokens of messages [lo, hi) as they are in context now."""
+        return int(self.in_context_prefix[hi] - self.in_context_prefix[lo])
+
+    def in_context_tokens(self, indices: Iterable[int]) -> int:
+        """Tokens of the given messages as they are in context now (pinned messages)."""
+        return int(sum(int(self.tokens[j] - self.savings[j]) for j in indices))
+
+    def verbatim_at(self, boundary: int, k0: int, k1: int) -> np.ndarray:
+        """Verbatim tokens (from ``boundary``) at each check k0..k1, inclusive."""
+        idx = self.checks[k0 : k1 + 1]
+        return self.in_context_prefix[idx + 1] - self.in_context_prefix[boundary]
+
+    def saved_at(self, boundary: int, k0: int, k1: int) -> np.ndarray:
+        """Tokens freed by stubs among the verbatim messages at each check k0..k1, inclusive."""
+        idx = self.checks[k0 : k1 + 1]
+        return self.saved_prefix[idx + 1] - self.saved_prefix[boundary]
+
+    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool) -> int:
+        """The first check in [start, end) whose context (``base`` + verbatim) is above ``tokens``.
+
+        ">=" instead of ">" when not ``strict``; ``len(checks)`` if there is none.
+        """
+        none = len(self.checks)
+        end = min(end, none)
+        if start >= end:
+            return none
+        if tokens == -math.inf:
+            return start
+        target = tokens - base + float(self.in_context_prefix[boundary])
+        side: Literal["left", "right"] = "right" if strict else "left"
+        found = start + int(np.searchsorted(self.in_context_at_checks[start:end], target, side=side))
+        return found if found < end else none
+
+    # -- changing --------------------------------------------------------------------------------
+    def stub(self, indices: list[int], freeable: np.ndarray) -> int:
+        """Count the tool outputs of ``indices`` as stubs from now on; returns the tokens freed."""
+        self.stubbed.append(list(indices))
+        saved = 0
+        for j in indices:
+            s = int(freeable[j])
+            self.savings[j] = s  # in place: the policies' view holds this array
+            saved += s
+        np.cumsum(self.savings, out=self.saved_prefix[1:])
+        self.in_context_prefix = self.prefix_tokens - self.saved_prefix
+        self.in_context_at_checks = self._at_checks()
+        return saved
+
+
+class PrefixAsOf:
+    """``in_context_prefix`` as it stood after a given number of elisions, for accounting after the loop.
+
+    Rebuilt forward from the record of what each elision stubbed (asked for in nondecreasing order),
+    so the loop keeps no copy of past sums.
+    """
+
+    def __init__(self, sums: ContextSums) -> None:
+        self.sums = sums
+        self.elisions = 0
+        self.savings = np.zeros(len(sums.savings), dtype=np.int64)
+        self.prefix = sums.prefix_tokens
+
+    def __call__(self, elisions: int) -> np.ndarray:
+        sums = self.sums
+        if elisions == sums.elisions:
+            return sums.in_context_prefix
+        if elisions < self.elisions:
+            raise ValueError(f"elisions must not go back: asked for {elisions} after {self.elisions}")
+        if elisions > self.elisions:
+            for indices in sums.stubbed[self.elisions : elisions]:
+                self.savings[indices] = sums.savings[indices]
+            saved = np.zeros(len(self.savings) + 1, dtype=np.int64)
+            np.cumsum(self.savings, out=saved[1:])
+            self.prefix = sums.prefix_tokens - saved
+            self.elisions = elisions
+        return self.prefix
