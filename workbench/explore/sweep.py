@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,7 @@ def default_executor(workers: int | None = None) -> ProcessPoolExecutor:
     spawn. Where forkserver is missing (Windows, macOS defaults aside), ``spawn`` is used.
     """
     methods = multiprocessing.get_all_start_methods()
+    ctx: BaseContext
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(_PRELOAD)

@@ -129,7 +129,7 @@ def pareto_mask(cost: np.ndarray, retention: np.ndarray, overflows: np.ndarray) 
 
 def _axis_values(name: str, spec: tuple[float, float] | Sequence[Any], points: int) -> list[Any]:
     if _is_range(spec):
-        low, high = float(spec[0]), float(spec[1])  # type: ignore[index]
+        low, high = float(spec[0]), float(spec[1])
         vals = np.linspace(low, high, max(2, points)).tolist()
         return _cast(name, vals)
     return list(spec)
@@ -197,7 +197,7 @@ def tune(
     _check_space(space)
     names = list(space)
     axes = {n: _axis_values(n, space[n], points) for n in names}
-    steps = {n: (float(space[n][1]) - float(space[n][0])) / max(1, points - 1)  # type: ignore[index]
+    steps = {n: (float(space[n][1]) - float(space[n][0])) / max(1, points - 1)
              for n in names if _is_range(space[n])}
     h = len(histories)
     first = list(itertools.product(*axes.values()))
@@ -241,7 +241,7 @@ def tune(
                 options = []
                 for n in names:
                     if n in steps:
-                        lo, hi = float(space[n][0]), float(space[n][1])  # type: ignore[index]
+                        lo, hi = float(space[n][0]), float(space[n][1])
                         d = steps[n] * scale
                         vals = [min(hi, max(lo, c[n] + k * d)) for k in (-1, 0, 1)]
                         options.append(_cast(n, vals))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import polars as pl
 import streamlit as st
 
 from workbench import plots
 from workbench.analysis.compare import compact_number
 from workbench.replay import Metrics, Run
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 COUNTERFACTUAL = (
     "Counterfactual replay: assumes the agent would have sent the same messages after each compaction."
@@ -49,8 +54,11 @@ BANDS_NOTE = (
 )
 
 
-def show(fig: object, key: str, **kwargs: object) -> object:
-    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same)."""
+def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
+    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same).
+
+    Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element.
+    """
     return st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
 
 

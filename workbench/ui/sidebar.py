@@ -87,14 +87,20 @@ def history_picker() -> tuple[str, History, str] | None:
     return label, history, str(path)
 
 
+def _file_loader(path: Path) -> Callable[[], History]:
+    return lambda: _load_file(str(path), path.stat().st_mtime)  # stat at load time: a rewritten file reloads
+
+
+def _given(history: History) -> Callable[[], History]:
+    return lambda: history
+
+
 def history_loaders() -> dict[str, Callable[[], History]]:
     """Picker label → a function that loads that history (for the sweep's multi-history choice)."""
     files = _history_files()
-    out: dict[str, Callable[[], History]] = {
-        label: (lambda p=path: _load_file(str(p), p.stat().st_mtime)) for label, path in files.items()
-    }
+    out: dict[str, Callable[[], History]] = {label: _file_loader(path) for label, path in files.items()}
     for label, h in st.session_state.get(ui_state.UPLOADED, {}).items():
-        out[label] = lambda h=h: h
+        out[label] = _given(h)
     if not files:
         generated = _generated()
         if generated is not None:

@@ -16,6 +16,12 @@ from workbench.history.errors import HistoryError
 from workbench.history.sources import read_upload
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
 
+# What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
+# Mapping types are invariant in their key, so neither MutableMapping[str, Any] nor [str | int, Any] would
+# accept both; the keys used here are always str.
+SessionState = MutableMapping[Any, Any]
+ReadOnlyState = Mapping[Any, Any]
+
 KNOB_PREFIX = "knob_"
 PENDING_YAML = "pending_yaml"  # (source name, YAML text)
 PENDING_HISTORY = "pending_history"  # (file name, bytes)
@@ -76,7 +82,7 @@ def widget_values(knobs: Knobs) -> dict[str, Any]:
     return out
 
 
-def knobs_from_values(values: Mapping[str, Any]) -> Knobs:
+def knobs_from_values(values: ReadOnlyState) -> Knobs:
     """Knobs from widget values; knobs without a widget value keep their defaults. Raises ValueError."""
     data: dict[str, Any] = {}
     for f in dataclasses.fields(Knobs):
@@ -91,24 +97,24 @@ def knobs_from_values(values: Mapping[str, Any]) -> Knobs:
     return knobs_from_dict(data, source="widgets")
 
 
-def apply_knobs(state: MutableMapping[str, Any], knobs: Knobs) -> None:
+def apply_knobs(state: SessionState, knobs: Knobs) -> None:
     """Set every knob widget to show ``knobs``."""
     for key, value in widget_values(knobs).items():
         state[key] = value
 
 
-def apply_yaml(state: MutableMapping[str, Any], text: str, *, source: str = "uploaded YAML") -> Knobs:
+def apply_yaml(state: SessionState, text: str, *, source: str = "uploaded YAML") -> Knobs:
     """Parse knob YAML (``dump_knobs`` format) and set every widget from it; raises ValueError naming the line."""
     knobs = load_knobs(text, source=source)
     apply_knobs(state, knobs)
     return knobs
 
 
-def flash(state: MutableMapping[str, Any], kind: str, text: str) -> None:
+def flash(state: SessionState, kind: str, text: str) -> None:
     state.setdefault(FLASH, []).append((kind, text))
 
 
-def add_uploaded_history(state: MutableMapping[str, Any], name: str, data: bytes) -> list[str]:
+def add_uploaded_history(state: SessionState, name: str, data: bytes) -> list[str]:
     """Read an uploaded history, remember it under a picker label and select it; returns the labels."""
     histories = read_upload(name, data)
     store = state.setdefault(UPLOADED, {})
@@ -123,7 +129,7 @@ def add_uploaded_history(state: MutableMapping[str, Any], name: str, data: bytes
     return labels
 
 
-def consume_pending(state: MutableMapping[str, Any]) -> None:
+def consume_pending(state: SessionState) -> None:
     """Apply a queued YAML or history upload; problems become an error message, never an exception."""
     pending = state.pop(PENDING_YAML, None)
     if pending is not None:

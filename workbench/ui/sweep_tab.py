@@ -57,10 +57,17 @@ def axis_values(name: str, start: float, stop: float, steps: int) -> list[Any]:
     return list(dict.fromkeys(round(float(v), 4) for v in raw))
 
 
+def _bounds(name: str) -> tuple[float, float]:
+    """The knob's [low, high]; ``numeric_knobs`` offers only knobs that have both."""
+    spec = KNOB_SPECS[name]
+    if spec.low is None or spec.high is None:
+        raise ValueError(f"{name} has no range to sweep over")
+    return float(spec.low), float(spec.high)
+
+
 def _default_range(name: str, current: float) -> tuple[float, float]:
     """Half to one and a half times the current value, inside the knob's range."""
-    spec = KNOB_SPECS[name]
-    low, high = float(spec.low), float(spec.high)
+    low, high = _bounds(name)
     lo, hi = max(low, current * 0.5), min(high, current * 1.5)
     if hi <= lo:  # the knob is at zero or off: start from the bottom of its range
         lo, hi = low, low + (high - low) * (0.5 if high - low <= 2 else 0.01)
@@ -77,9 +84,9 @@ def _axis(label: str, axis: str, default: str, knobs: Knobs) -> tuple[str, list[
         st.session_state[f"sweep_{axis}_for"] = name
     st.session_state.setdefault(f"sweep_{axis}_steps", 5)
     c1, c2, c3 = st.columns(3)
-    spec = KNOB_SPECS[name]
-    start = c1.number_input("from", float(spec.low), float(spec.high), key=f"sweep_{axis}_from", format="%g")
-    stop = c2.number_input("to", float(spec.low), float(spec.high), key=f"sweep_{axis}_to", format="%g")
+    low, high = _bounds(name)
+    start = c1.number_input("from", low, high, key=f"sweep_{axis}_from", format="%g")
+    stop = c2.number_input("to", low, high, key=f"sweep_{axis}_to", format="%g")
     steps = c3.number_input("steps", 1, 25, key=f"sweep_{axis}_steps")
     return name, axis_values(name, start, stop, int(steps))
 
@@ -134,7 +141,9 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     frame, rx, ry = result["frame"], result["x"], result["y"]
     st.session_state.setdefault("sweep_metric", "peak_ratio")
     metric = st.selectbox("metric", [m for m in METRICS if m in frame.columns], key="sweep_metric",
-                          format_func=METRICS.get)
+                          format_func=METRICS.__getitem__)
+    if metric is None:  # no metric column in the frame: nothing to draw
+        return
     fig = plots.sweep_figure(frame, rx, ry, metric, title=f"{METRICS[metric]} over {rx} × {ry}")
     event = show(fig, "sweep_heatmap", on_select="rerun", selection_mode="points")
     cells = frame.select(rx, ry).unique(maintain_order=True).rows()
