@@ -168,8 +168,10 @@ def test_claude_code_merges_split_responses_and_keeps_order():
     assert grep.tool_name == "Grep" and grep.tool_call_id == "toolu_01Grep"
     bash = h.messages[5].parts[0]
     assert bash.data["isError"] is True and h.messages[4].parts[0].state == "output-error"
-    assert h.meta["compactions"] == [{"index": 11, "timestamp": "2025-09-02T10:01:20.000Z", "trigger": "manual",
-                                      "preTokens": 18234}]
+    (compaction,) = h.log.compactions
+    assert (compaction.index, compaction.timestamp, compaction.trigger, compaction.tokens_before) == (
+        11, "2025-09-02T10:01:20.000Z", "manual", 18234)
+    assert compaction.summary_index == 11 and compaction.summary == h.messages[11].text
     assert h.messages[11].meta("isCompactSummary") is True and h.messages[9].meta("isMeta") is True
     assert h.meta["summaries"][0]["summary"] == "Fix flaky date test in utils"
     assert h.meta["skipped_records"] == {"file-history-snapshot": 1, "queue-operation": 1}
@@ -203,7 +205,9 @@ def test_codex_groups_items_and_records_what_it_drops():
     patch = h.messages[6].parts[1]
     assert patch.type == "tool-apply_patch" and patch.input["input"].startswith("*** Begin Patch")
     assert h.messages[7].parts[0].output.startswith("Exit code: 0")
-    assert h.meta["compactions"] == [{"index": 8, "timestamp": "2026-06-26T09:00:12.000Z", "replacement_items": 2}]
+    (compaction,) = h.log.compactions
+    assert (compaction.index, compaction.timestamp, compaction.trigger) == (8, "2026-06-26T09:00:12.000Z", "auto")
+    assert len(compaction.kept) + compaction.opaque_items == 2
     assert h.meta["dropped_items"] == {"ghost_snapshot": 1, "web_search_call": 1}
     assert h.meta["turns_aborted"] == 1 and h.meta["models"] == ["gpt-5.5"] and h.meta["cli_version"] == "0.142.4"
     old = load_history(FIXTURES / "codex_rollout_0_58.jsonl")

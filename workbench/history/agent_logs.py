@@ -1,8 +1,11 @@
 """Readers for the native session logs of coding agents: Claude Code ``.jsonl`` and Codex CLI rollouts.
 
 Both logs hold far more than the model saw (UI events, snapshots, token counts); only model-facing
-records become messages, following ``shared/real_histories/SOURCES.md``. What is dropped is counted
-in ``History.meta`` so a reader can tell a quiet log from a lossy read. Text in, History out; no I/O.
+records become messages, following ``shared/real_histories/SOURCES.md``. What the agent logged about
+itself (billed usage per call, version, model, window, its own compactions with their real summaries)
+becomes a typed ``SessionLog`` on ``History.log``; each message remembers its source line. What is
+dropped is counted in ``History.meta`` so a reader can tell a quiet log from a lossy read. Text in,
+History out; no I/O.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from workbench.history.builder import HistoryBuilder, parse_arguments
 from workbench.history.chat_formats import add_anthropic_content, file_part
 from workbench.history.errors import HistoryError
 from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, require_object, type_name
-from workbench.history.model import History, Part, text_part
+from workbench.history.model import History, Message, Part, text_part
+from workbench.history.session_log import CallUsage, LoggedCall, LoggedCompaction, SessionLog
 
 # -- Claude Code ----------------------------------------------------------------------------------
 
@@ -31,7 +35,7 @@ def parse_claude_code(text: str, *, source: str = "<text>", sidechain: str | Non
 def claude_code_from_records(records: list[Record], *, source: str, sidechain: str | None = None) -> History:
     main: list[Record] = []
     side: list[Record] = []
-    meta: dict[str, Any] = {"summaries": [], "compactions": []}
+    meta: dict[str, Any] = {"summaries": []}
     skipped: Counter[str] = Counter()
     for record in records:
         obj = record[2]
@@ -63,14 +67,40 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     if not chosen:
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
-    reader = _ClaudeCode(meta["compactions"])
+    reader = _ClaudeCode()
     for record in chosen:
         try:
-            reader.line(record[2])
+            reader.line(record[2], record[0])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
     meta["tool_calls"] = reader.b.calls
-    return reader.b.build(source=source, source_format="claude_code", meta=meta)
+    history = reader.b.build(source=source, source_format="claude_code", meta=meta)
+    models = tuple(dict.fromkeys(m.meta("model") for m in history.messages if isinstance(m.meta("model"), str)))
+    log = SessionLog(agent="claude_code", version=meta.get("version"), models=models,
+                     calls=logged_calls(history.messages), compactions=tuple(reader.compactions()),
+                     session_id=meta.get("sessionId"))
+    return _with_log(history, log)
+
+
+def logged_calls(messages: tuple[Message, ...]) -> tuple[LoggedCall, ...]:
+    """One LoggedCall per assistant message that carries billed usage, in order."""
+    out = []
+    for i, m in enumerate(messages):
+        if m.role != "assistant":
+            continue
+        usage = m.usage
+        if usage is None:
+            continue
+        total = m.meta("usageTotal")
+        out.append(LoggedCall(index=i, source_line=m.source_line, usage=usage,
+                              model=m.meta("model") if isinstance(m.meta("model"), str) else None,
+                              cumulative=CallUsage.from_logged(total) if isinstance(total, dict) else None))
+    return tuple(out)
+
+
+def _with_log(history: History, log: SessionLog) -> History:
+    return History(id=history.id, messages=history.messages, source_format=history.source_format,
+                   source_path=history.source_path, meta=history.meta, log=log)
 
 
 def _sidechains(side: list[Record]) -> dict[str, list[Record]]:
@@ -96,28 +126,53 @@ def _str_or_none(value: Any) -> str | None:
 
 
 class _ClaudeCode:
-    """Turns Claude Code lines into messages; lines of one API response (same ``message.id``) merge."""
+    """Turns Claude Code lines into messages; lines of one API response (same ``message.id``) merge.
 
-    def __init__(self, compactions: list[dict[str, Any]]) -> None:
+    A ``compact_boundary`` record is the agent's compaction; the compact-summary user line after it holds
+    the real summary. One response is logged a content block per line, each with a usage snapshot: the
+    last line's usage is kept (its ``output_tokens`` is the highest the log has, which can still be short
+    of the final count).
+    """
+
+    def __init__(self) -> None:
         self.b = HistoryBuilder()
         self.by_api_id: dict[str, int] = {}
-        self.compactions = compactions
+        self._compactions: list[dict[str, Any]] = []
 
-    def line(self, obj: dict[str, Any]) -> None:
+    def compactions(self) -> list[LoggedCompaction]:
+        out = []
+        for c in self._compactions:
+            pre = c.get("preTokens")
+            out.append(LoggedCompaction(
+                source_line=c.get("line"), index=c["index"], trigger="manual" if c.get("trigger") == "manual" else "auto",
+                tokens_before=int(pre) if isinstance(pre, (int, float)) and not isinstance(pre, bool) else None,
+                summary=c.get("summary"), summary_index=c.get("summary_index"), timestamp=c.get("timestamp")))
+        return out
+
+    def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         stamp = obj.get("timestamp")
         if obj.get("type") == "system":  # compact_boundary: the following user line is the summary
             info = obj.get("compactMetadata")
-            self.compactions.append({"index": len(self.b), "timestamp": stamp, **(info if isinstance(info, dict) else {})})
+            self._compactions.append({"index": len(self.b), "timestamp": stamp, "line": number,
+                                      **(info if isinstance(info, dict) else {})})
             return
         message = obj.get("message")
         if not isinstance(message, dict):
             raise HistoryError(f"must be an object, got {type_name(message)}", field="message")
         metadata: dict[str, Any] = {"createdAt": stamp} if isinstance(stamp, str) else {}
+        if number is not None:
+            metadata["sourceLine"] = number
         if obj["type"] == "assistant":
             api_id = message.get("id")
             usage = {"usage": message["usage"]} if isinstance(message.get("usage"), dict) else {}
             earlier = self.by_api_id.get(api_id) if isinstance(api_id, str) else None
             if earlier is not None:
+                before = (self.b.metadata(earlier) or {}).get("usage")
+                if usage and isinstance(before, dict):  # streaming snapshots: keep the highest output count
+                    seen = before.get("output_tokens")
+                    now = usage["usage"].get("output_tokens")
+                    if isinstance(seen, int) and isinstance(now, int) and seen > now:
+                        usage = {"usage": {**usage["usage"], "output_tokens": seen}}
                 add_anthropic_content(self.b, "assistant", message.get("content"), id=None, metadata=usage,
                                       merge_into=earlier)
                 return
@@ -132,7 +187,15 @@ class _ClaudeCode:
         for flag in ("isMeta", "isCompactSummary"):
             if obj.get(flag) is True:
                 metadata[flag] = True
+        index = len(self.b)
         add_anthropic_content(self.b, "user", message.get("content"), id=obj.get("uuid"), metadata=metadata or None)
+        pending = self._compactions[-1] if self._compactions else None
+        if obj.get("isCompactSummary") is True and pending is not None and "summary_index" not in pending:
+            content = message.get("content")
+            pending["summary_index"] = index
+            pending["summary"] = content if isinstance(content, str) else "\n".join(
+                b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+            ) if isinstance(content, list) else None
 
 
 # -- Codex CLI ------------------------------------------------------------------------------------
@@ -150,35 +213,71 @@ def codex_from_records(records: list[Record], *, source: str) -> History:
     reader = _Codex()
     for record in records:
         try:
-            reader.line(require_object(record[2], what="a JSON object"))
+            reader.line(require_object(record[2], what="a JSON object"), record[0])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
+    reader.end_turn()
     meta = reader.meta
     meta["dropped_items"] = dict(reader.dropped)
     meta["skipped_records"] = dict(reader.skipped)
     meta["tool_calls"] = reader.b.calls
-    return reader.b.build(source=source, source_format="codex", meta=meta)
+    history = reader.b.build(source=source, source_format="codex", meta=meta)
+    log = SessionLog(agent="codex", version=meta.get("cli_version"), models=tuple(meta["models"]),
+                     window_logged=reader.window, calls=logged_calls(history.messages),
+                     compactions=tuple(reader.compactions()), session_id=meta.get("session_id"))
+    return _with_log(history, log)
 
 
 class _Codex:
-    """Groups consecutive assistant items (text, reasoning, calls) into one message until an output arrives."""
+    """Groups consecutive assistant items (text, reasoning, calls) into one message until an output arrives.
+
+    ``token_count`` events carry the billed usage of the call that wrote the current assistant group (its
+    ``last_token_usage``) and the session's running sum; a repeat of the same running sum is the same call
+    logged twice, and a ``last_token_usage`` of zeros right after a compaction is the agent's estimate of the
+    new context. A ``compacted`` record in a turn that holds no model-facing item is a manual ``/compact``
+    (observed in the rollouts of ../shared/real_sessions: codex__f4 line 538); any other is automatic.
+    """
 
     def __init__(self) -> None:
         self.b = HistoryBuilder()
         self.group: int | None = None
         self.last_assistant: int | None = None
-        self.meta: dict[str, Any] = {"models": [], "compactions": [], "turns_aborted": 0}
+        self.meta: dict[str, Any] = {"models": [], "turns_aborted": 0}
         self.dropped: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
+        self.window: int | None = None
+        self._compactions: list[dict[str, Any]] = []
+        self._last_total: Any = None
+        self._last_call_tokens: int | None = None
+        self._turn_items = 0
+        self._turn_compactions: list[dict[str, Any]] = []
+        self.line_number: int | None = None
 
-    def line(self, obj: dict[str, Any]) -> None:
+    def compactions(self) -> list[LoggedCompaction]:
+        return [LoggedCompaction(source_line=c["line"], index=c["index"], trigger=c.get("trigger", "auto"),
+                                 tokens_before=c.get("before"), tokens_after=c.get("after"), summary=c.get("summary"),
+                                 kept=tuple(c["kept"]), opaque_items=c["opaque"], timestamp=c.get("timestamp"))
+                for c in self._compactions]
+
+    def end_turn(self) -> None:
+        """A turn ended: compactions in a turn with no model-facing item were the user's /compact."""
+        for c in self._turn_compactions:
+            c["trigger"] = "manual" if self._turn_items == 0 else "auto"
+        self._turn_compactions = []
+        self._turn_items = 0
+
+    def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         kind = obj.get("type")
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             raise HistoryError(f"must be an object, got {type_name(payload)}", field="payload")
         stamp = obj.get("timestamp")
-        metadata = {"createdAt": stamp} if isinstance(stamp, str) else None
+        metadata: dict[str, Any] | None = {"createdAt": stamp} if isinstance(stamp, str) else None
+        if number is not None:
+            metadata = {**(metadata or {}), "sourceLine": number}
+        self.line_number = number
         if kind == "response_item":
+            self._turn_items += 1
             self.item(payload, metadata)
         elif kind == "session_meta":
             self.session(payload, metadata)
@@ -187,21 +286,66 @@ class _Codex:
             if isinstance(model, str) and model not in self.meta["models"]:
                 self.meta["models"].append(model)
         elif kind == "compacted":  # Codex's own compaction: not a message; the file keeps what came before
-            history = payload.get("replacement_history")
-            self.meta["compactions"].append({"index": len(self.b), "timestamp": stamp,
-                                             "replacement_items": len(history) if isinstance(history, list) else 0})
-            self.group = None
-        elif kind == "event_msg":  # the UI's copy of the stream; only usage and aborts are worth keeping
+            self.compacted(payload, stamp, number)
+        elif kind == "event_msg":  # the UI's copy of the stream; usage, turns and aborts are worth keeping
             event = payload.get("type")
-            if event == "token_count" and self.last_assistant is not None and isinstance(payload.get("info"), dict):
-                usage = payload["info"].get("last_token_usage")
-                if isinstance(usage, dict):
-                    self.b.extend(self.last_assistant, [], metadata={"usage": usage})
+            if event == "token_count" and isinstance(payload.get("info"), dict):
+                self.token_count(payload["info"])
             elif event == "turn_aborted":
                 self.meta["turns_aborted"] += 1
+            elif event in ("task_started", "task_complete"):
+                self.end_turn()
             self.skipped[f"event_msg:{event}"] += 1
         else:
             self.skipped[str(kind)] += 1
+
+    def token_count(self, info: dict[str, Any]) -> None:
+        window = info.get("model_context_window")
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+            self.window = window
+        last, total = info.get("last_token_usage"), info.get("total_token_usage")
+        if not isinstance(last, dict):
+            return
+        spent = sum(v for k, v in last.items() if k != "total_tokens" and isinstance(v, int))
+        if spent == 0:  # no call: the agent's estimate of the context it just rebuilt
+            if self._compactions and self._compactions[-1].get("after") is None:
+                after = last.get("total_tokens")
+                self._compactions[-1]["after"] = after if isinstance(after, int) else None
+            return
+        if total is not None and total == self._last_total:
+            return  # the same call's usage logged again
+        self._last_total = total
+        if self.last_assistant is None:
+            return
+        call_total = last.get("total_tokens")
+        self._last_call_tokens = call_total if isinstance(call_total, int) else None
+        extra: dict[str, Any] = {"usage": last}
+        if isinstance(total, dict):
+            extra["usageTotal"] = total
+        self.b.extend(self.last_assistant, [], metadata=extra)
+
+    def compacted(self, payload: dict[str, Any], stamp: Any, number: int | None) -> None:
+        history = payload.get("replacement_history")
+        kept: list[Message] = []
+        opaque = 0
+        if isinstance(history, list):
+            scratch = _Codex()
+            for item in history:
+                if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary"):
+                    opaque += 1
+                elif isinstance(item, dict):
+                    try:
+                        scratch.item(item, None)
+                    except HistoryError:
+                        continue
+            kept = list(scratch.b.messages())
+        message = payload.get("message")
+        entry = {"line": number, "index": len(self.b), "timestamp": stamp if isinstance(stamp, str) else None,
+                 "before": self._last_call_tokens, "kept": kept, "opaque": opaque,
+                 "summary": message if isinstance(message, str) and message else None}
+        self._compactions.append(entry)
+        self._turn_compactions.append(entry)
+        self.group = None
 
     def session(self, payload: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         for key in ("id", "cwd", "cli_version", "originator"):

@@ -12,7 +12,12 @@ import io
 import json
 import pickle
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from workbench.history.session_log import CallUsage, SessionLog
+
+if TYPE_CHECKING:
+    from workbench.history.images import ImageRef
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -215,6 +220,27 @@ class Message:
     def tool_parts(self) -> tuple[Part, ...]:
         return tuple(p for p in self.parts or () if p.kind in ("tool", "tool-result"))
 
+    @property
+    def usage(self) -> CallUsage | None:
+        """The provider's billed usage of the model call that wrote this message, where the log has it."""
+        return CallUsage.from_logged(self.meta("usage"))
+
+    @property
+    def source_line(self) -> int | None:
+        """The line of the agent's log this message came from (Claude Code, Codex), when known."""
+        value = self.meta("sourceLine")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def images(self) -> tuple[ImageRef, ...]:
+        """The images in this message (file parts, image blocks, images inside tool outputs); cached."""
+        cached = self.__dict__.get("_images")
+        if cached is None:
+            from workbench.history.images import message_images
+
+            cached = message_images(self)
+            object.__setattr__(self, "_images", cached)
+        return cached
+
     def with_metadata(self, **changes: Any) -> Message:
         """A copy with metadata keys set (a value of None removes the key)."""
         meta = dict(self.metadata or {})
@@ -239,13 +265,18 @@ class Message:
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class History:
-    """A whole recorded conversation, in order, with where it came from."""
+    """A whole recorded conversation, in order, with where it came from.
+
+    ``log`` holds what an agent's own session log adds (billed usage per call, version, model, logged
+    compactions with their real summaries); None for plain transcripts.
+    """
 
     id: str
     messages: tuple[Message, ...]
     source_format: str = "canonical"
     source_path: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    log: SessionLog | None = None
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -280,7 +311,7 @@ class History:
                 msgs = tuple(m.with_metadata(compressedHistory=None) if m.briefing is not None else m
                              for m in self.messages)
                 cached = History(id=self.id, messages=msgs, source_format=self.source_format,
-                                 source_path=self.source_path, meta=self.meta)
+                                 source_path=self.source_path, meta=self.meta, log=self.log)
             object.__setattr__(self, "_without_briefings", cached)
         return cached if isinstance(cached, History) else self
 

@@ -36,6 +36,7 @@ from workbench.history.jsontext import (
     type_name,
 )
 from workbench.history.model import ROLES, History
+from workbench.history.session_log import SessionLog
 from workbench.history.stagewise_store import load_stagewise_sqlite
 from workbench.history.superjson import decode_superjson, is_envelope
 from workbench.history.uimessage import messages_from_uimessage_list
@@ -95,10 +96,12 @@ def parse_canonical(text: str, *, source: str = "<text>") -> History:
 def canonical_from_records(records: list[Record], *, source: str) -> History:
     hid, original = history_id(source), None
     meta: dict[str, Any] = {}
+    log: SessionLog | None = None
     first = records[0][2]
     if isinstance(first, dict) and first.get("kind") == CANONICAL_KIND:
         try:
             hid, meta, original = _header(first)
+            log = _header_log(first)
         except HistoryError as exc:
             raise locate(exc, records[0], source=source) from None
         records = records[1:]
@@ -110,7 +113,20 @@ def canonical_from_records(records: list[Record], *, source: str) -> History:
     messages = _convert_uimessages(records, source=source)
     if original is not None and original != "canonical":
         meta = {**meta, "original_format": original}
-    return History(id=hid, messages=messages, source_format="canonical", source_path=source_path(source), meta=meta)
+    return History(id=hid, messages=messages, source_format="canonical", source_path=source_path(source), meta=meta,
+                   log=log)
+
+
+def _header_log(obj: dict[str, Any]) -> SessionLog | None:
+    raw = obj.get("log")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise HistoryError(f"must be an object, got {type_name(raw)}", field="log")
+    try:
+        return SessionLog.from_dict(raw)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise HistoryError(f"not a session log: {exc}", field="log") from None
 
 
 def _header(obj: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:

@@ -27,13 +27,16 @@ def _ascii_line(obj: Any) -> str:
 
 def canonical_header(history: History) -> dict[str, Any]:
     """The first line: what the messages alone cannot say (the history's id, format and notes)."""
-    return {
+    header: dict[str, Any] = {
         "kind": CANONICAL_KIND,
         "version": CANONICAL_VERSION,
         "id": history.id,
         "source_format": history.source_format,
         "meta": history.meta,
     }
+    if history.log is not None:  # an agent log's usage, version and compactions survive the round trip
+        header["log"] = history.log.to_dict()
+    return header
 
 
 def write_canonical_jsonl(history: History) -> str:

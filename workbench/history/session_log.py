@@ -1,0 +1,222 @@
+"""What an agent's own session log says beyond the transcript: billed usage, version, logged compactions.
+
+Claude Code and Codex CLI logs carry, per model call, the provider's billed usage (which includes the hidden
+prefix every call sends: system prompt, tool schemas, rules files), the agent's version and model, and every
+compaction the agent performed with its real summary. Readers keep them as these frozen values so that the
+counters can be calibrated from them and ``workbench reality`` can check a replay against them. Pure values
+with ``to_dict``/``from_dict`` (the canonical JSONL header stores them); no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Agent = Literal["claude_code", "codex"]
+Trigger = Literal["auto", "manual"]
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallUsage:
+    """One model call as the provider billed it, in one shape for Anthropic and OpenAI.
+
+    ``input_tokens`` is the uncached input billed at the full rate; ``cache_read_tokens`` and
+    ``cache_write_tokens`` the cached parts (OpenAI's ``input_tokens`` includes its cached tokens; they are
+    split out here). ``reasoning_tokens`` is the part of ``output_tokens`` spent reasoning (OpenAI).
+    ``logged_total`` is the log's own total where it has one (Codex ``total_tokens``).
+    """
+
+    input_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    logged_total: int | None = None
+
+    @property
+    def context_tokens(self) -> int:
+        """Everything the call read: what the context held when it was sent."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        """What the context holds once the answer is in: the call's input plus its output."""
+        return self.logged_total if self.logged_total is not None else self.context_tokens + self.output_tokens
+
+    @classmethod
+    def from_anthropic(cls, usage: dict[str, Any]) -> CallUsage:
+        """``message.usage`` of the Anthropic Messages API (as Claude Code logs it)."""
+        return cls(
+            input_tokens=_int(usage.get("input_tokens")),
+            cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+            cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+        )
+
+    @classmethod
+    def from_openai(cls, usage: dict[str, Any]) -> CallUsage:
+        """A Responses API usage as Codex logs it (``token_count``: ``input_tokens`` includes the cached ones)."""
+        cached = _int(usage.get("cached_input_tokens"))
+        total = usage.get("total_tokens")
+        return cls(
+            input_tokens=max(0, _int(usage.get("input_tokens")) - cached),
+            cache_read_tokens=cached,
+            output_tokens=_int(usage.get("output_tokens")),
+            reasoning_tokens=_int(usage.get("reasoning_output_tokens")),
+            logged_total=_int(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None,
+        )
+
+    @classmethod
+    def from_logged(cls, usage: Any) -> CallUsage | None:
+        """Either provider's usage dict, recognised by its keys; None for anything else."""
+        if not isinstance(usage, dict):
+            return None
+        if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+            return cls.from_anthropic(usage)
+        if "cached_input_tokens" in usage or "reasoning_output_tokens" in usage or "total_tokens" in usage:
+            return cls.from_openai(usage)
+        if "input_tokens" in usage:
+            return cls.from_anthropic(usage)
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
+                               "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens,
+                               "reasoning_tokens": self.reasoning_tokens}
+        if self.logged_total is not None:
+            out["logged_total"] = self.logged_total
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CallUsage:
+        total = data.get("logged_total")
+        return cls(input_tokens=_int(data.get("input_tokens")), cache_read_tokens=_int(data.get("cache_read_tokens")),
+                   cache_write_tokens=_int(data.get("cache_write_tokens")),
+                   output_tokens=_int(data.get("output_tokens")), reasoning_tokens=_int(data.get("reasoning_tokens")),
+                   logged_total=None if total is None else _int(total))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoggedCall:
+    """One model call of the log: the assistant message it produced, where, and what it cost."""
+
+    index: int  # the assistant message (the loader's numbering)
+    source_line: int | None
+    usage: CallUsage
+    model: str | None = None
+    cumulative: CallUsage | None = None  # Codex total_token_usage: the session's running sum after this call
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"index": self.index, "source_line": self.source_line, "usage": self.usage.to_dict()}
+        if self.model is not None:
+            out["model"] = self.model
+        if self.cumulative is not None:
+            out["cumulative"] = self.cumulative.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoggedCall:
+        cum = data.get("cumulative")
+        return cls(index=_int(data.get("index")), source_line=data.get("source_line"),
+                   usage=CallUsage.from_dict(data.get("usage") or {}), model=data.get("model"),
+                   cumulative=CallUsage.from_dict(cum) if isinstance(cum, dict) else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoggedCompaction:
+    """A compaction the agent itself performed, as its log recorded it.
+
+    ``index`` is the first message after it (the loader's numbering). ``tokens_before`` is what the agent
+    logged as the context size when it fired: Claude Code's ``compactMetadata.preTokens``, or for Codex the
+    last call's ``total_tokens`` before it. ``summary`` is the real summary text (Claude Code's compact-summary
+    message; Codex's remote compaction is an encrypted item, so None there). ``kept`` holds what the agent
+    carried into the new context besides the summary (Codex ``replacement_history`` as messages, the encrypted
+    compaction item excluded) and ``tokens_after`` the agent's logged estimate of the new context (Codex).
+    """
+
+    source_line: int | None
+    index: int
+    trigger: Trigger
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    summary: str | None = None
+    summary_index: int | None = None  # the summary's own message, when the transcript holds it (Claude Code)
+    kept: tuple[Any, ...] = ()  # Messages (typed Any to keep this module below model.py)
+    opaque_items: int = 0  # encrypted compaction items in the replacement (Codex remote compaction)
+    timestamp: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source_line": self.source_line, "index": self.index, "trigger": self.trigger,
+                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after, "summary": self.summary,
+                "summary_index": self.summary_index, "kept": [m.to_dict() for m in self.kept],
+                "opaque_items": self.opaque_items, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoggedCompaction:
+        from workbench.history.uimessage import message_from_uimessage
+
+        trigger = "manual" if data.get("trigger") == "manual" else "auto"
+        return cls(source_line=data.get("source_line"), index=_int(data.get("index")), trigger=trigger,
+                   tokens_before=data.get("tokens_before"), tokens_after=data.get("tokens_after"),
+                   summary=data.get("summary"), summary_index=data.get("summary_index"),
+                   kept=tuple(message_from_uimessage(m) for m in data.get("kept") or () if isinstance(m, dict)),
+                   opaque_items=_int(data.get("opaque_items")), timestamp=data.get("timestamp"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionLog:
+    """Everything an agent's own log adds to the transcript, for one session."""
+
+    agent: Agent
+    version: str | None = None
+    models: tuple[str, ...] = ()
+    window_logged: int | None = None  # Codex model_context_window (the raw window x 95%)
+    calls: tuple[LoggedCall, ...] = ()
+    compactions: tuple[LoggedCompaction, ...] = ()
+    session_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str | None:
+        """The model most calls used (the first one logged when there is no call)."""
+        if self.calls:
+            counts: dict[str, int] = {}
+            for call in self.calls:
+                if call.model:
+                    counts[call.model] = counts.get(call.model, 0) + 1
+            if counts:
+                return max(counts, key=lambda m: counts[m])
+        return self.models[0] if self.models else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "version": self.version, "models": list(self.models),
+                "window_logged": self.window_logged, "session_id": self.session_id,
+                "calls": [c.to_dict() for c in self.calls], "compactions": [c.to_dict() for c in self.compactions],
+                "extra": self.extra}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SessionLog:
+        agent = "codex" if data.get("agent") == "codex" else "claude_code"
+        window = data.get("window_logged")
+        return cls(agent=agent, version=data.get("version"), models=tuple(data.get("models") or ()),
+                   window_logged=_int(window) if window is not None else None, session_id=data.get("session_id"),
+                   calls=tuple(LoggedCall.from_dict(c) for c in data.get("calls") or ()),
+                   compactions=tuple(LoggedCompaction.from_dict(c) for c in data.get("compactions") or ()),
+                   extra=dict(data.get("extra") or {}))
+
+
+def parse_version(text: str | None) -> tuple[int, ...]:
+    """``"2.1.25"`` -> ``(2, 1, 25)``; anything unparsable sorts first."""
+    if not text:
+        return ()
+    out = []
+    for piece in text.strip().lstrip("v").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
