@@ -17,7 +17,7 @@ from workbench.knobs import Knobs
 from workbench.replay import simulate
 
 SYS = 1_000
-KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5, check_point="message", system_prompt_tokens=SYS,
+KNOBS = Knobs(context_window_tokens=16_000, min_kept_messages=5, check_point="message", hidden_prefix_tokens=SYS,
               model="claude-sonnet-4-5", briefer_model="anthropic/claude-haiku-4-5")
 HISTORY = sized_history([2_000] * 24)  # alternating user/assistant, 600 tokens each by the estimate
 

@@ -12,7 +12,7 @@ from workbench.replay import simulate
 CASES = [
     pytest.param(uniform_history(80), Knobs(context_window_tokens=32_000, check_point="message"), id="per-message"),
     pytest.param(tool_history(60), Knobs(context_window_tokens=40_000), id="per-step-tools"),
-    pytest.param(tool_history(60), Knobs(context_window_tokens=40_000, latency_steps=3, system_prompt_tokens=2_000),
+    pytest.param(tool_history(60), Knobs(context_window_tokens=40_000, latency_steps=3, hidden_prefix_tokens=2_000),
                  id="latency-and-system-prompt"),
     pytest.param(uniform_history(40), Knobs(context_window_tokens=32_000, trigger_ratio=-1.0), id="never-compresses"),
 ]

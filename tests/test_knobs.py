@@ -41,7 +41,7 @@ def test_effective_trigger_and_kept_budget(window, ratio, trigger, kept):
         ({"trigger_ratio": 1.4}, "trigger_ratio must be in [0, 1] or -1, got 1.4"),
         ({"context_window_tokens": 10}, "context_window_tokens must be in [1000, 1e+07], got 10"),
         ({"min_kept_messages": 2.5}, "min_kept_messages must be a whole number, got 2.5"),
-        ({"check_point": "turn"}, "check_point must be one of message, step, got 'turn'"),
+        ({"check_point": "turn"}, "check_point must be one of message, step, call, got 'turn'"),
         ({"chars_per_token": "four"}, "chars_per_token must be a number, got 'four'"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Imports point one way, down the flow: history -> stagewise -> counting -> knobs -> policies -> briefing ->
+"""Imports point one way, down the flow: history -> knobs -> stagewise -> counting -> policies -> briefing ->
 replay -> analysis -> explore -> faces. A face is never imported by the engine; the replay never imports an
 analysis. Every import counts, including those inside functions (a lazy import is still a dependency).
 """
@@ -15,9 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 # Lowest first. A module may import from its own layer or any layer below it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("history",),
+    ("knobs", "presets"),  # pure values with their YAML; the counters read them
     ("stagewise",),
     ("counting",),
-    ("knobs", "presets"),
     ("policies",),
     ("briefing",),
     ("replay",),

@@ -108,7 +108,7 @@ def test_step_checks_after_assistant_and_its_tool_results():
 
 
 def test_system_prompt_is_always_in_context():
-    run = simulate(uniform_history(5), K32.replace(system_prompt_tokens=3_000))
+    run = simulate(uniform_history(5), K32.replace(hidden_prefix_tokens=3_000))
     assert run.timeline["system"].to_list() == [3_000] * 5
     assert run.timeline["total"].to_list() == [3_000 + 1_100 * (i + 1) for i in range(5)]
 

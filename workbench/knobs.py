@@ -31,8 +31,12 @@ class KnobSpec:
     allow: tuple[float, ...] = ()  # single values allowed outside [low, high], e.g. -1 = disabled
 
 
-COUNTERS = ("estimate", "cl100k_base", "o200k_base")
-CHECK_POINTS = ("message", "step")
+COUNTERS = ("estimate", "cl100k_base", "o200k_base", "usage")
+CHECK_POINTS = ("message", "step", "call")
+IMAGE_TOKEN_RULES = ("serialized", "anthropic", "openai", "fixed")
+AGENT_ESTIMATES = ("counter", "text")
+# Old names still read from YAML (and --set), written under the new one.
+KNOB_ALIASES = {"system_prompt_tokens": "hidden_prefix_tokens"}
 KEEP_RULES = ("budget", "messages", "turns", "share", "user_messages", "none")
 BRIEFING_MODES = ("incremental", "anchored", "regenerative", "opaque", "none")
 
@@ -60,20 +64,67 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "chars_per_token": KnobSpec("chars/token", "Estimator divisor: tokens = ceil(chars / this).", 0.5, 20.0),
     "trigger_counter": KnobSpec(
-        "", "What measures context for the trigger (the provider's count).", choices=COUNTERS, group="counting"
+        "", "What measures context for the trigger (the provider's count). usage = the agent log's billed usage "
+        "where it has it (each call's input + cache + output), the estimate for what came after.",
+        choices=COUNTERS, group="counting",
     ),
     "boundary_counter": KnobSpec(
         "", "What the boundary walk uses (stagewise: its chars/4 estimate).", choices=COUNTERS, group="counting"
     ),
     "check_point": KnobSpec(
-        "", "Check after every message, or after every agent step (assistant + its tool results).",
+        "", "Check after every message, after every agent step (assistant + its tool results; stagewise's "
+        "handlePostStep), or before every model call (after a user message or tool results: Claude Code, Codex).",
         choices=CHECK_POINTS, group="replay",
     ),
     "latency_steps": KnobSpec(
         "checks", "A compression lands this many checks after it starts (async agents).", 0, 10_000, group="replay"
     ),
-    "system_prompt_tokens": KnobSpec("tokens", "Size of the system prompt, always in context.", 0, 1_000_000,
-                                     group="replay"),
+    "hidden_prefix_tokens": KnobSpec(
+        "tokens", "Tokens every call carries that the transcript lacks (system prompt, tool schemas, rules files, "
+        "skills), always in context. Measured from a log by `workbench calibrate` (first call's billed input minus "
+        "the counted messages). Formerly system_prompt_tokens.", 0, 1_000_000, group="counting",
+    ),
+    "token_ratio": KnobSpec(
+        "× counted", "Billed tokens per counted token, for the trigger counter: the provider's tokenizer against the "
+        "estimate (billed growth over counted growth in a log; `workbench calibrate` measures it). 1 = as counted.",
+        0.1, 10.0, group="counting",
+    ),
+    "image_token_rule": KnobSpec(
+        "", "How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "
+        "height / 750 after scaling to 1,568 px / 1,600 tokens; openai = 85 + 170 per 512-px tile; fixed = "
+        "image_default_tokens each.", choices=IMAGE_TOKEN_RULES, group="counting",
+    ),
+    "count_added_since_call": KnobSpec(
+        "", "With the usage counter: add an estimate of what was added since the last model call to its billed total "
+        "(Claude Code from 2.1.2, Codex); off = the last call's billed total alone (Claude Code up to 2.1.1).",
+        group="counting",
+    ),
+    "agent_estimate": KnobSpec(
+        "", "With the usage counter: how the agent itself estimates what was added since its last call. counter = "
+        "the trigger counter's tokens; text = round(characters / 4) of text and tool-result text, tool calls and "
+        "reasoning 0, images by image_token_rule (Claude Code's rough count, 2.1.x cli.js).",
+        choices=AGENT_ESTIMATES, group="counting",
+    ),
+    "reasoning_carry_ratio": KnobSpec(
+        "× reasoning tokens", "With the usage counter: add this many tokens per reasoning token billed in earlier "
+        "turns. Codex re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs "
+        "history.rs get_non_last_reasoning_items_tokens); 1.26 reproduces its estimate on ../shared/real_sessions. "
+        "0 = off.", 0.0, 10.0, group="counting",
+    ),
+    "tool_output_max_tokens": KnobSpec(
+        "tokens", "A tool result counts at most this many tokens: the agent truncates outputs before the model sees "
+        "them (Codex: the model's truncation policy x 1.2, gpt-5.5 10,000 x 1.2 = 12,000). 0 = no limit.",
+        1, 10_000_000, group="counting", allow=(0,),
+    ),
+    "compaction_restore_tokens": KnobSpec(
+        "tokens", "Tokens the agent puts back into context after each compaction besides the briefing: re-read "
+        "files, plans, rules (Claude Code restores up to 5 recent files, 5,000 tokens each, 50,000 in all). "
+        "`workbench calibrate` measures it from a log.", 0, 1_000_000, group="counting",
+    ),
+    "image_default_tokens": KnobSpec(
+        "tokens", "Tokens of an image whose pixel size is unknown (and of every image under the fixed rule). Codex "
+        "estimates a resized image at 7,373 bytes = 1,844 tokens.", 0, 100_000, group="counting",
+    ),
     "keep_existing_briefings": KnobSpec(
         "", "Replay a history's stored briefings as they are instead of stripping them.", group="replay"
     ),
@@ -232,7 +283,15 @@ class Knobs:
     boundary_counter: str = "estimate"
     check_point: str = "step"
     latency_steps: int = 0
-    system_prompt_tokens: int = 0
+    hidden_prefix_tokens: int = 0
+    token_ratio: float = 1.0
+    image_token_rule: str = "serialized"
+    image_default_tokens: int = 1_600
+    count_added_since_call: bool = True
+    agent_estimate: str = "counter"
+    reasoning_carry_ratio: float = 0.0
+    tool_output_max_tokens: int = 0
+    compaction_restore_tokens: int = 0
     keep_existing_briefings: bool = False
     model: str = "claude-sonnet-4-5"
     briefer_model: str = "gemini/gemini-2.5-flash-lite"
@@ -379,6 +438,7 @@ def knob_names() -> tuple[str, ...]:
 def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: str = "knobs") -> Knobs:
     """Build Knobs from a mapping, refusing unknown keys by name and coercing ints given as floats."""
     names = {f.name: f for f in dataclasses.fields(Knobs)}
+    data = {KNOB_ALIASES.get(k, k) if isinstance(k, str) else k: v for k, v in data.items()}
     unknown = sorted(set(data) - set(names))
     if unknown:
         raise ValueError(f"{source}: unknown knob(s) {', '.join(unknown)}; known: {', '.join(names)}")

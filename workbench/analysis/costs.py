@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from workbench.counting.counters import trigger_tokens
 from workbench.counting.prices import Prices, get_prices
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
@@ -41,7 +42,7 @@ def cost_frame(
     bp = briefer_prices or get_prices(k.briefer_model)
     replayed = history if k.keep_existing_briefings else history.without_briefings()
     counts = (cache or DEFAULT_CACHE).counts_for(replayed)
-    c = counts.tokens(k.trigger_counter, overhead_chars=k.overhead_chars_per_message, chars_per_token=k.chars_per_token)
+    c = trigger_tokens(counts, k)
     P = np.zeros(len(c) + 1, dtype=np.int64)
     np.cumsum(c, out=P[1:])
 
@@ -64,7 +65,7 @@ def cost_frame(
     first = np.ones(len(a), dtype=bool)
     first[1:] = segment[1:] != segment[:-1]
     reads = np.empty_like(inputs)
-    reads[first] = np.minimum(k.system_prompt_tokens, inputs[first])
+    reads[first] = np.minimum(k.hidden_prefix_tokens, inputs[first])
     if len(a) > 1:
         reads[1:][~first[1:]] = (inputs[:-1] + c[a[:-1]])[~first[1:]]
     reads = np.minimum(reads, inputs)
@@ -93,7 +94,7 @@ def cost_frame(
         else:
             brief_dollars[comp.check_started] += rec.input_tokens * bp.input_per_token + rec.output_tokens * bp.output_per_token
 
-    base_in = k.system_prompt_tokens + P[a]
+    base_in = k.hidden_prefix_tokens + P[a]
     baseline_tokens = per_step((base_in + outputs).astype(float)).astype(np.int64)
     baseline_dollars = per_step(base_in * p.input_per_token + outputs * p.output_per_token)
 

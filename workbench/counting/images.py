@@ -20,8 +20,7 @@ from __future__ import annotations
 import math
 
 from workbench.history.images import ImageRef
-
-IMAGE_TOKEN_RULES = ("serialized", "anthropic", "openai", "fixed")
+from workbench.knobs import IMAGE_TOKEN_RULES
 
 ANTHROPIC_LONG_EDGE_PX = 1568
 ANTHROPIC_MAX_TOKENS = 1600

@@ -277,16 +277,61 @@ class HistoryCounts:
         from workbench.history.elide import stub_message
 
         stub = stub_message(self.history.messages[i])
-        return count_message(
-            stub, knobs.trigger_counter, overhead_chars=knobs.overhead_chars_per_message,
+        counter = "estimate" if knobs.trigger_counter == "usage" else knobs.trigger_counter
+        tokens = count_message(
+            stub, counter, overhead_chars=knobs.overhead_chars_per_message,
             chars_per_token=knobs.chars_per_token, cache=self.cache,
         )
+        ratio = getattr(knobs, "token_ratio", 1.0)
+        return tokens if ratio == 1.0 else int(round(tokens * ratio))
+
+    def roles(self) -> np.ndarray:
+        """Each message's role, as an array of str objects (read-only, shared by every replay)."""
+        found = self.derived.get("roles")
+        if found is None:
+            found = np.array([m.role for m in self.history.messages], dtype=object)
+            found.flags.writeable = False
+            self.derived["roles"] = found
+        return found
+
+    def image_messages(self) -> np.ndarray:
+        """Indices of the messages that hold an image (found once per history)."""
+        found = self.derived.get("image_messages")
+        if found is None:
+            found = np.fromiter((i for i, m in enumerate(self.history.messages) if _may_hold_image(m) and m.images()),
+                                dtype=np.int64)
+            self.derived["image_messages"] = found
+        return found
+
+    def tokens_without_images(self, i: int, counter: str, *, overhead_chars: int, chars_per_token: float) -> int:
+        """Tokens of message i by a counter with its image payloads left out (the images are counted apart)."""
+        msg = self.history.messages[i]
+        if counter == "estimate":
+            chars = int(self.content_chars[i])
+            if not self.has_parts[i]:
+                return 0
+            payload = sum(r.payload_chars for r in msg.images())
+            return math.ceil(max(0, chars - payload + overhead_chars) / chars_per_token)
+        from workbench.history.images import strip_image_payloads
+
+        text = strip_image_payloads(render_for_tokenizer(msg), msg)
+        return len(get_encoding(counter).encode_ordinary(_utf8_safe(text))) + TOKENIZER_OVERHEAD_TOKENS
 
     def tokens(self, counter: str, *, overhead_chars: int, chars_per_token: float) -> np.ndarray:
         """Per-message tokens by the named counter ("estimate" or an encoding name)."""
         if counter == "estimate":
             return self.estimate(overhead_chars=overhead_chars, chars_per_token=chars_per_token)
         return self.encoded(counter)
+
+
+def _may_hold_image(msg: Message) -> bool:
+    """A cheap pre-check: only parts that can carry an image payload are walked."""
+    for part in msg.parts or ():
+        data = part.data
+        if isinstance(data, dict) and (data.get("type") in ("file", "image", "input_image", "image_url")
+                                       or "output" in data):
+            return True
+    return False
 
 
 def count_message(

@@ -67,7 +67,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     if not chosen:
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
-    reader = _ClaudeCode()
+    reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)})
     for record in chosen:
         try:
             reader.line(record[2], record[0])
@@ -76,9 +76,13 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     meta["tool_calls"] = reader.b.calls
     history = reader.b.build(source=source, source_format="claude_code", meta=meta)
     models = tuple(dict.fromkeys(m.meta("model") for m in history.messages if isinstance(m.meta("model"), str)))
+    # A log whose first record already has a parent it does not hold is a later part of a longer session:
+    # the context its first call reads is more than the transcript shows.
+    first = next((r[2].get("parentUuid") for r in records if isinstance(r[2], dict) and "parentUuid" in r[2]), None)
+    extra = {"starts_mid_session": True} if isinstance(first, str) and first not in reader._uuids else {}
     log = SessionLog(agent="claude_code", version=meta.get("version"), models=models,
                      calls=logged_calls(history.messages), compactions=tuple(reader.compactions()),
-                     session_id=meta.get("sessionId"))
+                     session_id=meta.get("sessionId"), extra=extra)
     return _with_log(history, log)
 
 
@@ -134,10 +138,11 @@ class _ClaudeCode:
     of the final count).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, uuids: set[str] | None = None) -> None:
         self.b = HistoryBuilder()
         self.by_api_id: dict[str, int] = {}
         self._compactions: list[dict[str, Any]] = []
+        self._uuids = uuids or set()
 
     def compactions(self) -> list[LoggedCompaction]:
         out = []
@@ -146,14 +151,17 @@ class _ClaudeCode:
             out.append(LoggedCompaction(
                 source_line=c.get("line"), index=c["index"], trigger="manual" if c.get("trigger") == "manual" else "auto",
                 tokens_before=int(pre) if isinstance(pre, (int, float)) and not isinstance(pre, bool) else None,
-                summary=c.get("summary"), summary_index=c.get("summary_index"), timestamp=c.get("timestamp")))
+                summary=c.get("summary"), summary_index=c.get("summary_index"), timestamp=c.get("timestamp"),
+                parent_missing=c.get("parent_missing", False)))
         return out
 
     def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         stamp = obj.get("timestamp")
         if obj.get("type") == "system":  # compact_boundary: the following user line is the summary
             info = obj.get("compactMetadata")
+            parent = obj.get("logicalParentUuid")
             self._compactions.append({"index": len(self.b), "timestamp": stamp, "line": number,
+                                      "parent_missing": isinstance(parent, str) and parent not in self._uuids,
                                       **(info if isinstance(info, dict) else {})})
             return
         message = obj.get("message")

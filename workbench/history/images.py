@@ -48,6 +48,40 @@ def message_images(message: Any) -> tuple[ImageRef, ...]:
     return tuple(found)
 
 
+def strip_image_payloads(text: str, message: Any) -> str:
+    """``text`` (a rendering of ``message``) with every base64 image payload of the message removed."""
+    payloads: list[str] = []
+    for part in message.parts or ():
+        _payloads(part.data, payloads, 0)
+    for payload in sorted(set(payloads), key=len, reverse=True):
+        if payload:
+            text = text.replace(payload, "")
+    return text
+
+
+def _payloads(value: Any, out: list[str], depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(value, dict):
+        if _image_of(value) is not None:
+            src = value.get("source")
+            if isinstance(src, dict) and isinstance(src.get("data"), str):
+                out.append(src["data"])
+            for key in ("image_url", "url"):
+                url = value.get(key)
+                url = url.get("url") if isinstance(url, dict) else url
+                if isinstance(url, str) and url.startswith("data:") and "," in url:
+                    out.append(url.split(",", 1)[1])
+            return
+        for item in value.values():
+            if isinstance(item, (dict, list)):
+                _payloads(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, (dict, list)):
+                _payloads(item, out, depth + 1)
+
+
 def _walk(value: Any, found: list[ImageRef], depth: int) -> None:
     if depth > _MAX_DEPTH:
         return

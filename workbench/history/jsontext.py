@@ -46,6 +46,8 @@ def history_id(source: str) -> str:
     name = source.replace("\\", "/").rsplit("/", 1)[-1]
     if not name or name.startswith("<"):
         return "history"
+    if name.endswith(".gz") and len(name) > 3:  # chat.jsonl.gz is chat, like chat.jsonl
+        name = name[:-3]
     return name.rsplit(".", 1)[0] if "." in name[1:] else name
 
 

@@ -226,6 +226,13 @@ class Message:
         return CallUsage.from_logged(self.meta("usage"))
 
     @property
+    def logged_context(self) -> int | None:
+        """The agent's own logged measure of the whole context right after this message, where it logged one
+        (Codex's estimate of the context it rebuilt after a compaction)."""
+        value = self.meta("loggedContextTokens")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
     def source_line(self) -> int | None:
         """The line of the agent's log this message came from (Claude Code, Codex), when known."""
         value = self.meta("sourceLine")

@@ -7,7 +7,9 @@ return values. ``load_history`` is the only function here that reads a file (SQL
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,7 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-histo
 _CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_GZIP_MAGIC = b"\x1f\x8b"
 _NOT_JSON = object()
 
 
@@ -358,11 +361,17 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
         raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
     if format == "stagewise_sqlite" or (format is None and head == _SQLITE_MAGIC):
         return _one_chat(p, chat_id)
-    if format in (None, "canonical"):
+    gzipped = head[:2] == _GZIP_MAGIC
+    if format in (None, "canonical") and not gzipped:
         streamed = _load_canonical_lines(p, source=source)
         if streamed is not None:
             return streamed
     data = p.read_bytes()
+    if gzipped:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise HistoryError(f"not a readable gzip file: {exc}", source=source) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -148,23 +148,27 @@ class LoggedCompaction:
     kept: tuple[Any, ...] = ()  # Messages (typed Any to keep this module below model.py)
     opaque_items: int = 0  # encrypted compaction items in the replacement (Codex remote compaction)
     timestamp: str | None = None
+    # The record the agent compacted after is not in the file (Claude Code's logicalParentUuid points nowhere):
+    # what the agent counted last before compacting, e.g. a tool result, is missing from the log.
+    parent_missing: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"source_line": self.source_line, "index": self.index, "trigger": self.trigger,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after, "summary": self.summary,
                 "summary_index": self.summary_index, "kept": [m.to_dict() for m in self.kept],
-                "opaque_items": self.opaque_items, "timestamp": self.timestamp}
+                "opaque_items": self.opaque_items, "timestamp": self.timestamp, "parent_missing": self.parent_missing}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoggedCompaction:
         from workbench.history.uimessage import message_from_uimessage
 
-        trigger = "manual" if data.get("trigger") == "manual" else "auto"
+        trigger: Trigger = "manual" if data.get("trigger") == "manual" else "auto"
         return cls(source_line=data.get("source_line"), index=_int(data.get("index")), trigger=trigger,
                    tokens_before=data.get("tokens_before"), tokens_after=data.get("tokens_after"),
                    summary=data.get("summary"), summary_index=data.get("summary_index"),
                    kept=tuple(message_from_uimessage(m) for m in data.get("kept") or () if isinstance(m, dict)),
-                   opaque_items=_int(data.get("opaque_items")), timestamp=data.get("timestamp"))
+                   opaque_items=_int(data.get("opaque_items")), timestamp=data.get("timestamp"),
+                   parent_missing=data.get("parent_missing") is True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,7 +204,7 @@ class SessionLog:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionLog:
-        agent = "codex" if data.get("agent") == "codex" else "claude_code"
+        agent: Agent = "codex" if data.get("agent") == "codex" else "claude_code"
         window = data.get("window_logged")
         return cls(agent=agent, version=data.get("version"), models=tuple(data.get("models") or ()),
                    window_logged=_int(window) if window is not None else None, session_id=data.get("session_id"),

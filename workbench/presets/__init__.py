@@ -1,7 +1,9 @@
 """Presets: shipped knob files for well-known agents, each citing where its numbers come from.
 
-A preset is a YAML file in ``workbench/presets/`` holding only the knobs that differ from the
-defaults, plus ``name`` and ``source`` comments. ``get_preset(name)`` returns validated Knobs.
+A preset is a YAML file in ``workbench/presets/`` holding only the knobs that differ from the defaults,
+plus ``title`` and ``source``, and for an agent whose behaviour changed between versions ``agent`` and
+``versions`` (e.g. ``">=2.1.21"``, ``"2.1.2 - 2.1.20"``): ``preset_for(agent, version)`` picks the preset of
+the version a log was written by. ``get_preset(name)`` returns validated Knobs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ class Preset:
     title: str
     source: str
     knobs: Knobs
+    agent: str | None = None
+    versions: str | None = None
+
+    def covers(self, version: str | None) -> bool:
+        """Whether this preset's version range holds ``version`` (no range: every version)."""
+        return version_in_range(version, self.versions)
 
 
 @functools.cache
@@ -36,8 +44,11 @@ def _presets() -> dict[str, Preset]:
         data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
         title = str(data.pop("title", name))
         source = str(data.pop("source", ""))
+        agent = data.pop("agent", None)
+        versions = data.pop("versions", None)
         data.pop("version", None)
-        out[name] = Preset(name=name, title=title, source=source, knobs=knobs_from_dict(data, source=entry.name))
+        out[name] = Preset(name=name, title=title, source=source, knobs=knobs_from_dict(data, source=entry.name),
+                           agent=str(agent) if agent else None, versions=str(versions) if versions else None)
     return out
 
 
@@ -55,3 +66,60 @@ def get_preset(name: str) -> Knobs:
     if name not in presets:
         raise ValueError(f"unknown preset {name!r}; known: {', '.join(presets)}")
     return presets[name].knobs
+
+
+def get_preset_info(name: str) -> Preset:
+    """The whole preset (title, source, agent and version range), not only its knobs."""
+    presets = _presets()
+    if name not in presets:
+        raise ValueError(f"unknown preset {name!r}; known: {', '.join(presets)}")
+    return presets[name]
+
+
+def preset_for(agent: str, version: str | None = None) -> str | None:
+    """The preset of ``agent`` whose version range holds ``version`` (the newest one when the version is unknown
+    or newer than every range); None when no preset names this agent."""
+    candidates = [p for p in _presets().values() if p.agent == agent]
+    if not candidates:
+        return None
+    for p in candidates:
+        if version and p.covers(version):
+            return p.name
+    return max(candidates, key=lambda p: _range_top(p.versions)).name
+
+
+def _version(text: str) -> tuple[int, ...]:
+    out = []
+    for piece in text.strip().lstrip("v").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def version_in_range(version: str | None, spec: str | None) -> bool:
+    """``"2.1.25"`` in ``">=2.1.21"``, ``"<=2.1.1"``, ``"2.1.2 - 2.1.20"`` (inclusive), ``"0.142"``; no spec: True."""
+    if not spec:
+        return True
+    if not version:
+        return False
+    v = _version(version)
+    spec = spec.strip()
+    if " - " in spec:
+        low, high = (s.strip() for s in spec.split(" - ", 1))
+        return _version(low) <= v <= _version(high)
+    for op in (">=", "<=", ">", "<", "=="):
+        if spec.startswith(op):
+            bound = _version(spec[len(op):])
+            return {">=": v >= bound, "<=": v <= bound, ">": v > bound, "<": v < bound, "==": v == bound}[op]
+    return v[: len(_version(spec))] == _version(spec)
+
+
+def _range_top(spec: str | None) -> tuple[int, ...]:
+    """Sort key: how new the versions a range covers reach (open-ended ranges first)."""
+    if not spec or spec.strip().startswith((">", ">=")):
+        return (10**9,)
+    if " - " in spec:
+        return _version(spec.split(" - ", 1)[1])
+    return _version(spec.lstrip("<=>"))

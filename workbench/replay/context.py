@@ -1,6 +1,6 @@
 """What is in the agent's context at a check, and the arithmetic that makes asking cheap.
 
-Context at check k (message i) = system prompt + current briefing + pinned messages + every message
+Context at check k (message i) = hidden prefix + current briefing + pinned messages + every message
 from the current boundary to i, minus the tokens freed by tool outputs elided to stubs. The first three
 change only at events (a compression landing, an elision), so they live in :class:`InContext`; the
 messages since the boundary are a difference of prefix sums (:class:`ContextSums`). Between two events
@@ -18,28 +18,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from workbench.counting.checks import check_indices
 from workbench.counting.tokens import HistoryCounts
-from workbench.history.model import History
 from workbench.knobs import Knobs
-
-
-def check_indices(history: History, check_point: str) -> np.ndarray:
-    """Message indices where the trigger is checked.
-
-    "message": after every message. "step": after an agent step, i.e. after an assistant message and
-    the tool results that follow it (where stagewise's handlePostStep runs), and after the last message.
-    """
-    msgs = history.messages
-    n = len(msgs)
-    if check_point == "message" or n == 0:
-        return np.arange(n, dtype=np.int64)
-    roles = [m.role for m in msgs]
-    out = [
-        i
-        for i in range(n)
-        if i == n - 1 or (roles[i] in ("assistant", "tool") and roles[i + 1] in ("user", "assistant", "system"))
-    ]
-    return np.asarray(out, dtype=np.int64)
 
 
 def derived(counts: HistoryCounts, key: Any, make: Callable[[], np.ndarray]) -> np.ndarray:
@@ -67,7 +48,7 @@ def check_points(counts: HistoryCounts, check_point: str) -> np.ndarray:
     return derived(counts, ("checks", check_point), lambda: check_indices(counts.history, check_point))
 
 
-_ELIDABLE: weakref.WeakKeyDictionary[HistoryCounts, dict[tuple[str, int, float], np.ndarray]] = (
+_ELIDABLE: weakref.WeakKeyDictionary[HistoryCounts, dict[tuple[Any, ...], np.ndarray]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -76,7 +57,9 @@ def elidable_tokens(counts: HistoryCounts, knobs: Knobs, counter_tokens: np.ndar
     """Tokens each message frees when its tool outputs become stubs, by the trigger counter (cached)."""
     from workbench.history.elide import has_tool_output
 
-    key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token)
+    key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.token_ratio,
+           knobs.image_token_rule, knobs.image_default_tokens, knobs.hidden_prefix_tokens, knobs.tool_output_max_tokens,
+           knobs.check_point)
     table = _ELIDABLE.setdefault(counts, {})
     out = table.get(key)
     if out is None:

@@ -38,7 +38,6 @@ from workbench.replay.context import (
     ContextSums,
     InContext,
     assistant_indices,
-    check_indices,
     check_points,
     elidable_tokens,
     message_roles,
@@ -94,16 +93,15 @@ class _Replay:
         self.on_compression = on_compression
         self.prices = prices or get_prices(knobs.model)
         self.briefer_prices = briefer_prices or get_prices(knobs.briefer_model)
-        overhead, per_token = knobs.overhead_chars_per_message, knobs.chars_per_token
         # What the trigger measures, and what the boundary walk measures (they may differ: a feature).
-        self.counter_tokens = counts.tokens(knobs.trigger_counter, overhead_chars=overhead, chars_per_token=per_token)
-        self.estimate_tokens = counts.tokens(knobs.boundary_counter, overhead_chars=overhead, chars_per_token=per_token)
+        self.counter_tokens = trigger_tokens(counts, knobs)
+        self.estimate_tokens = walk_tokens(counts, knobs)
         self.messages = len(history.messages)
         self.checks = check_points(counts, knobs.check_point)
         self.check_count = len(self.checks)
         self.sums = self.sums_type(self.counter_tokens, self.checks)
-        self.state = InContext(system_tokens=knobs.system_prompt_tokens)
-        self.timeline = TimelineRows(self.checks, knobs.system_prompt_tokens)
+        self.state = InContext(system_tokens=knobs.hidden_prefix_tokens)
+        self.timeline = TimelineRows(self.checks, knobs.hidden_prefix_tokens)
         self.guards = Guards.of(knobs)
         self.calls = CallLog()
         self.compressions: list[Compression] = []
@@ -356,7 +354,7 @@ class _Replay:
         return self.result()
 
     def result(self) -> Run:
-        kn, sys = self.knobs, self.knobs.system_prompt_tokens
+        kn, sys = self.knobs, self.knobs.hidden_prefix_tokens
         window = kn.context_window_tokens
         total, overflow_starts = self.timeline.finish(window)
         baseline = sys + self.sums.prefix_tokens[self.checks + 1] if self.check_count else np.zeros(0, dtype=np.int64)

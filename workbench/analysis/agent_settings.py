@@ -1,0 +1,95 @@
+"""The knobs an agent's own log implies: the preset of the version that wrote it, its window, its model.
+
+A real Claude Code or Codex log names its agent version and model, and Codex logs its window; a replay that
+claims to be "what the agent did" must start from those, not from stagewise's defaults. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.counting.prices import get_prices
+from workbench.history.model import History
+from workbench.history.session_log import parse_version
+from workbench.knobs import Knobs
+from workbench.presets import get_preset, get_preset_info, preset_for
+
+# Codex logs model_context_window = the raw window x effective_context_window_percent (default 95):
+# openai/codex protocol openai_models.rs; 121,600 = 128,000 x 0.95 and 258,400 = 272,000 x 0.95 in the rollouts.
+CODEX_EFFECTIVE_WINDOW_PERCENT = 95
+# Claude Code's window is 200,000 unless the model carries the 1M beta ("[1m]") (2.1.x bundles, cli.js).
+CLAUDE_CODE_WINDOW = 200_000
+CLAUDE_CODE_1M_WINDOW = 1_000_000
+# Claude Code's reserve: min(32,000, model max output[, 20,000 from 2.1.21]) + 13,000 buffer (cli.js bundles).
+CLAUDE_CODE_OUTPUT_RESERVE = 32_000
+CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
+CLAUDE_CODE_BUFFER = 13_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSettings:
+    """The preset chosen for a log, the knobs it implies, and why (one line per choice)."""
+
+    preset: str | None
+    knobs: Knobs
+    agent: str | None = None
+    version: str | None = None
+    model: str | None = None
+    window: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+def raw_codex_window(logged: int) -> int:
+    """Codex's raw context window from the 95% window its rollout logs."""
+    return round(logged * 100 / CODEX_EFFECTIVE_WINDOW_PERCENT)
+
+
+def claude_code_reserve(version: str | None, model: str | None) -> int:
+    """Claude Code's auto-compact reserve for a version and model: output reserve + 13,000."""
+    out = CLAUDE_CODE_OUTPUT_RESERVE
+    cap = get_prices(model).max_output_tokens if model else None
+    if cap:
+        out = min(out, cap)
+    if parse_version(version) >= (2, 1, 21):
+        out = min(out, CLAUDE_CODE_OUTPUT_RESERVE_CAP)
+    return out + CLAUDE_CODE_BUFFER
+
+
+def agent_settings(history: History, *, preset: str | None = None, base: Knobs | None = None) -> AgentSettings:
+    """The knobs to replay ``history`` as its agent would have run: preset by version, window and model from the log.
+
+    ``preset`` overrides the version's choice; ``base`` (e.g. a user's calibrated YAML) replaces the preset's
+    knobs, and the window and model still come from the log.
+    """
+    log = history.log
+    if log is None:
+        knobs = base or (get_preset(preset) if preset else Knobs())
+        return AgentSettings(preset=preset, knobs=knobs, notes=("not an agent log: no usage, version or window",))
+    name = preset or preset_for(log.agent, log.version)
+    knobs = base or (get_preset(name) if name else Knobs())
+    notes: list[str] = []
+    if name and not preset:
+        info = get_preset_info(name)
+        notes.append(f"preset {name} ({info.title}) for {log.agent} {log.version or 'of unknown version'}")
+    changes: dict[str, object] = {}
+    model = log.model
+    window: int | None = None
+    if log.agent == "codex" and log.window_logged:
+        window = raw_codex_window(log.window_logged)
+        notes.append(f"window {window:,} = the logged {log.window_logged:,} / 0.{CODEX_EFFECTIVE_WINDOW_PERCENT}")
+    elif log.agent == "claude_code":
+        window = CLAUDE_CODE_1M_WINDOW if model and "[1m]" in model else CLAUDE_CODE_WINDOW
+        notes.append(f"window {window:,} (Claude Code's for {model or 'this model'})")
+        if base is None and knobs.strategy != "stagewise" and knobs.trigger_reserve_tokens:
+            reserve = claude_code_reserve(log.version, model)
+            if reserve != knobs.trigger_reserve_tokens:
+                changes["trigger_reserve_tokens"] = reserve
+                notes.append(f"reserve {reserve:,} for {model}'s output limit")
+    if window:
+        changes["context_window_tokens"] = window
+    if model:
+        changes["model"] = model
+        if not get_prices(model).known:
+            notes.append(f"{model} is not in litellm's price registry: dollars are not known")
+    return AgentSettings(preset=name, knobs=knobs.replace(**changes) if changes else knobs, agent=log.agent,
+                         version=log.version, model=model, window=window, notes=tuple(notes))

@@ -1,0 +1,221 @@
+"""Calibrate an agent's counting knobs to its own logs: hidden prefix, token ratio, restore after compaction.
+
+What a transcript lacks, the agent's log measures. At every check of a window that follows the log (see
+``workbench.analysis.reality``), the agent's own measure of its context is known from its billed usage (the
+usage counter); the counted tokens of the same messages are known from the estimate. Fitting
+
+    measure = hidden_prefix + token_ratio x counted (+ restore, in a window that starts after a compaction)
+
+by least squares over every check gives the knobs a counterfactual replay needs to fire where the agent
+fires when no usage is at hand. Image tokens are measured where a call's bill brackets a message with an
+image. The trigger (opt-in) is the tightest threshold every logged automatic compaction allows: above the
+measure at every earlier check of its window, at most the measure where it fired. The leave-one-session-out
+error fits on all sessions but one and predicts that one's compactions without usage. Pure: histories in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.analysis.agent_settings import agent_settings
+from workbench.analysis.reality import SessionReality, _segment, _windows, follow_log, reality_summary
+from workbench.counting.checks import check_indices
+from workbench.counting.counters import trigger_tokens
+from workbench.counting.images import image_tokens
+from workbench.counting.tokens import CountCache
+from workbench.history.model import History
+from workbench.knobs import Knobs
+
+# A session that starts mid-session reads context its transcript lacks: it would inflate the fitted prefix.
+MID_SESSION_NOTE = "first window left out of the fit: the log starts mid-session"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fit:
+    """Fitted counting knobs for one agent and how well they explain its logs."""
+
+    agent: str
+    sessions: tuple[str, ...]
+    hidden_prefix_tokens: int
+    token_ratio: float
+    compaction_restore_tokens: int
+    checks: int
+    residual_tokens_median: float  # |measure - fitted| over every check used
+    residual_tokens_p90: float
+    image_tokens_measured: tuple[tuple[str, int, int], ...] = ()  # (file, measured, by the rule)
+    trigger_interval: tuple[float, float] | None = None  # (exclusive low, inclusive high) of the threshold
+    notes: tuple[str, ...] = ()
+
+    def knobs_for(self, knobs: Knobs, *, trigger: bool = False) -> Knobs:
+        """``knobs`` with the fitted values (and the fitted trigger when asked and known)."""
+        out = knobs.replace(hidden_prefix_tokens=self.hidden_prefix_tokens, token_ratio=round(self.token_ratio, 3),
+                            compaction_restore_tokens=self.compaction_restore_tokens)
+        if trigger and self.trigger_interval is not None:
+            low, high = self.trigger_interval
+            threshold = int(high)  # the highest value every compaction allows: >= fires at it
+            if out.strategy != "stagewise" and out.trigger_reserve_tokens and out.trigger_ratio < 0:
+                out = out.replace(trigger_reserve_tokens=max(1, out.context_window_tokens - threshold))
+            else:
+                out = out.replace(trigger_ratio=min(1.0, threshold / out.context_window_tokens))
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibration:
+    """Fits per agent, their leave-one-session-out check, and the sessions each fit was made on."""
+
+    fits: tuple[Fit, ...]
+    held_out: tuple[SessionReality, ...] = ()  # each session predicted (without usage) by a fit that left it out
+    held_out_summary: dict[str, Any] = field(default_factory=dict)
+
+    def fit_for(self, agent: str) -> Fit | None:
+        return next((f for f in self.fits if f.agent == agent), None)
+
+
+@dataclass
+class _Rows:
+    measure: list[int] = field(default_factory=list)
+    counted: list[int] = field(default_factory=list)
+    after: list[int] = field(default_factory=list)  # 1 in a window that starts after a compaction
+
+
+def _session_rows(
+    history: History, cache: CountCache, notes: list[str], counter: str | None = None
+) -> tuple[_Rows, tuple[str, int, int] | None]:
+    """(agent measure, counted tokens, after-compaction flag) at every check of every window, up to its compaction."""
+    settings = agent_settings(history)
+    knobs = settings.knobs
+    rows = _Rows()
+    log = history.log
+    assert log is not None
+    counter = counter or (knobs.trigger_counter if knobs.trigger_counter != "usage" else "estimate")
+    counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0)
+    usage_knobs = knobs.replace(trigger_counter="usage", hidden_prefix_tokens=0)
+    for w in _windows(history):
+        if w.after is None and log.extra.get("starts_mid_session"):
+            notes.append(f"{_name(history)}: {MID_SESSION_NOTE}")
+            continue
+        seg, offset = _segment(history, w, use_usage=True)
+        cut = (w.real.index if w.real is not None else w.end) - offset
+        counts = cache.counts_for(seg)
+        measure = np.cumsum(trigger_tokens(counts, usage_knobs))
+        counted = np.cumsum(trigger_tokens(counts, counted_knobs))
+        calls = [i for i, m in enumerate(seg.messages) if m.role == "assistant" and m.usage is not None]
+        if not calls:
+            continue
+        first_call = calls[0]
+        for i in check_indices(seg, knobs.check_point).tolist():
+            if not first_call <= i < cut:  # only checks the bill describes: from the first call to the compaction
+                continue
+            rows.measure.append(int(measure[i]))
+            rows.counted.append(int(counted[i]))
+            rows.after.append(1 if w.after is not None else 0)
+    return rows, _image_measure(history, knobs, cache)
+
+
+def _image_measure(history: History, knobs: Knobs, cache: CountCache) -> tuple[str, int, int] | None:
+    """Tokens an image cost as billed: the growth between the calls around it minus the counted text."""
+    msgs = history.messages
+    counts = cache.counts_for(history)
+    est = trigger_tokens(counts, knobs.replace(trigger_counter="estimate", token_ratio=1.0, image_token_rule="fixed",
+                                               image_default_tokens=0))
+    for j in counts.image_messages().tolist():
+        before = next((i for i in range(j - 1, -1, -1) if msgs[i].role == "assistant" and msgs[i].usage), None)
+        after = next((i for i in range(j + 1, len(msgs)) if msgs[i].role == "assistant" and msgs[i].usage), None)
+        if before is None or after is None:
+            continue
+        u0, u1 = msgs[before].usage, msgs[after].usage
+        assert u0 is not None and u1 is not None
+        growth = u1.context_tokens - u0.total_tokens
+        text = int(sum(est[before + 1 : after]))
+        rule = sum(image_tokens(r, knobs.image_token_rule if knobs.image_token_rule != "serialized" else "anthropic",
+                                knobs.image_default_tokens) for r in msgs[j].images())
+        return (_name(history), growth - text, rule)
+    return None
+
+
+def _name(history: History) -> str:
+    return (history.source_path or history.id).replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, fit_trigger: bool = False) -> Fit:
+    """Fit hidden prefix, token ratio and restore tokens to the logs of one agent."""
+    cache = cache or CountCache()
+    notes: list[str] = []
+    rows = _Rows()
+    images = []
+    for h in histories:
+        r, image = _session_rows(h, cache, notes)
+        rows.measure += r.measure
+        rows.counted += r.counted
+        rows.after += r.after
+        if image is not None:
+            images.append(image)
+    if not rows.measure:
+        raise ValueError("no check with billed usage to fit: are these agent logs (Claude Code, Codex)?")
+    y = np.asarray(rows.measure, dtype=float)
+    x = np.asarray(rows.counted, dtype=float)
+    a = np.asarray(rows.after, dtype=float)
+    columns = [np.ones_like(x), x] + ([a] if a.any() and (1 - a).any() else [])
+    coef, *_ = np.linalg.lstsq(np.vstack(columns).T, y, rcond=None)
+    prefix, ratio = float(coef[0]), float(coef[1])
+    restore = float(coef[2]) if len(coef) > 2 else 0.0
+    fitted = prefix + ratio * x + restore * a
+    residual = np.abs(y - fitted)
+    agent = histories[0].log.agent if histories[0].log else "unknown"
+    interval = trigger_interval(histories, cache=cache) if fit_trigger else None
+    return Fit(agent=agent, sessions=tuple(_name(h) for h in histories), hidden_prefix_tokens=max(0, round(prefix)),
+               token_ratio=max(0.1, ratio), compaction_restore_tokens=max(0, round(restore)), checks=len(y),
+               residual_tokens_median=float(np.median(residual)), residual_tokens_p90=float(np.percentile(residual, 90)),
+               image_tokens_measured=tuple(images), trigger_interval=interval, notes=tuple(notes))
+
+
+def trigger_interval(histories: Sequence[History], *, cache: CountCache | None = None) -> tuple[float, float] | None:
+    """The thresholds every logged automatic compaction allows: (highest measure that did not fire, lowest that did]."""
+    cache = cache or CountCache()
+    low, high = -np.inf, np.inf
+    for h in histories:
+        knobs = agent_settings(h).knobs.replace(trigger_counter="usage")
+        for w in _windows(h):
+            if w.real is None or w.real.trigger != "auto":
+                continue
+            seg, offset = _segment(h, w, use_usage=True)
+            measure = np.cumsum(trigger_tokens(cache.counts_for(seg), knobs)) + knobs.hidden_prefix_tokens
+            checks = [i for i in check_indices(seg, knobs.check_point).tolist() if i + offset < w.real.index]
+            if not checks:
+                continue
+            fired = int(measure[checks[-1]])
+            before = max((int(measure[i]) for i in checks[:-1]), default=-np.inf)
+            low, high = max(low, before), min(high, fired)
+    if not np.isfinite(high) or low >= high:
+        return None
+    return (float(low), float(high))
+
+
+def calibrate(
+    histories: Sequence[History], *, fit_trigger: bool = False, held_out: bool = True, cache: CountCache | None = None
+) -> Calibration:
+    """Fit every agent found in ``histories``; with ``held_out``, predict each session from a fit that left it out."""
+    cache = cache or CountCache()
+    logs = [h for h in histories if h.log is not None and h.log.calls]
+    groups: dict[str, list[History]] = {}
+    for h in logs:
+        assert h.log is not None
+        groups.setdefault(h.log.agent, []).append(h)
+    fits = tuple(fit_agent(g, cache=cache, fit_trigger=fit_trigger) for g in groups.values())
+    results: list[SessionReality] = []
+    if held_out:
+        for group in groups.values():
+            for i, h in enumerate(group):
+                rest = group[:i] + group[i + 1 :]
+                if not rest:
+                    continue
+                fit = fit_agent(rest, cache=cache, fit_trigger=fit_trigger)
+                knobs = fit.knobs_for(agent_settings(h).knobs, trigger=fit_trigger)
+                results.append(follow_log(h, knobs=knobs, usage=False, cache=cache))
+    summary = reality_summary(results) if results else {}
+    return Calibration(fits=fits, held_out=tuple(results), held_out_summary=summary)

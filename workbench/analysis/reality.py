@@ -1,0 +1,236 @@
+"""Reality check: replay a real agent log with the agent's own settings and compare with where it really compacted.
+
+The replay *follows the log*: each logged compaction is predicted from the state right after the previous real
+one (the real summary and whatever the agent kept, as the log has them), so one miss does not shift every later
+prediction. A prediction window runs from the previous real compaction to the next one; the first compaction the
+replay starts in it is the prediction (early or late). Logged manual compactions are replayed at their real
+place (they end a window; an automatic compaction the replay starts before one is reported as extra), and one
+the replay starts after the last real compaction is extra too.
+
+Two counters: with usage (the default) the trigger measure is the agent's own, from the log's billed usage
+(``trigger_counter: usage``); without, only the estimate with the preset's hidden prefix and token ratio, which
+is all a counterfactual replay has. Indices are the loader's numbering of the first message after a compaction.
+Pure: histories in, values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.analysis.agent_settings import AgentSettings, agent_settings
+from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.tokens import CountCache
+from workbench.history.model import History, Message
+from workbench.history.session_log import LoggedCompaction
+from workbench.knobs import Knobs
+from workbench.replay import simulate
+
+TOLERANCES = (0, 2, 5)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionCheck:
+    """One logged compaction against the replay's prediction."""
+
+    source_line: int | None
+    real_index: int
+    trigger: str
+    real_tokens_before: int | None
+    predicted_index: int | None
+    predicted_tokens_before: int | None
+    note: str = ""
+
+    @property
+    def error(self) -> int | None:
+        """Predicted minus real index (messages; negative = early); None when nothing was predicted."""
+        return None if self.predicted_index is None else self.predicted_index - self.real_index
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source_line": self.source_line, "real_index": self.real_index, "trigger": self.trigger,
+                "real_tokens_before": self.real_tokens_before, "predicted_index": self.predicted_index,
+                "predicted_tokens_before": self.predicted_tokens_before}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionReality:
+    """A whole session: its agent, the settings replayed, and every logged compaction checked."""
+
+    file: str
+    agent: str | None
+    version: str | None
+    model: str | None
+    window: int | None
+    preset: str | None
+    usage: bool
+    compactions: tuple[CompactionCheck, ...]
+    extra_predictions: tuple[int, ...] = ()  # first message after each predicted compaction the log does not have
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "agent": self.agent, "version": self.version, "model": self.model,
+                "window": self.window, "preset": self.preset,
+                "compactions": [c.to_json() for c in self.compactions]}
+
+
+@dataclass
+class _Window:
+    start: int  # first message of the state after the previous real compaction
+    end: int  # the next-but-one real compaction, or the end: where this window's prediction may fall
+    prefix: tuple[Message, ...] = ()  # what the agent carried into the new context that the transcript lacks
+    real: LoggedCompaction | None = None  # the compaction this window predicts (None: after the last one)
+    after: LoggedCompaction | None = None  # the compaction the window starts from
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def reality_knobs(history: History, settings: AgentSettings, *, usage: bool, overrides: Knobs | None = None) -> Knobs:
+    """The knobs each window replays with: the agent's, with the usage counter when the log's bill is used."""
+    knobs = overrides or settings.knobs
+    if usage and history.log is not None and history.log.calls:
+        knobs = knobs.replace(trigger_counter="usage")
+    return knobs.replace(latency_steps=0, manual_compact_checks="", cooldown_checks=0)
+
+
+def follow_log(
+    history: History,
+    *,
+    preset: str | None = None,
+    knobs: Knobs | None = None,
+    usage: bool = True,
+    cache: CountCache | None = None,
+) -> SessionReality:
+    """Check every logged compaction of ``history`` against a replay that follows the log."""
+    settings = agent_settings(history, preset=preset, base=knobs)
+    log = history.log
+    name = history.source_path or history.id
+    file = name.replace("\\", "/").rsplit("/", 1)[-1]
+    notes = list(settings.notes)
+    if log is None or not log.compactions:
+        notes.append("the log records no compaction")
+        return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
+                              window=settings.window, preset=settings.preset, usage=usage, compactions=(),
+                              notes=tuple(notes))
+    use_usage = usage and bool(log.calls)
+    if usage and not log.calls:
+        notes.append("the log has no billed usage: the estimate alone is used")
+    if log.extra.get("starts_mid_session"):
+        notes.append("the log starts mid-session: its first call read more context than the transcript holds")
+    base = reality_knobs(history, settings, usage=use_usage, overrides=knobs and settings.knobs)
+    cache = cache or CountCache()
+    checks: list[CompactionCheck] = []
+    extra: list[int] = []
+    for window in _windows(history):
+        seg, offset = _segment(history, window, use_usage=use_usage)
+        seg_knobs = base
+        if window.after is not None and base.compaction_restore_tokens:
+            seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + base.compaction_restore_tokens)
+        run = simulate(seg, seg_knobs, SimulatedBriefer(), cache=cache)
+        first = next((c for c in run.compressions if c.trigger != "manual"), None)
+        predicted = None if first is None else max(window.start, offset + first.index_started + 1)
+        predicted_tokens = None if first is None else first.tokens_before
+        real = window.real
+        if real is None:
+            if predicted is not None:
+                extra.append(predicted)
+            continue
+        note = ""
+        if real.parent_missing:
+            note = "the log lacks what the agent counted last before it (its logical parent record)"
+        if real.trigger == "manual":
+            if predicted is not None and predicted < real.index:
+                extra.append(predicted)
+            checks.append(CompactionCheck(
+                source_line=real.source_line, real_index=real.index, trigger="manual",
+                real_tokens_before=real.tokens_before, predicted_index=real.index,
+                predicted_tokens_before=_measure_before(run, real.index - offset), note="replayed at its real place"))
+            continue
+        checks.append(CompactionCheck(source_line=real.source_line, real_index=real.index, trigger=real.trigger,
+                                      real_tokens_before=real.tokens_before, predicted_index=predicted,
+                                      predicted_tokens_before=predicted_tokens, note=note))
+    return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
+                          window=settings.window, preset=settings.preset, usage=use_usage,
+                          compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes))
+
+
+def _windows(history: History) -> list[_Window]:
+    assert history.log is not None
+    real = sorted(history.log.compactions, key=lambda c: c.index)
+    n = len(history.messages)
+    out = []
+    for s in range(len(real) + 1):
+        after = real[s - 1] if s else None
+        start = after.index if after else 0
+        end = real[s + 1].index if s + 1 < len(real) else n
+        this = real[s] if s < len(real) else None
+        if this is not None and this.trigger == "manual":
+            end = this.index  # the user compacted here: nothing after it belongs to this window
+        prefix = tuple(after.kept) if after is not None else ()
+        out.append(_Window(start=start, end=max(start, end), prefix=prefix, real=this, after=after))
+    return out
+
+
+def _segment(history: History, window: _Window, *, use_usage: bool) -> tuple[History, int]:
+    """The window as a history of its own, and the offset that maps its indices back to the log's numbering."""
+    body = list(history.messages[window.start : window.end])
+    prefix = list(window.prefix)
+    if use_usage:
+        if window.after is not None and window.after.tokens_after is not None and prefix:
+            # The agent logged its own measure of the context it rebuilt (Codex): start from it.
+            prefix[-1] = prefix[-1].with_metadata(loggedContextTokens=window.after.tokens_after)
+        real = window.real
+        if real is not None:
+            cut = real.index - window.start
+            if real.parent_missing and real.tokens_before is not None and 0 < cut <= len(body):
+                # What the agent counted last is missing from the file: its logged measure stands in for it.
+                body[cut - 1] = body[cut - 1].with_metadata(loggedContextTokens=real.tokens_before)
+            # After the real compaction the bill describes the compacted context, not this replay's.
+            body[cut:] = [m.with_metadata(usage=None, usageTotal=None) if m.meta("usage") is not None else m
+                          for m in body[cut:]]
+    messages = tuple(prefix + body)
+    seg = History(id=f"{history.id}@{window.start}", messages=messages, source_format=history.source_format,
+                  source_path=history.source_path, meta={}, log=None)
+    return seg, window.start - len(prefix)
+
+
+def _measure_before(run: Any, index: int) -> int | None:
+    """The replay's measure (no compaction) at the last check before message ``index`` of the window."""
+    tl = run.timeline
+    rows = tl.filter(tl["index"] < index)
+    if rows.height == 0:
+        return None
+    return int(rows["baseline"][-1])
+
+
+def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
+    """Counts over every automatic compaction: how many predicted within 0, 2 and 5 messages, missed, extra."""
+    auto = [c for s in sessions for c in s.compactions if c.trigger == "auto"]
+    errors = [abs(c.error) for c in auto if c.error is not None]
+    out: dict[str, Any] = {
+        "sessions": len(sessions),
+        "usage": all(s.usage for s in sessions) if sessions else False,
+        "auto_compactions": len(auto),
+        "manual_compactions": sum(c.trigger == "manual" for s in sessions for c in s.compactions),
+        "missed": sum(c.predicted_index is None for c in auto),
+        "extra_predictions": sum(len(s.extra_predictions) for s in sessions),
+        "mean_abs_error_messages": round(sum(errors) / len(errors), 2) if errors else None,
+        "max_abs_error_messages": max(errors) if errors else None,
+    }
+    for tol in TOLERANCES:
+        hit = sum(1 for e in errors if e <= tol)
+        out[f"within_{tol}"] = hit
+        out[f"within_{tol}_share"] = round(hit / len(auto), 4) if auto else None
+    by_agent: dict[str, dict[str, Any]] = {}
+    for agent in sorted({s.agent or "unknown" for s in sessions}):
+        mine = [s for s in sessions if (s.agent or "unknown") == agent]
+        sub = reality_summary(mine) if len(mine) < len(sessions) else None
+        if sub is not None:
+            sub.pop("by_agent", None)
+            sub.pop("per_session", None)
+            by_agent[agent] = sub
+    if by_agent:
+        out["by_agent"] = by_agent
+    out["per_session"] = [{"file": s.file, "extra_predictions": list(s.extra_predictions), "notes": list(s.notes),
+                           "checks": [{"real_index": c.real_index, "error": c.error, "note": c.note}
+                                      for c in s.compactions]} for s in sessions]
+    return out

@@ -1,0 +1,114 @@
+"""The two per-message token arrays a replay runs on, built from the knobs.
+
+- ``trigger_tokens``: what the provider would bill for each message, the trigger's measure: the chosen
+  counter (stagewise's estimate, a tokenizer, or the agent log's own billed usage), images counted by
+  the provider's rule, times ``token_ratio``.
+- ``walk_tokens``: what the agent's own code estimates, for the boundary walk: the boundary counter with
+  images by the same rule (no ratio: that is the agent's arithmetic, not the bill).
+Both are read-only arrays remembered with the history's counts, so a knob change recomputes only what it
+touches. The hidden prefix (``hidden_prefix_tokens``) is not in them: the replay adds it to every call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench.counting.checks import check_indices
+from workbench.counting.images import image_tokens
+from workbench.counting.usage import text_estimate, usage_tokens
+
+if TYPE_CHECKING:
+    from workbench.counting.tokens import HistoryCounts
+    from workbench.knobs import Knobs
+
+
+def _remember(counts: HistoryCounts, key: tuple[object, ...], values: np.ndarray) -> np.ndarray:
+    values.flags.writeable = False
+    if len(counts.derived) > 256:  # long app sessions try many knob sets: keep memory bounded
+        for old in [k for k in counts.derived if isinstance(k, tuple) and k and k[0] in ("trigger", "walk")][:64]:
+            del counts.derived[old]
+    counts.derived[key] = values
+    return values
+
+
+def _base_tokens(counts: HistoryCounts, counter: str, knobs: Knobs) -> np.ndarray:
+    """The counter's per-message tokens with images counted by ``knobs.image_token_rule``."""
+    tokens = counts.tokens(counter, overhead_chars=knobs.overhead_chars_per_message,
+                           chars_per_token=knobs.chars_per_token)
+    cap = knobs.tool_output_max_tokens
+    if cap:
+        roles = counts.roles()
+        over = (roles == "tool") & (tokens > cap)
+        if over.any():
+            tokens = np.where(over, cap, tokens)
+    rule = knobs.image_token_rule
+    if rule == "serialized":
+        return tokens
+    with_images = counts.image_messages()
+    if not len(with_images):
+        return tokens
+    out = tokens.copy()
+    for i in with_images:
+        msg = counts.history.messages[int(i)]
+        refs = msg.images()
+        images = sum(image_tokens(r, rule, knobs.image_default_tokens) for r in refs)
+        text = counts.tokens_without_images(int(i), counter, overhead_chars=knobs.overhead_chars_per_message,
+                                            chars_per_token=knobs.chars_per_token)
+        if cap and msg.role == "tool":
+            text = min(text, cap)
+        out[i] = text + images
+    return out
+
+
+def walk_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+    """Per-message tokens the boundary walk reads (the agent's own estimate)."""
+    counter = "estimate" if knobs.boundary_counter == "usage" else knobs.boundary_counter
+    key = ("walk", counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.image_token_rule,
+           knobs.image_default_tokens, knobs.tool_output_max_tokens)
+    found = counts.derived.get(key)
+    if found is not None:
+        return found
+    return _remember(counts, key, _base_tokens(counts, counter, knobs).copy())
+
+
+def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+    """Per-message tokens the trigger measures (and the cost model bills)."""
+    key = ("trigger", knobs.trigger_counter, knobs.check_point, knobs.overhead_chars_per_message, knobs.chars_per_token,
+           knobs.image_token_rule, knobs.image_default_tokens, knobs.token_ratio, knobs.hidden_prefix_tokens,
+           knobs.tool_output_max_tokens, knobs.count_added_since_call, knobs.reasoning_carry_ratio,
+           knobs.agent_estimate)
+    found = counts.derived.get(key)
+    if found is not None:
+        return found
+    counter = "estimate" if knobs.trigger_counter == "usage" else knobs.trigger_counter
+    base = _base_tokens(counts, counter, knobs)
+    if knobs.token_ratio != 1.0:
+        base = np.rint(base * knobs.token_ratio).astype(np.int64)
+    if knobs.trigger_counter == "usage":
+        checks = counts.derived.get(("checks", knobs.check_point))
+        if checks is None:
+            checks = check_indices(counts.history, knobs.check_point)
+            checks.flags.writeable = False
+            counts.derived[("checks", knobs.check_point)] = checks
+        if knobs.agent_estimate == "text":
+            added = _text_estimates(counts, knobs)
+        else:
+            added = base
+        base = usage_tokens(counts.history.messages, added, knobs.hidden_prefix_tokens, checks,
+                            count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
+    return _remember(counts, key, np.array(base, dtype=np.int64, copy=True))
+
+
+def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+    """The agent's own rough count of each message (``agent_estimate: text``)."""
+    key = ("text_estimate", knobs.image_token_rule, knobs.image_default_tokens)
+    found = counts.derived.get(key)
+    if found is None:
+        image = knobs.image_default_tokens
+        found = np.fromiter((text_estimate(m, image) for m in counts.history.messages), dtype=np.int64,
+                            count=len(counts.history.messages))
+        found.flags.writeable = False
+        counts.derived[key] = found
+    return found
