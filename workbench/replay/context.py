@@ -82,6 +82,7 @@ class InContext:
     briefing_tokens: int = 0
     pinned: set[int] = field(default_factory=set)  # messages before the boundary kept verbatim
     pinned_tokens: int = 0
+    restored_tokens: int = 0  # what the agent puts back after a compaction besides the briefing (re-read files)
     briefing_at: dict[int, int] = field(default_factory=dict)  # boundary -> chars of the briefing landed there
     briefing_texts: dict[int, str | None] = field(default_factory=dict)
     elided: set[int] = field(default_factory=set)  # messages whose tool outputs are stubs
@@ -90,8 +91,8 @@ class InContext:
 
     @property
     def base_tokens(self) -> int:
-        """System prompt + briefing + pinned messages: the part of the context that is not a message span."""
-        return self.system_tokens + self.briefing_tokens + self.pinned_tokens
+        """Hidden prefix + briefing + restored + pinned messages: the part of the context that is not a message span."""
+        return self.system_tokens + self.briefing_tokens + self.restored_tokens + self.pinned_tokens
 
 
 class ContextSums:

@@ -26,6 +26,8 @@ import numpy as np
 
 from workbench.briefing.base import Briefer, BriefRecord
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.checks import check_indices
+from workbench.counting.counters import trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
@@ -264,6 +266,7 @@ class _Replay:
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
+        st.restored_tokens = self.knobs.compaction_restore_tokens
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"

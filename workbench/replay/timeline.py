@@ -22,6 +22,7 @@ class TimelineRows:
         self.checks = checks
         self.system_tokens = system_tokens
         self.briefing = np.zeros(m, dtype=np.int64)
+        self.restored = np.zeros(m, dtype=np.int64)
         self.pinned = np.zeros(m, dtype=np.int64)
         self.verbatim = np.zeros(m, dtype=np.int64)
         self.elided_saved = np.zeros(m, dtype=np.int64)
@@ -36,6 +37,7 @@ class TimelineRows:
             return
         b = state.boundary
         self.briefing[k0 : k1 + 1] = state.briefing_tokens
+        self.restored[k0 : k1 + 1] = state.restored_tokens
         self.pinned[k0 : k1 + 1] = state.pinned_tokens
         self.verbatim[k0 : k1 + 1] = sums.verbatim_at(b, k0, k1)
         self.elided_saved[k0 : k1 + 1] = sums.saved_at(b, k0, k1)
@@ -50,7 +52,7 @@ class TimelineRows:
 
     def total(self) -> np.ndarray:
         """Context tokens at each check."""
-        return self.system_tokens + self.briefing + self.pinned + self.verbatim
+        return self.system_tokens + self.briefing + self.restored + self.pinned + self.verbatim
 
     def overflow_starts(self, total: np.ndarray, window: int) -> np.ndarray:
         """Checks where the context goes above the window (the first of each run above it)."""
@@ -81,6 +83,7 @@ class TimelineRows:
                 "role": roles[self.checks].tolist(),
                 "system": np.full(m, self.system_tokens, dtype=np.int64),
                 "briefing": self.briefing,
+                "restored": self.restored,
                 "pinned": self.pinned,
                 "verbatim": self.verbatim,
                 "elided_saved": self.elided_saved,
