@@ -121,6 +121,15 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         "files, plans, rules (Claude Code restores up to 5 recent files, 5,000 tokens each, 50,000 in all). "
         "`workbench calibrate` measures it from a log.", 0, 1_000_000, group="counting",
     ),
+    "restore_files": KnobSpec(
+        "files", "After each compaction the agent re-reads its most recently read files, up to this many (Claude "
+        "Code 5, each at most restore_file_tokens, 50,000 in all; 2.1.88 compact.ts). 0 = off.", 0, 100,
+        group="counting",
+    ),
+    "restore_file_tokens": KnobSpec(
+        "tokens", "Most tokens one restored file takes (Claude Code POST_COMPACT_MAX_TOKENS_PER_FILE 5,000).",
+        0, 1_000_000, group="counting",
+    ),
     "image_default_tokens": KnobSpec(
         "tokens", "Tokens of an image whose pixel size is unknown (and of every image under the fixed rule). Codex "
         "estimates a resized image at 7,373 bytes = 1,844 tokens.", 0, 100_000, group="counting",
@@ -292,6 +301,8 @@ class Knobs:
     reasoning_carry_ratio: float = 0.0
     tool_output_max_tokens: int = 0
     compaction_restore_tokens: int = 0
+    restore_files: int = 0
+    restore_file_tokens: int = 5_000
     keep_existing_briefings: bool = False
     model: str = "claude-sonnet-4-5"
     briefer_model: str = "gemini/gemini-2.5-flash-lite"

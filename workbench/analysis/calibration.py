@@ -26,6 +26,7 @@ from workbench.analysis.reality import SessionReality, _segment, _windows, follo
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens
 from workbench.counting.images import image_tokens
+from workbench.counting.restore import restored_file_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
@@ -108,13 +109,30 @@ def _session_rows(
         if not calls:
             continue
         first_call = calls[0]
+        restored = 0
+        if w.after is not None:  # the files the agent re-read are worked out, not fitted
+            restored = restored_file_tokens(history.messages[: w.after.index], files=knobs.restore_files,
+                                            per_file_tokens=knobs.restore_file_tokens,
+                                            chars_per_token=knobs.chars_per_token)
         for i in check_indices(seg, knobs.check_point).tolist():
             if not first_call <= i < cut:  # only checks the bill describes: from the first call to the compaction
                 continue
-            rows.measure.append(int(measure[i]))
+            rows.measure.append(int(measure[i]) - restored)
             rows.counted.append(int(counted[i]))
             rows.after.append(1 if w.after is not None else 0)
     return rows, _image_measure(history, knobs, cache)
+
+
+def _threshold(knobs: Knobs) -> float:
+    """The trigger's tokens under ``knobs`` (the smallest of its clauses that is on)."""
+    clauses = []
+    window = knobs.context_window_tokens
+    if knobs.trigger_ratio >= 0:
+        clauses.append(knobs.trigger_ratio * window)
+        clauses.append(float(knobs.trigger_hard_cap_tokens))
+    if knobs.trigger_reserve_tokens:
+        clauses.append(float(window - knobs.trigger_reserve_tokens))
+    return min(clauses) if clauses else float(window)
 
 
 def _image_measure(history: History, knobs: Knobs, cache: CountCache) -> tuple[str, int, int] | None:

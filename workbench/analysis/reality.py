@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.analysis.agent_settings import AgentSettings, agent_settings
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.restore import restored_file_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
@@ -123,8 +124,12 @@ def follow_log(
     for window in _windows(history):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
-        if window.after is not None and base.compaction_restore_tokens:
-            seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + base.compaction_restore_tokens)
+        if window.after is not None:
+            restored = base.compaction_restore_tokens + restored_file_tokens(
+                history.messages[: window.after.index], files=base.restore_files,
+                per_file_tokens=base.restore_file_tokens, chars_per_token=base.chars_per_token)
+            if restored:
+                seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         run = simulate(seg, seg_knobs, SimulatedBriefer(), cache=cache)
         first = next((c for c in run.compressions if c.trigger != "manual"), None)
         predicted = None if first is None else max(window.start, offset + first.index_started + 1)

@@ -86,6 +86,8 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     base = _base_tokens(counts, counter, knobs)
     if knobs.token_ratio != 1.0:
         base = np.rint(base * knobs.token_ratio).astype(np.int64)
+    if not knobs.count_added_since_call and knobs.trigger_counter != "usage":
+        base = _deferred_to_calls(counts, base)
     if knobs.trigger_counter == "usage":
         checks = counts.derived.get(("checks", knobs.check_point))
         if checks is None:
@@ -112,3 +114,19 @@ def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
         found.flags.writeable = False
         counts.derived[key] = found
     return found
+
+
+def _deferred_to_calls(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
+    """An agent that measures only its last call's bill sees a message once the next call has read it: each
+    message's tokens move to the next assistant message (Claude Code up to 2.1.1, count_added_since_call off)."""
+    roles = counts.roles()
+    out = np.zeros_like(tokens)
+    pending = 0
+    for i in range(len(tokens)):
+        pending += int(tokens[i])
+        if roles[i] == "assistant":
+            out[i] = pending
+            pending = 0
+    if len(tokens):
+        out[-1] += pending  # what the last call never read still counts at the end
+    return out
