@@ -79,7 +79,8 @@ def restored_file_tokens(
                     last_use[path] = order
                 elif name in READ_TOOLS:
                     last_use[path] = order
-                    args = data.get("input") if isinstance(data.get("input"), dict) else {}
+                    raw_args = data.get("input")
+                    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
                     offset = args.get("offset")
                     start = int(offset) if isinstance(offset, (int, float)) and not isinstance(offset, bool) else 0
                     if "output" in data:  # the result sits in the call (AI SDK shape)
