@@ -200,6 +200,14 @@ def test_briefer_choice_switches_to_extractive_text():
     assert any(c.language == "markdown" and "## " in c.value for c in at.code)
 
 
+def test_compressions_tab_says_once_why_a_briefing_has_no_text():
+    """With the size-only briefer the tab states "simulated size only" once, not in a caption and a box (issue 13)."""
+    at = app(tab="Compressions", knob_context_window_tokens=20_000)
+    no_errors(at)
+    shown = [e.value for e in (*at.caption, *at.info, *at.markdown)]
+    assert sum("simulated size only" in v for v in shown) == 1, shown
+
+
 # -- YAML ----------------------------------------------------------------------------------------
 
 
