@@ -128,3 +128,67 @@ def test_a_stop_shows_no_key_even_when_the_provider_quotes_it(fake_provider):
     assert outcome.stopped is not None and "invalid credentials" in outcome.stopped.error
     assert key not in outcome.summary() and key not in str(outcome.stopped)
     assert key not in str(outcome.run.to_json_dict())
+
+
+# -- the same guards in `workbench simulate --briefer live` ---------------------------------------
+
+
+@pytest.fixture
+def chat_file(tmp_path):
+    from workbench.history.writers import write_canonical_jsonl
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text(write_canonical_jsonl(uniform_history(40, 4_000)), encoding="utf-8")
+    return path
+
+
+def _cli(path, fake, *models, extra=()):
+    from workbench.cli import main
+
+    args = ["simulate", str(path), "--set", "context_window_tokens=16000", "--set", "min_kept_messages=5",
+            "--briefer", "live", "--api-base", fake.api_base, "--no-cache", "--timeout", "5"]
+    for m in models:
+        args += ["--model", f"openai/{m}"]
+    return main([*args, *extra])
+
+
+def test_cli_without_a_key_fails_the_preflight_and_sends_nothing(chat_file, fake_provider, no_key, capsys):
+    assert _cli(chat_file, fake_provider, "fake-good") == 2
+    err = capsys.readouterr().err
+    assert "pre-flight check failed, nothing was sent" in err and "OPENAI_API_KEY" in err
+    assert "live: estimate from a dry replay with the size model" in err
+    assert fake_provider.total_requests == 0
+
+
+def test_cli_stops_a_failing_provider_after_three_and_shows_its_error(chat_file, fake_provider, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert _cli(chat_file, fake_provider, "fake-fail", extra=["--json", "--no-timeline"]) == 1
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["live"]["stopped"]["reason"] == "3 compressions failed in a row"
+    assert "HTTP 500" in data["live"]["stopped"]["error"] and data["live"]["requests"] == 3
+    assert "live: provider error: " in captured.err and KEY not in captured.err + captured.out
+    assert fake_provider.total_requests == 3 and data["metrics"]["failed_compressions"] == 3
+
+
+def test_cli_caps_default_from_the_estimate_and_a_given_cap_wins(chat_file, fake_provider, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert _cli(chat_file, fake_provider, "fake-good", extra=["--max-requests", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "caps: stop after 3 failed compressions in a row, at most 2 requests" in captured.err
+    assert "live run stopped early (request cap reached (2 requests))" in captured.out
+    assert fake_provider.total_requests == 2
+    fake_provider.reset()
+    assert _cli(chat_file, fake_provider, "fake-good") == 0  # default caps sit above the estimate
+    err = capsys.readouterr().err
+    assert "live: live run complete" in err and "at most" in err
+    assert fake_provider.total_requests > 2
+
+
+def test_cli_test_models_sends_one_tiny_request_first(chat_file, fake_provider, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert _cli(chat_file, fake_provider, "fake-fail", extra=["--test-models"]) == 2
+    assert "--test-models: openai/fake-fail: error" in capsys.readouterr().err
+    assert fake_provider.total_requests == 1
