@@ -58,7 +58,7 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
     estimate = estimate_live(dry, models[0] if models else knobs.briefer_model, cascade=max(1, len(models)))
     suggested = suggested_limits(estimate)
     st.session_state.setdefault("live_max_failures", 3)
-    _follow("live_max_requests", suggested.max_requests)
+    _follow("live_max_requests", suggested.max_requests or 0)
     _follow("live_max_dollars", suggested.max_dollars if suggested.max_dollars is not None else 1.0)
     g1, g2, g3 = st.columns(3)
     failures = g1.number_input("stop after failed compressions in a row", min_value=0, max_value=100, step=1,
