@@ -109,8 +109,8 @@ def preflight(models: Sequence[str], *, api_key: str | None = None, api_base: st
         missing = list(env.get("missing_keys") or [])
         if not env.get("keys_in_environment", True) and missing:
             out.append(Check(model=model, level="error", message=f"{model}: no credentials for {provider} (litellm "
-                             f"looks for {', '.join(missing)}): set it in the environment or give the key (a local "
-                             "server that needs none: any placeholder)"))
+                             f"looks for {', '.join(missing)}): put the key in the environment or pass it in (a local "
+                             "server that needs no key: any placeholder)"))
             continue
         prices = get_prices(model)
         if not prices.known:
