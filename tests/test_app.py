@@ -200,6 +200,14 @@ def test_briefer_choice_switches_to_extractive_text():
     assert any(c.language == "markdown" and "## " in c.value for c in at.code)
 
 
+def test_compressions_tab_says_once_why_a_briefing_has_no_text():
+    """With the size-only briefer the tab states "simulated size only" once, not in a caption and a box (issue 13)."""
+    at = app(tab="Compressions", knob_context_window_tokens=20_000)
+    no_errors(at)
+    shown = [e.value for e in (*at.caption, *at.info, *at.markdown)]
+    assert sum("simulated size only" in v for v in shown) == 1, shown
+
+
 # -- YAML ----------------------------------------------------------------------------------------
 
 
@@ -415,6 +423,84 @@ def test_live_run_against_a_local_provider_then_from_the_cache(tmp_path, monkeyp
     stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
     assert secret.encode() not in stored
     assert secret not in str(at.session_state["live_run"][1].to_json_dict())
+
+
+def _live(at: AppTest, provider, model: str, key: str | None = "sk-test-0123456789abcdef") -> AppTest:
+    widget(at, "live_models").set_value([f"openai/{model}"]).run()
+    widget(at, "live_api_base").input(provider.api_base).run()
+    if key:
+        widget(at, "live_api_key").input(key).run()
+    return at
+
+
+def test_live_run_without_a_key_sends_nothing_and_says_why(monkeypatch):
+    """The pre-flight check finds no credentials: an error naming the variable, zero requests at the server."""
+    from fake_provider import FakeProvider
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good", key=None)
+        at.button(key="live_go").click().run()
+        assert not at.exception
+        errors = " ".join(e.value for e in at.error)
+        assert "OPENAI_API_KEY" in errors and "Nothing was sent" in errors
+        assert provider.total_requests == 0 and "live_run" not in at.session_state
+
+
+def test_live_run_stops_after_three_failures_and_shows_the_provider_error():
+    """A provider that always answers 500: three requests, the run so far, and the error on the page."""
+    from fake_provider import FakeProvider
+
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-fail")
+        at.button(key="live_go").click().run()
+        assert not at.exception
+        errors = " ".join(e.value for e in at.error)
+        assert "3 compressions failed in a row" in errors and "HTTP 500" in errors and "3 provider requests" in errors
+        assert provider.total_requests == 3
+        live = at.session_state["live_run"][1]
+        assert [c.status for c in live.compressions] == ["failed"] * 3
+        assert "sk-test-0123456789abcdef" not in errors
+
+
+def test_live_caps_follow_the_estimate_and_a_request_cap_stops_the_run():
+    from fake_provider import FakeProvider
+
+    dry = simulate(load_history(REPO / SHORT), Knobs(context_window_tokens=20_000))
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good")
+        assert widget(at, "live_max_requests").value >= len(dry.compressions)  # room above the estimate
+        widget(at, "live_max_requests").set_value(2).run()
+        assert any("below the estimate" in w.value for w in at.warning)
+        at.button(key="live_go").click().run()
+        assert provider.total_requests == 2
+        assert any("request cap reached (2 requests)" in e.value for e in at.error)
+        assert [c.status for c in at.session_state["live_run"][1].compressions] == ["landed", "landed"]
+
+
+def test_after_a_live_run_the_compressions_tab_shows_its_briefings():
+    """The Compressions tab opens on the live run and shows the text the model wrote, not "size only"."""
+    from fake_provider import FakeProvider
+
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good")
+        at.button(key="live_go").click().run()
+        no_errors(at)
+        at.session_state["tab"] = "Compressions"
+        at.run()
+        no_errors(at)
+        assert widget(at, "inspect_run").value == "last live run"
+        assert any(c.language == "markdown" and "## Conversation so far" in c.value for c in at.code)
+        assert not any("size only" in v.value for v in (*at.caption, *at.info))
+
+
+def test_test_the_models_sends_one_tiny_request_each():
+    from fake_provider import FakeProvider
+
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good")
+        at.button(key="live_test").click().run()
+        assert provider.total_requests == 1 and any("answered" in s.value for s in at.success)
 
 
 # -- speed ---------------------------------------------------------------------------------------

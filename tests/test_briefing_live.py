@@ -13,6 +13,7 @@ from scripted import uniform_history
 from workbench.analysis.bundles import run_bundles
 from workbench.briefing.base import BriefRequest
 from workbench.briefing.cache import BriefingCache
+from workbench.briefing.guard import LiveLimits
 from workbench.briefing.live import LiveBriefer
 from workbench.history.model import History, Message, text_part
 from workbench.knobs import Knobs, dump_knobs
@@ -87,9 +88,11 @@ def test_behaviour_can_be_switched_through_the_control_endpoint(fake_provider):
 
 
 def test_all_models_failing_leaves_the_replay_uncompressed(fake_provider):
-    """Every compression fails, is recorded, and the context is never reduced (as stagewise carries on)."""
+    """With the failure stop off, every compression fails, is recorded, and the context is never reduced
+    (as stagewise carries on); by default the run stops after three (tests/test_live_guards.py)."""
     history = uniform_history(40, 4_000)
-    run = simulate(history, KNOBS, live(fake_provider, "fake-fail", "fake-short"))
+    briefer = live(fake_provider, "fake-fail", "fake-short", limits=LiveLimits(max_consecutive_failures=0))
+    run = simulate(history, KNOBS, briefer)
     m = run.metrics
     assert m.failed_compressions > 0 and m.compressions == 0
     assert m.peak_tokens == m.baseline_peak_tokens

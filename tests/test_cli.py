@@ -111,3 +111,41 @@ def test_a_cut_off_file_is_called_truncated(tmp_path, capsys):
     path.write_text('[{"id": "a", "role": "user", "parts": [{"type": "text", "text": "hi"}]},', encoding="utf-8")
     assert main(["simulate", str(path)]) == 2
     assert "the text ends early: truncated?" in capsys.readouterr().err
+
+
+# -- issue 13, item 12: errors on their own line, a sweep says what it ran, probes show retention ---------
+
+
+def test_an_error_during_a_sweep_starts_its_own_line_after_the_progress_bar(history_file, tmp_path, capsys):
+    """The second history is broken: the bar drawn for the first ends its line before the error is printed."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "role": "user", "content": "x"}\n{broken\n', encoding="utf-8")
+    assert main(["sweep", str(history_file), str(bad), "--workers", "1"]) == 2
+    lines = capsys.readouterr().err.splitlines()  # splitlines also splits at a carriage return
+    errors = [line for line in lines if "error:" in line]
+    assert errors and all(line.startswith("workbench sweep: error: ") for line in errors), lines
+    assert f"{bad}:2" in errors[0]
+    assert any("runs" in line for line in lines[: lines.index(errors[0])])  # the bar came first, on its own line
+
+
+def test_a_sweep_without_a_grid_says_it_ran_one_config(history_file, capsys):
+    assert main(["sweep", str(history_file), "--workers", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "no --grid, --random or --presets given: ran the one knob set" in out
+    assert "1 runs (1 knob sets × 1 histories)" in out and "the one knob set" in out
+
+
+def test_the_probes_summary_shows_fact_retention(history_file, capsys):
+    from workbench.explore.sweep import knob_grid, sweep
+    from workbench.explore.tune import Constraints, aggregate
+    from workbench.knobs import Knobs
+
+    args = ["sweep", str(history_file), "--grid", "trigger_ratio=0.3,0.6", "--set", "context_window_tokens=20000",
+            "--probes", "--workers", "1", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "fact retention" in out and "briefer simulated" in out
+    frame = sweep([history_file], knob_grid({"trigger_ratio": [0.3, 0.6]}, base=Knobs(context_window_tokens=20_000)),
+                  workers=1, probes=True)
+    for row in aggregate(frame, "tokens", Constraints(max_overflows=10**12)).iter_rows(named=True):
+        assert f"{row['retention']:.1%}" in out

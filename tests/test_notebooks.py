@@ -1,4 +1,5 @@
-"""The notebooks: committed without outputs, open with their question, use only the public API, run offline."""
+"""The notebooks: committed without outputs, open with their question, use only the public API, run offline,
+with or without ../shared's real transcripts, and write their exports outside the repository."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ from real_histories import real_history_paths
 
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-NEEDS_REAL = {"02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"}
 # What a notebook may import: the engine's public modules and the display stack, nothing private.
-ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib"}
+ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib", "tempfile"}
 
 
 def _code_cells(path: Path) -> list[str]:
@@ -82,22 +82,10 @@ def _ensure_kernel() -> None:
                        capture_output=True)
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("kernels")  # one worker starts the kernels: concurrent starts raced for ports and stalled
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, fake_provider):
-    """Executed in a fresh kernel (nbclient); any cell error fails the test. The LLM is the local fake."""
+def _execute(path: Path) -> nbformat.NotebookNode:
+    """Run the notebook in a fresh kernel (nbclient) from notebooks/, as JupyterLab would; returns it with outputs."""
     from nbclient import NotebookClient
 
-    if path.name in NEEDS_REAL:
-        shared = real_history_paths()[0].parents[1]
-        monkeypatch.setenv("WORKBENCH_SHARED", str(shared))
-    monkeypatch.setenv("WORKBENCH_NOTEBOOK_OUT", str(tmp_path))
-    monkeypatch.setenv("WORKBENCH_LIVE_MODEL", "openai/fake-good")
-    monkeypatch.setenv("WORKBENCH_LIVE_API_BASE", fake_provider.api_base)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-notebook-key")
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.delenv("WORKBENCH_JUDGE_MODEL", raising=False)
     _ensure_kernel()
     book = nbformat.read(path, as_version=4)
     # The longest cell takes seconds. A widget cell (notebook 01) now and then loses its reply until the
@@ -105,12 +93,81 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, fa
     client = NotebookClient(book, timeout=45, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()
-    errors = [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    assert not errors
+    return book
+
+
+def _text(book: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def _errors(book: nbformat.NotebookNode) -> list:
+    return [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
+@pytest.fixture
+def notebook_env(monkeypatch, fake_provider):
+    """The LLM is the local fake provider; litellm uses its bundled price map; no judge."""
+    monkeypatch.setenv("WORKBENCH_LIVE_MODEL", "openai/fake-good")
+    monkeypatch.setenv("WORKBENCH_LIVE_API_BASE", fake_provider.api_base)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.delenv("WORKBENCH_JUDGE_MODEL", raising=False)
+    return fake_provider
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("kernels")  # one worker starts the kernels: concurrent starts raced for ports and stalled
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, notebook_env):
+    """Executed with the real transcripts of ../shared and a key for the fake provider; any cell error fails."""
+    shared = real_history_paths()[0].parents[1]
+    monkeypatch.setenv("WORKBENCH_SHARED", str(shared))
+    monkeypatch.setenv("WORKBENCH_NOTEBOOK_OUT", str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-notebook-key")
+    book = _execute(path)
+    assert not _errors(book)
+    text = _text(book)
+    if path.name in ("02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"):
+        assert "2 generated samples + 14 real transcripts" in text
     if path.name == "02_sweep_threshold_kept.ipynb":
         assert (tmp_path / "picked_knobs.yaml").is_file()
         assert (tmp_path / "threshold_kept_sweep.parquet").is_file()
     if path.name == "04_live_llm_calibration.ipynb":
-        text = "".join(o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs)
-        assert "second run: 0 provider requests" in text
-        assert fake_provider.counts, "the live run reached the fake provider"
+        assert "second run: 0 provider requests" in text and "live run complete" in text
+        assert notebook_env.counts, "the live run reached the fake provider"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("kernels")
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env):
+    """../shared hidden (an empty folder), no API key, no output folder named: every notebook still runs, on the
+    generated samples; 04 runs its offline half and sends nothing; exports go to a temporary folder."""
+    empty = tmp_path / "empty-shared"
+    empty.mkdir()
+    monkeypatch.setenv("WORKBENCH_SHARED", str(empty))
+    monkeypatch.delenv("WORKBENCH_NOTEBOOK_OUT", raising=False)
+    for var in ("OPENAI_API_KEY", "AZURE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    before = sorted(p.name for p in NOTEBOOK_DIR.iterdir())
+    book = _execute(path)
+    assert not _errors(book), _errors(book)
+    text = _text(book)
+    assert sorted(p.name for p in NOTEBOOK_DIR.iterdir()) == before  # nothing written beside the notebooks
+    if path.name in ("02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"):
+        assert "2 histories: 2 generated samples (no real transcripts" in text
+    if path.name == "02_sweep_threshold_kept.ipynb":
+        out = Path(next(line for line in text.splitlines() if line.startswith("exports go to "))[len("exports go to "):])
+        assert out.is_dir() and (out / "picked_knobs.yaml").is_file() and NOTEBOOK_DIR not in out.parents
+    if path.name == "04_live_llm_calibration.ipynb":
+        assert "pre-flight error" in text and "OPENAI_API_KEY" in text
+        assert "estimate from a dry replay with the size model" in text
+        assert "skipped: no credentials for openai/fake-good" in text
+        assert notebook_env.total_requests == 0
+
+
+def test_the_notebooks_extra_brings_jupyterlab_and_the_readme_names_it():
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(dep.startswith("jupyterlab") for dep in extras["notebooks"])
+    assert "pip install -e '.[notebooks]'" in (REPO / "README.md").read_text(encoding="utf-8")

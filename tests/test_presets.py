@@ -105,6 +105,47 @@ TABLE = [
 ]
 
 
+# Presets whose numbers come from code outside spec/peers.md: (preset, knob, value, upstream file @ commit and
+# line, the words of the preset's YAML comment that quote it). The YAML comment must cite the file and commit.
+CODE_TABLE = [
+    ("swe_agent", "strategy", "observation_masking", "SWE-agent@3ea751c history_processors.py:85",
+     "lines 85-177 (class LastNObservations)"),
+    ("swe_agent", "mask_last_n_observations", 5, "SWE-agent@3ea751c config/sweagent_0_7/07.yaml:99-101",
+     "last_n_observations, n: 5"),
+    ("swe_agent", "trigger_ratio", -1, "SWE-agent@3ea751c (no token trigger; ContextWindowExceeded ends the run)",
+     "No\n# summary and no token trigger"),
+    ("complexity_trap_hybrid", "mask_last_n_observations", 10,
+     "the-complexity-trap@adfaa1a config/..._N=43_M=10_masking_M=10.yaml:158-159", "last_n_observations (n: 10)"),
+    ("complexity_trap_hybrid", "trigger_max_turns", 53,
+     "the-complexity-trap@adfaa1a ..._N=43_M=10_masking_M=10.yaml:151-152 (n: 43 + keep_last_m_turns: 10)",
+     "n + keep_last_m_turns = 53"),
+    ("complexity_trap_hybrid", "trigger_at_equal", True, "the-complexity-trap@adfaa1a history_processors.py:450",
+     "if len(unprocessed_turns) < self.n + self.keep_last_m_turns"),
+    ("complexity_trap_hybrid", "keep_rule", "turns", "the-complexity-trap@adfaa1a history_processors.py:311",
+     "keep_last_m_turns: 10"),
+    ("complexity_trap_hybrid", "keep_recent_turns", 10, "the-complexity-trap@adfaa1a ..._masking_M=10.yaml:152",
+     "keep_last_m_turns: 10"),
+    ("complexity_trap_hybrid", "pin_first_messages", 2, "the-complexity-trap@adfaa1a history_processors.py:478",
+     "history[:2], line 478"),
+    ("complexity_trap_hybrid", "briefing_mode", "anchored", "the-complexity-trap@adfaa1a ..._masking_M=10.yaml:100",
+     "USER_CONTEXT, COMPLETED, PENDING"),
+    ("complexity_trap_hybrid", "trigger_ratio", -1, "the-complexity-trap@adfaa1a (turn-count trigger only)",
+     "summarize_every_n_turns (n: 43"),
+]
+CITED = {"swe_agent": "SWE-agent/SWE-agent @ 3ea751c087f3", "complexity_trap_hybrid": "the-complexity-trap @ adfaa1a18b8b"}
+
+
+@pytest.mark.parametrize(
+    ("preset", "knob", "value", "where", "quote"), CODE_TABLE, ids=[f"{p}-{k}" for p, k, *_ in CODE_TABLE]
+)
+def test_preset_value_matches_the_code_it_cites(preset, knob, value, where, quote):
+    assert getattr(get_preset(preset), knob) == value, where
+    text = (resources.files("workbench") / "presets" / f"{preset}.yaml").read_text(encoding="utf-8")
+    comment = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    assert CITED[preset] in comment.replace("\n# ", " ")
+    assert quote in comment, quote
+
+
 @pytest.mark.parametrize(
     ("preset", "knob", "value", "line", "quote"), TABLE, ids=[f"{p}-{k}-{n}" for p, k, _, n, _ in TABLE]
 )
@@ -131,7 +172,7 @@ def test_the_fourteen_systems_and_the_seeds_ship_as_presets():
         "aider",
         "openhands",
     }
-    assert systems | {"stagewise", "stagewise_chat", "staged"} <= names
+    assert systems | {"stagewise", "stagewise_chat", "staged", "swe_agent", "complexity_trap_hybrid"} <= names
     assert {p for p, *_ in TABLE} == systems
 
 
@@ -141,6 +182,14 @@ def test_each_preset_cites_its_source_and_names_a_registered_policy(name):
     assert text.startswith("# ") and "title:" in text and "source:" in text
     preset = next(p for p in list_presets() if p.name == name)
     assert preset.source and preset.knobs.strategy in list_policy_names()
+
+
+@pytest.mark.parametrize("name", list_preset_names())
+def test_presets_cite_a_paper_or_code_not_an_internal_seed(name):
+    """`workbench presets` shows each source; a seed number means nothing to a reader (issue 13)."""
+    preset = next(p for p in list_presets() if p.name == name)
+    text = (resources.files("workbench") / "presets" / f"{name}.yaml").read_text(encoding="utf-8")
+    assert "seed 0" not in preset.source.lower() and "seed 0" not in text.lower()
 
 
 def test_stagewise_preset_is_the_default_knobs():

@@ -31,3 +31,9 @@ def test_the_engine_snippet_runs(tmp_path, monkeypatch, capsys):
     first = capsys.readouterr().out.splitlines()[0].split()
     assert int(first[0]) >= 10  # the long sample chains at least ten compressions
     assert (tmp_path / "chosen.yaml").read_text(encoding="utf-8").startswith("version: 1")
+
+
+def test_docs_hold_no_notes_addressed_to_the_team():
+    """Published docs speak to the reader: no "for the lead to paste" drafts left in them (issue 13)."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        assert "for the lead" not in path.read_text(encoding="utf-8").lower(), path.name

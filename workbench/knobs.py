@@ -163,6 +163,12 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         "(OpenHands max_size 120 events). 0 = off. Not used by stagewise.", 1, 10_000_000, group="trigger",
         allow=(0,),
     ),
+    "trigger_max_turns": KnobSpec(
+        "turns", "Also fire when the verbatim span holds more than this many turns (this many with "
+        "trigger_at_equal); a turn is a user message with its reply or one agent step (SWE-agent "
+        "summarize_every_n_turns: n + keep_last_m_turns). 0 = off. Not used by stagewise.", 1, 10_000_000,
+        group="trigger", allow=(0,),
+    ),
     "proactive_compaction": KnobSpec(
         "", "Compact when a trigger fires before the window is full. Off leaves only reactive and manual compaction "
         "(OpenCode compaction.auto=false, Claude Code DISABLE_AUTO_COMPACT).", group="trigger",
@@ -254,6 +260,11 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         "× context", "Flag a compaction as ineffective when it frees less than this share of the context "
         "(Gemini CLI #15225: 734K -> 707K). Report only.", 0.0, 1.0, group="guards",
     ),
+    "mask_last_n_observations": KnobSpec(
+        "observations", "observation_masking: every tool output but the newest N in context is replaced by a "
+        "placeholder at each check (SWE-agent last_n_observations n: 5; The Complexity Trap: 10).", 1, 100_000,
+        group="masking",
+    ),
     "prune_tool_outputs": KnobSpec(
         "", "Tool-output pruning pre-pass, any policy: stub old tool outputs beyond the newest "
         "prune_protect_tokens of tool output when more than prune_minimum_tokens can be freed (OpenCode prune).",
@@ -313,6 +324,7 @@ class Knobs:
     trigger_at_equal: bool = False
     trigger_reserve_tokens: int = 0
     trigger_max_messages: int = 0
+    trigger_max_turns: int = 0
     proactive_compaction: bool = True
     reactive_compaction: bool = False
     manual_compact_checks: str = ""
@@ -334,6 +346,7 @@ class Knobs:
     cooldown_checks: int = 0
     thrash_window_checks: int = 2
     min_savings_ratio: float = 0.1
+    mask_last_n_observations: int = 5
     prune_tool_outputs: bool = False
     prune_protect_tokens: int = 40_000
     prune_minimum_tokens: int = 20_000
@@ -383,8 +396,11 @@ class Knobs:
                 f"trigger_reserve_tokens ({self.trigger_reserve_tokens:,}) is not below the window "
                 f"({self.context_window_tokens:,}): compaction fires at every check"
             )
-        other_clauses = self.strategy != "stagewise" and (self.trigger_reserve_tokens or self.trigger_max_messages)
-        if self.trigger_ratio < 0 and not other_clauses:
+        other_clauses = self.strategy != "stagewise" and (
+            self.trigger_reserve_tokens or self.trigger_max_messages or self.trigger_max_turns
+        )
+        masking = self.strategy == "observation_masking"  # masks at every check, compaction or not
+        if self.trigger_ratio < 0 and not other_clauses and not masking:
             out.append("trigger_ratio is -1: compression is disabled")
         if not self.proactive_compaction and not self.reactive_compaction and not self.manual_compact_checks:
             out.append("proactive and reactive compaction are both off and no manual checks are set: nothing compacts")

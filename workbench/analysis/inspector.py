@@ -86,6 +86,8 @@ def compression_view(run: Run, history: History, position: int) -> CompressionVi
     user = build_user_message(compact, comp.previous_chars, run.knobs.target_briefing_chars) if comp.summarize else ""
     if not comp.summarize:
         label = "no briefing: this policy drops the folded messages"
+    elif comp.record.failed:
+        label = f"failed, no briefing: {comp.record.error or 'every briefer attempt failed'}"
     elif comp.record.text is None:
         label = f"simulated size only ({comp.briefing_chars:,} chars): pick the extractive or a live briefer for text"
     elif comp.record.cache_hit:

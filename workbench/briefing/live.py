@@ -5,6 +5,8 @@ and a cap on output tokens; a trimmed answer under 30 UTF-16 units is rejected a
 tried; a final fallback model is tried if it was not in the list; if a call neither answers nor fails
 within timeout + grace it is *unsettled* and the whole cascade stops (no overlapping billed requests).
 When every attempt fails the record says ``failed=True`` and the replay carries on uncompressed.
+Guards (``workbench.briefing.guard``): after three failed compressions in a row, or before a request
+that would pass a request or dollar cap, the briefer raises ``LiveRunStopped`` instead of going on.
 
 litellm is imported inside the call path only (with its offline price map), and retries are off so a
 timeout is exactly one timeout. The API key lives only on this object: it never reaches a cache key,
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
+from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_cost_estimate
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages, detect_leaks
 from workbench.history.jsjson import utf16_len
 
@@ -34,6 +37,8 @@ TIMEOUT_S = 30.0
 GRACE_S = 2.0
 TEMPERATURE = 0.1
 MAX_OUTPUT_TOKENS = 20_000
+TEST_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
+TEST_MAX_TOKENS = 5
 _KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}|\bAIza[0-9A-Za-z_\-]{20,}")
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}")
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
@@ -98,6 +103,7 @@ class LiveBriefer:
         cache: BriefingCache | None = None,
         prices: Mapping[str, Prices] | None = None,
         extra_params: Mapping[str, Any] | None = None,
+        limits: LiveLimits | None = None,
     ) -> None:
         if not models and not fallback_model:
             raise ValueError("models must name at least one model (or give fallback_model)")
@@ -115,7 +121,10 @@ class LiveBriefer:
         self.cache = cache
         self.prices = dict(prices or {})
         self.extra_params = dict(extra_params or {})
+        self.limits = limits or LiveLimits()
         self.requests = 0  # provider requests this object made (cache hits make none)
+        self.spent_usd = 0.0  # what those requests cost
+        self.failures_in_row = 0  # failed compressions since the last good one
 
     def __repr__(self) -> str:  # never show the key
         from workbench.briefing.cache import endpoint_id
@@ -151,19 +160,84 @@ class LiveBriefer:
         if self.cache is not None:
             found = self.cache.lookup([keys[m] for m in self.cascade])
             if found is not None:
+                self.failures_in_row = 0
                 return self._from_cache(found[1], request)
         attempts: list[Attempt] = []
         for model in self.cascade:
+            held = self._held(model, messages, request)
+            if held:
+                if not attempts:  # nothing sent for this compression: it never happened
+                    raise self._stopped(held)
+                attempts.append(Attempt(model=model, outcome="skipped", detail=held))
+                raise self._stopped(held, self._failed(attempts))
             answer = self._attempt(model, messages)
             attempts.append(answer.attempt)
+            self.spent_usd += answer.attempt.cost_usd
             if answer.stop:
                 break
             if answer.text is not None:
                 record = self._record(request, model, answer.text, attempts)
                 if self.cache is not None:
                     self.cache.set(keys[model], self._cache_value(request, record))
+                self.failures_in_row = 0
                 return record
-        last = next((a for a in reversed(attempts) if a.outcome != "ok"), None)
+        record = self._failed(attempts)
+        self.failures_in_row += 1
+        limit = self.limits.max_consecutive_failures
+        if limit and self.failures_in_row >= limit:
+            raise self._stopped(f"{self.failures_in_row} compressions failed in a row", record)
+        return record
+
+    # -- guards --------------------------------------------------------------------------------
+    def _held(self, model: str, messages: list[dict[str, str]], request: BriefRequest) -> str:
+        """Why the next request must not be sent (a cap it would pass), or "" to send it."""
+        lim = self.limits
+        if lim.max_requests is not None and self.requests >= lim.max_requests:
+            return f"request cap reached ({lim.max_requests:,} requests)"
+        if lim.max_dollars is not None:
+            cost = self.request_cost(model, messages, request)
+            if self.spent_usd + cost > lim.max_dollars:
+                return (f"dollar cap ${lim.max_dollars:,.2f} would be passed (${self.spent_usd:,.4f} spent, the next "
+                        f"request about ${cost:,.4f})")
+        return ""
+
+    def request_cost(self, model: str, messages: list[dict[str, str]], request: BriefRequest) -> float:
+        """The estimated dollars of sending ``messages`` to ``model`` (what the dollar cap checks)."""
+        from workbench.counting.prices import get_prices
+
+        prices = self.prices.get(model) or get_prices(model)
+        chars = sum(utf16_len(m["content"]) for m in messages)
+        return request_cost_estimate(prices, chars, request.target_chars, self.max_output_tokens)
+
+    def check_models(self) -> tuple[Check, ...]:
+        """One tiny real request to each model of the cascade (a few tokens each), made only when asked.
+
+        Counts toward ``requests`` and ``spent_usd`` like any other request, and is never cached.
+        """
+        out: list[Check] = []
+        for model in self.cascade:
+            lim = self.limits
+            if lim.max_requests is not None and self.requests >= lim.max_requests:
+                out.append(Check(model=model, level="error", message=f"{model}: not sent, request cap reached"))
+                continue
+            answer = self._attempt(model, TEST_MESSAGES, max_tokens=TEST_MAX_TOKENS)
+            a = answer.attempt
+            self.spent_usd += a.cost_usd
+            if a.outcome in ("ok", "too-short"):  # any answer at all: the key, model and endpoint work
+                out.append(Check(model=model, level="ok", message=f"{model}: answered in {a.latency_s:.1f}s "
+                                 f"(${a.cost_usd:,.6f})"))
+            else:
+                out.append(Check(model=model, level="error", message=f"{model}: {a.outcome}: {a.detail}"))
+        return tuple(out)
+
+    def _stopped(self, reason: str, record: BriefRecord | None = None) -> LiveRunStopped:
+        error = record.error if record is not None else ""
+        return LiveRunStopped(reason, error=error, requests=self.requests, dollars=self.spent_usd, record=record)
+
+    def _failed(self, attempts: list[Attempt]) -> BriefRecord:
+        """The record of a compression no model answered: the replay leaves the history uncompressed."""
+        last = next((a for a in reversed(attempts) if a.outcome not in ("ok", "skipped")), None)
+        last = last or next((a for a in reversed(attempts) if a.outcome != "ok"), None)
         error = f"{last.outcome}: {last.detail}" if last else "all history compression models failed"
         return BriefRecord(
             text=None,
@@ -179,12 +253,13 @@ class LiveBriefer:
             error=error,
         )
 
-    def _attempt(self, model: str, messages: list[dict[str, str]]) -> _Answer:
+    def _attempt(self, model: str, messages: list[dict[str, str]], *, max_tokens: int | None = None) -> _Answer:
         litellm = import_litellm()
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
             **self.sampling,
+            **({"max_tokens": max_tokens} if max_tokens else {}),
             "timeout": self.timeout_s,
             "num_retries": 0,
             "max_retries": 0,
@@ -216,7 +291,9 @@ class LiveBriefer:
             exc = box["error"]
             timeout_types = tuple(t for t in (getattr(litellm, "Timeout", None), TimeoutError) if isinstance(t, type))
             outcome = "timeout" if isinstance(exc, timeout_types) else "error"
-            detail = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
+            status = getattr(exc, "status_code", None)
+            http = f" (HTTP {status})" if isinstance(status, int) else ""
+            detail = self._scrub(f"{type(exc).__name__}{http}: {exc}")[:300]
             return _Answer(attempt=Attempt(model=model, outcome=outcome, latency_s=latency, detail=detail))
         response = box["response"]
         text = _content(response).strip()

@@ -48,6 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # a live run's guard (LiveRunStopped) in bundles/real: said, not a traceback
+        from workbench.briefing.guard import LiveRunStopped
+
+        if not isinstance(exc, LiveRunStopped):
+            raise
+        print(f"workbench {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `workbench ... | head`: the reader left; say nothing more

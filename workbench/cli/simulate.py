@@ -34,19 +34,71 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
-    result = simulate(history, knobs, briefer_from_args(args))
+    outcome = None
+    if args.briefer == "live":
+        outcome = run_live_from_args(args, history, knobs)
+        if outcome.run is None:
+            return 1
+        result = outcome.run
+    else:
+        result = simulate(history, knobs, briefer_from_args(args))
     offload = write_offload_log(result, history, args.offload_dir, args.thread_id) if args.offload_dir else None
     if args.json:
         data = result.to_json_dict(timeline=not args.no_timeline)
         if offload is not None:
             data["offload"] = offload
+        if outcome is not None:
+            data["live"] = live_json(outcome)
         json.dump(data, sys.stdout, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
-        return 0
+        return 0 if outcome is None or outcome.complete else 1
+    if outcome is not None and not outcome.complete:
+        print(f"live run stopped early ({outcome.stopped.reason}): the numbers below cover messages "
+              f"0-{outcome.messages - 1:,} of {outcome.total_messages:,}")
     print(format_summary(result))
     for report in (offload or {}).get("reports", []):
         print(f"offload #{report['chain_index']}: {report['line']}")
-    return 0
+    return 0 if outcome is None or outcome.complete else 1
+
+
+def run_live_from_args(args: argparse.Namespace, history, knobs):  # noqa: ANN001, ANN201 - History, Knobs -> LiveOutcome
+    """Estimate from a dry replay, check offline, cap, then run live; a stop is reported on stderr (exit 1)."""
+    from workbench.analysis.live_runs import estimate_live, run_live, suggested_limits
+    from workbench.briefing.guard import LiveLimits
+    from workbench.cli.progress import ProgressBar, note
+    from workbench.replay import simulate
+
+    cascade = list(args.models) + ([args.fallback_model] if args.fallback_model else [])
+    if not cascade:
+        raise ValueError("--briefer live needs at least one --model")
+    estimate = estimate_live(simulate(history, knobs), cascade[0], cascade=len(dict.fromkeys(cascade)))
+    suggested = suggested_limits(estimate, failures=args.max_failures)
+    limits = LiveLimits(
+        max_consecutive_failures=args.max_failures,
+        max_requests=args.max_requests if args.max_requests is not None else suggested.max_requests,
+        max_dollars=args.max_dollars if args.max_dollars is not None else suggested.max_dollars,
+    )
+    note(f"live: {estimate.summary()}")
+    note(f"live: caps: {limits.describe()} (set --max-requests / --max-dollars / --max-failures to change)")
+    briefer = briefer_from_args(args, limits=limits, largest_request_tokens=estimate.largest_request_tokens)
+    with ProgressBar("compressions", enabled=not args.json) as bar:
+        outcome = run_live(history, knobs, briefer, on_compression=lambda n, _c: bar(n, max(n, estimate.requests)))
+    for line in outcome.summary().splitlines():
+        note(f"live: {line}")
+    return outcome
+
+
+def live_json(outcome) -> dict:  # noqa: ANN001 - a LiveOutcome
+    """What the live run cost and whether it stopped, for --json."""
+    stop = outcome.stopped
+    return {
+        "complete": outcome.complete,
+        "requests": outcome.requests,
+        "dollars": outcome.dollars,
+        "messages": outcome.messages,
+        "total_messages": outcome.total_messages,
+        "stopped": None if stop is None else {"reason": stop.reason, "error": stop.error},
+    }
 
 
 def write_offload_log(result, history, directory: Path, thread_id: str | None) -> dict:  # noqa: ANN001

@@ -3,41 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import yaml
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.progress import ProgressBar, print_table
 
 NAME = "sweep"
 HELP = "Replay a grid (or a random sample) of knobs over histories; one row per run, to parquet or CSV."
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr: ``[#####-----] 512/1,000 runs  1.2s``; silent when disabled."""
-
-    def __init__(self, label: str = "runs", *, stream: TextIO | None = None, enabled: bool = True,
-                 width: int = 30) -> None:
-        self.label, self.stream, self.enabled, self.width = label, stream or sys.stderr, enabled, width
-        self.t0 = time.perf_counter()
-        self.last = -1.0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if done < total and now - self.last < 0.1:  # redraw at most ten times a second
-            return
-        self.last = now
-        filled = int(self.width * done / total) if total else self.width
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {done:,}/{total:,} {self.label}  {now - self.t0:.1f}s")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def parse_values(text: str, *, option: str) -> tuple[str, list[Any]]:
@@ -134,10 +110,13 @@ def run(args: argparse.Namespace) -> int:
     knob_sets = knob_sets_from_args(args)
     if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
         raise ValueError(f"--out {args.out}: use a .parquet or .csv file")
-    bar = ProgressBar(enabled=not args.no_progress)
+    if not (args.grid or args.random or args.presets):
+        print("no --grid, --random or --presets given: ran the one knob set of --preset/--config/--set "
+              "(add --grid KNOB=V1,V2,... to sweep a knob)")
     t0 = time.perf_counter()
-    frame = sweep(paths, knob_sets, workers=args.workers, chunk_size=args.chunk_size,
-                  briefer=make_briefer(args.briefer), probes=args.probes, progress=bar)
+    with ProgressBar("runs", enabled=not args.no_progress) as bar:
+        frame = sweep(paths, knob_sets, workers=args.workers, chunk_size=args.chunk_size,
+                      briefer=make_briefer(args.briefer), probes=args.probes, progress=bar)
     seconds = time.perf_counter() - t0
     print(f"{frame.height:,} runs ({len(knob_sets):,} knob sets × {len(paths):,} histories) in {seconds:.1f}s")
     if args.out is not None:
@@ -147,9 +126,21 @@ def run(args: argparse.Namespace) -> int:
     varying = [c for c in knob_names() if frame[c].n_unique() > 1]
     knobs_by_config = frame.group_by("config").agg(pl.col(c).first() for c in varying)
     table = table.join(knobs_by_config, on="config", how="left").sort("objective")
-    print("cheapest knob sets by mean tokens per task:")
+    probes = args.probes and "retention" in table.columns
+    columns = ["config", "tokens/task", "overflows", "max compressions", *(["fact retention"] if probes else []),
+               *varying]
+    rows = []
     for row in table.iter_rows(named=True):
-        knobs = "  ".join(f"{c}={row[c]:g}" if isinstance(row[c], float) else f"{c}={row[c]}" for c in varying)
-        print(f"  config {row['config']:>5}  {row['tokens_per_task']:>14,.0f} tokens/task"
-              f"  {row['overflows']:>5} overflows  max {row['max_compressions']:>3} compressions  {knobs}")
+        knobs = [f"{row[c]:g}" if isinstance(row[c], float) else str(row[c]) for c in varying]
+        retention = [f"{row['retention']:.1%}" if row["retention"] is not None else "-"] if probes else []
+        rows.append([row["config"], f"{row['tokens_per_task']:,.0f}", row["overflows"], row["max_compressions"],
+                     *retention, *knobs])
+    right = [True, True, True, True, *([True] if probes else []), *([False] * len(varying))]
+    title = "cheapest knob sets by mean tokens per task" if len(knob_sets) > 1 else "the one knob set"
+    print_table(columns, rows, title=title, right=right)
+    if probes:
+        print(f"fact retention: facts of the folded spans still in context after each compaction, pooled over "
+              f"histories; briefer {args.briefer}"
+              + (" (the size model writes no text: only kept and pinned messages count)"
+                 if args.briefer == "simulated" else ""))
     return 0

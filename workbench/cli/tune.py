@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args
-from workbench.cli.sweep import ProgressBar, make_briefer, parse_space
+from workbench.cli.progress import ProgressBar
+from workbench.cli.sweep import make_briefer, parse_space
 
 NAME = "tune"
 HELP = "Find the knobs with the lowest tokens (or dollars) per task that meet overflow, retention and count limits."
@@ -47,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
     space = dict(parse_space(s, option="--space") for s in args.space) or None
     constraints = Constraints(max_overflows=args.max_overflows, min_retention=args.min_retention,
                               max_compressions=args.max_compressions)
-    result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
-                  points=args.points, rounds=args.rounds, keep=args.keep, briefer=make_briefer(args.briefer),
-                  workers=args.workers, progress=ProgressBar(enabled=not args.no_progress))
+    with ProgressBar("runs", enabled=not args.no_progress) as bar:
+        result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
+                      points=args.points, rounds=args.rounds, keep=args.keep, briefer=make_briefer(args.briefer),
+                      workers=args.workers, progress=bar)
     tried = result.trials.height
     print(f"tried {tried} configs × {len(paths)} histories in {result.seconds:.1f}s; "
           f"{result.trials['feasible'].sum()} met the constraints, {result.front.height} on the Pareto front")

@@ -1,7 +1,8 @@
 """Compaction policies, one module per system or family; importing this package registers them all.
 
-stagewise (the default), msagent, staged (seed 002), summarize (the threshold family most peers share),
-sliding_window, importance and task_boundary (seed 003). ``prune`` is a pre-pass any of them can enable.
+stagewise (the default), msagent, staged (Fan et al., Sep 2026), summarize (the threshold family most
+peers share), sliding_window, importance and task_boundary (seed 003), observation_masking (SWE-agent; with a trigger,
+The Complexity Trap's hybrid). ``prune`` is a pre-pass any of them can enable.
 The interface and the registry live in ``base``, which imports no policy; this package picks one by name.
 """
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from workbench.policies import (  # noqa: F401  (each module registers its policy)
     importance,
+    masking,
     msagent,
     sliding_window,
     staged,

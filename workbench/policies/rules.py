@@ -53,8 +53,39 @@ def messages_in_context(state: ReplayState, index: int | None = None) -> int:
     return len(state.pinned) + (1 if state.briefing_chars > 0 else 0) + max(0, i - state.boundary + 1)
 
 
+def turns_in_context(state: ReplayState, index: int | None = None) -> int:
+    """Turns in the verbatim span [boundary, index]; a span that starts mid-turn counts that turn too."""
+    i = state.index if index is None else index
+    b = state.boundary
+    if i < b:
+        return 0
+    starts = state.layout.turn_starts
+    lo, hi = int(np.searchsorted(starts, b)), int(np.searchsorted(starts, i, side="right"))
+    return hi - lo + _partial_turn(state, lo, i)
+
+
+def _partial_turn(state: ReplayState, lo: int, i: int) -> int:
+    """1 when the span opens with a piece of a turn before its first turn start (system messages are no turn)."""
+    layout, b = state.layout, state.boundary
+    first = int(layout.turn_starts[lo]) if lo < len(layout.turn_starts) else i + 1
+    return int(bool(np.any(layout.roles[b : min(first, i + 1)] != 0)))
+
+
+def _turn_watch_index(state: ReplayState, knobs: Knobs) -> int | None:
+    """The first message index at which ``turns_in_context`` reaches the turn clause; None if never."""
+    need = knobs.trigger_max_turns + (0 if knobs.trigger_at_equal else 1)
+    b = state.boundary
+    starts = state.layout.turn_starts
+    lo = int(np.searchsorted(starts, b))
+    partial = _partial_turn(state, lo, len(state.history.messages) - 1)
+    j = lo + need - 1 - partial  # the turn start at which the count reaches ``need``
+    if j < lo:
+        return b
+    return int(starts[j]) if j < len(starts) else None
+
+
 def trigger_watches(state: ReplayState, knobs: Knobs) -> list[Watch]:
-    """Watches for the token clause and the message-count clause."""
+    """Watches for the token clause, the message-count clause and the turn-count clause."""
     out: list[Watch] = []
     tokens = trigger_tokens(knobs)
     if tokens is not None:
@@ -64,6 +95,10 @@ def trigger_watches(state: ReplayState, knobs: Knobs) -> list[Watch]:
         extra = messages_in_context(state, state.boundary - 1)  # pinned + briefing
         first = limit + state.boundary - extra - (1 if knobs.trigger_at_equal else 0)
         out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason="count"))
+    if knobs.trigger_max_turns > 0:
+        start = _turn_watch_index(state, knobs)
+        if start is not None:
+            out.append(Watch(tokens=-math.inf, from_index=start, reason="turns"))
     return out
 
 
@@ -78,6 +113,11 @@ def trigger_fired(state: ReplayState, knobs: Knobs) -> bool:
     if limit > 0:
         count = messages_in_context(state)
         if count > limit or (knobs.trigger_at_equal and count >= limit):
+            return True
+    turns = knobs.trigger_max_turns
+    if turns > 0:
+        count = turns_in_context(state)
+        if count > turns or (knobs.trigger_at_equal and count >= turns):
             return True
     return False
 

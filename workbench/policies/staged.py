@@ -1,12 +1,12 @@
 """staged: elide stale tool outputs first, summarize into anchored sections only when that is not enough.
 
-Seed 002 ("Compact conversation history in stages"; Fan et al., "An Empirical Study of Harness Design
-for Coding Agents", Sep 2026, §2.3 Algorithm 1, tier T4): past a soft threshold (``soft_trigger_ratio``,
-about 0.6 of the window) replace the tool outputs of messages outside the protected recent tail with
-short stubs, no LLM call; only past the hard trigger (``trigger_ratio``, about 0.85) fold the oldest
-turns into an anchored summary with fixed sections (goal, files touched, done, pending, errors, next
-step; ``briefing_mode: anchored``) updated incrementally: only the newly folded span goes to the
-briefer. The tail (``keep_rule``, the kept budget by default) stays verbatim in both stages.
+Fan et al., "An Empirical Study of Harness Design for Coding Agents", Sep 2026, §2.3 Algorithm 1,
+tier T4: past a soft threshold (``soft_trigger_ratio``, about 0.6 of the window) replace the tool
+outputs of messages outside the protected recent tail with short stubs, no LLM call; only past the hard
+trigger (``trigger_ratio``, about 0.85) fold the oldest turns into an anchored summary with fixed
+sections (goal, files touched, done, pending, errors, next step; ``briefing_mode: anchored``) updated
+incrementally: only the newly folded span goes to the briefer. The tail (``keep_rule``, the kept budget
+by default) stays verbatim in both stages.
 
 The soft watch is armed only from the message index at which some tool output has left the tail, so
 the replay does not call ``decide`` at every check while there is nothing to elide.

@@ -65,11 +65,11 @@ def render(run: Run, history: History) -> None:
         st.code(_clip(view.compact_history), language="xml", wrap_lines=True)
     with st.expander("User message with its budget hint"):
         st.code(_clip(view.user_message, head=2_000), language="xml", wrap_lines=True)
-    st.caption(f"Briefing — {view.briefing_label}")
     if view.briefing is not None:
+        st.caption(f"Briefing — {view.briefing_label}")
         st.code(view.briefing, language="markdown", wrap_lines=True, height=420)
-    else:
-        st.info(view.briefing_label)
+    else:  # one line saying why there is no text (the caption would repeat it)
+        st.info(f"Briefing — {view.briefing_label}")
 
 
 def _clip(text: str, head: int = 20_000, tail: int = 4_000) -> str:

@@ -1,0 +1,61 @@
+"""The histories a study runs on: the samples the repository generates, plus real transcripts when present.
+
+The repository holds no third-party transcripts. ``../shared/real_histories`` (beside a checkout, or
+``$WORKBENCH_SHARED``) has fourteen real ones from six agents; when it is missing a study still runs on
+the generated samples (``sample_histories/``, rebuilt by ``workbench samples``). Reads directory listings
+only; loading is the caller's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.history.sources import sample_dirs
+
+SHARED_VAR = "WORKBENCH_SHARED"
+QUICK_SAMPLES = ("short.jsonl", "tool_heavy.jsonl")  # long.jsonl (2,200 messages) takes minutes with probes
+
+
+def shared_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$WORKBENCH_SHARED``, else the ``shared`` folder beside the repository checkout."""
+    env = os.environ if environ is None else environ
+    value = env.get(SHARED_VAR)
+    return Path(value) if value else Path(__file__).resolve().parents[3] / "shared"
+
+
+def real_history_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The real transcripts of ``shared/real_histories`` (sorted), or [] when the folder is not there."""
+    folder = shared_dir(environ) / "real_histories"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def sample_paths(names: Sequence[str] = QUICK_SAMPLES) -> list[Path]:
+    """The generated samples by file name, from the first sample folder that has them."""
+    for folder in sample_dirs():
+        found = [folder / n for n in names if (folder / n).is_file()]
+        if found:
+            return found
+    return []
+
+
+@dataclass(frozen=True)
+class Study:
+    """Which files a study reads and a sentence saying so (printed by the notebooks)."""
+
+    paths: tuple[Path, ...]
+    samples: int
+    real: int
+
+    def describe(self) -> str:
+        real = (f" + {self.real} real transcripts from {self.paths[-1].parent}" if self.real
+                else " (no real transcripts: set WORKBENCH_SHARED to the shared folder to add them)")
+        return f"{len(self.paths)} histories: {self.samples} generated samples{real}"
+
+
+def study_histories(environ: Mapping[str, str] | None = None, *, samples: Sequence[str] = QUICK_SAMPLES) -> Study:
+    """The generated samples, then every real transcript that is present."""
+    gen, real = sample_paths(samples), real_history_paths(environ)
+    return Study(paths=(*gen, *real), samples=len(gen), real=len(real))
