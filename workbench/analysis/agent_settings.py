@@ -36,7 +36,8 @@ class AgentSettings:
     version: str | None = None
     model: str | None = None
     window: int | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # how each setting was chosen
+    warnings: tuple[str, ...] = ()  # what limits the result (no log, unknown prices)
 
 
 def raw_codex_window(logged: int) -> int:
@@ -64,10 +65,11 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
     log = history.log
     if log is None:
         knobs = base or (get_preset(preset) if preset else Knobs())
-        return AgentSettings(preset=preset, knobs=knobs, notes=("not an agent log: no usage, version or window",))
+        return AgentSettings(preset=preset, knobs=knobs, warnings=("not an agent log: no usage, version or window",))
     name = preset or preset_for(log.agent, log.version)
     knobs = base or (get_preset(name) if name else Knobs())
     notes: list[str] = []
+    warnings: list[str] = []
     if name and not preset:
         info = get_preset_info(name)
         notes.append(f"preset {name} ({info.title}) for {log.agent} {log.version or 'of unknown version'}")
@@ -90,6 +92,7 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
     if model:
         changes["model"] = model
         if not get_prices(model).known:
-            notes.append(f"{model} is not in litellm's price registry: dollars are not known")
+            warnings.append(f"{model} is not in litellm's price registry: dollars are not known")
     return AgentSettings(preset=name, knobs=knobs.replace(**changes) if changes else knobs, agent=log.agent,
-                         version=log.version, model=model, window=window, notes=tuple(notes))
+                         version=log.version, model=model, window=window, notes=tuple(notes),
+                         warnings=tuple(warnings))

@@ -15,6 +15,7 @@ error fits on all sessions but one and predicts that one's compactions without u
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,20 +49,21 @@ class Fit:
     residual_tokens_median: float  # |measure - fitted| over every check used
     residual_tokens_p90: float
     image_tokens_measured: tuple[tuple[str, int, int], ...] = ()  # (file, measured, by the rule)
-    trigger_interval: tuple[float, float] | None = None  # (exclusive low, inclusive high) of the threshold
+    # per preset: (exclusive low, inclusive high) of the trigger threshold, as a share of the window
+    trigger_intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
-    def knobs_for(self, knobs: Knobs, *, trigger: bool = False) -> Knobs:
-        """``knobs`` with the fitted values (and the fitted trigger when asked and known)."""
+    def knobs_for(self, knobs: Knobs, *, trigger: bool = False, preset: str | None = None) -> Knobs:
+        """``knobs`` with the fitted values (and, when asked, the trigger fitted on the logs of ``preset``)."""
         out = knobs.replace(hidden_prefix_tokens=self.hidden_prefix_tokens, token_ratio=round(self.token_ratio, 3),
                             compaction_restore_tokens=self.compaction_restore_tokens)
-        if trigger and self.trigger_interval is not None:
-            low, high = self.trigger_interval
-            threshold = int(high)  # the highest value every compaction allows: >= fires at it
+        if trigger and preset in self.trigger_intervals:
+            low, high = self.trigger_intervals[preset]
+            threshold = math.floor((low + high) / 2 * out.context_window_tokens)
             if out.strategy != "stagewise" and out.trigger_reserve_tokens and out.trigger_ratio < 0:
                 out = out.replace(trigger_reserve_tokens=max(1, out.context_window_tokens - threshold))
             else:
-                out = out.replace(trigger_ratio=min(1.0, threshold / out.context_window_tokens))
+                out = out.replace(trigger_ratio=round(min(1.0, threshold / out.context_window_tokens), 4))
         return out
 
 
@@ -185,19 +187,27 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
     fitted = prefix + ratio * x + restore * a
     residual = np.abs(y - fitted)
     agent = histories[0].log.agent if histories[0].log else "unknown"
-    interval = trigger_interval(histories, cache=cache) if fit_trigger else None
+    intervals = trigger_intervals(histories, cache=cache) if fit_trigger else {}
     return Fit(agent=agent, sessions=tuple(_name(h) for h in histories), hidden_prefix_tokens=max(0, round(prefix)),
                token_ratio=max(0.1, ratio), compaction_restore_tokens=max(0, round(restore)), checks=len(y),
                residual_tokens_median=float(np.median(residual)), residual_tokens_p90=float(np.percentile(residual, 90)),
-               image_tokens_measured=tuple(images), trigger_interval=interval, notes=tuple(notes))
+               image_tokens_measured=tuple(images), trigger_intervals=intervals, notes=tuple(notes))
 
 
-def trigger_interval(histories: Sequence[History], *, cache: CountCache | None = None) -> tuple[float, float] | None:
-    """The thresholds every logged automatic compaction allows: (highest measure that did not fire, lowest that did]."""
+def trigger_intervals(
+    histories: Sequence[History], *, cache: CountCache | None = None
+) -> dict[str, tuple[float, float]]:
+    """Per preset, the trigger thresholds (as a share of each log's window) every logged automatic compaction
+    allows: above the measure at every earlier check of its window, at most the measure where it fired.
+
+    A preset whose logs allow no common threshold (the rule differs from what the logs show) is left out.
+    """
     cache = cache or CountCache()
-    low, high = -np.inf, np.inf
+    bounds: dict[str, list[float]] = {}
     for h in histories:
-        knobs = agent_settings(h).knobs.replace(trigger_counter="usage")
+        settings = agent_settings(h)
+        knobs = settings.knobs.replace(trigger_counter="usage")
+        window = knobs.context_window_tokens
         for w in _windows(h):
             if w.real is None or w.real.trigger != "auto":
                 continue
@@ -206,12 +216,11 @@ def trigger_interval(histories: Sequence[History], *, cache: CountCache | None =
             checks = [i for i in check_indices(seg, knobs.check_point).tolist() if i + offset < w.real.index]
             if not checks:
                 continue
-            fired = int(measure[checks[-1]])
-            before = max((int(measure[i]) for i in checks[:-1]), default=-np.inf)
-            low, high = max(low, before), min(high, fired)
-    if not np.isfinite(high) or low >= high:
-        return None
-    return (float(low), float(high))
+            fired = int(measure[checks[-1]]) / window
+            before = max((int(measure[i]) for i in checks[:-1]), default=0) / window
+            low, high = bounds.setdefault(settings.preset or "", [0.0, np.inf])
+            bounds[settings.preset or ""] = [max(low, before), min(high, fired)]
+    return {name: (low, high) for name, (low, high) in bounds.items() if np.isfinite(high) and low < high}
 
 
 def calibrate(
@@ -233,7 +242,8 @@ def calibrate(
                 if not rest:
                     continue
                 fit = fit_agent(rest, cache=cache, fit_trigger=fit_trigger)
-                knobs = fit.knobs_for(agent_settings(h).knobs, trigger=fit_trigger)
+                own = agent_settings(h)
+                knobs = fit.knobs_for(own.knobs, trigger=fit_trigger, preset=own.preset)
                 results.append(follow_log(h, knobs=knobs, usage=False, cache=cache))
     summary = reality_summary(results) if results else {}
     return Calibration(fits=fits, held_out=tuple(results), held_out_summary=summary)

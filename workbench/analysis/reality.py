@@ -106,7 +106,7 @@ def follow_log(
     log = history.log
     name = history.source_path or history.id
     file = name.replace("\\", "/").rsplit("/", 1)[-1]
-    notes = list(settings.notes)
+    notes = list(settings.warnings)
     if log is None or not log.compactions:
         notes.append("the log records no compaction")
         return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,

@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "workbench.cli.bundles",
     "workbench.cli.cache",
     "workbench.cli.real",
+    "workbench.cli.reality",
+    "workbench.cli.calibrate",
     "workbench.cli.sweep",
     "workbench.cli.tune",
     "workbench.cli.probe",

@@ -15,11 +15,11 @@ from typing import Any
 WIDE = 160  # columns for tables written to a file or a pipe (no wrapping of long knob lists)
 
 
-def _console(*, stderr: bool) -> Any:
+def _console(*, stderr: bool, width: int | None = None) -> Any:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(file=stream, width=None if stream.isatty() else WIDE, highlight=False)
+    return Console(file=stream, width=None if stream.isatty() else (width or WIDE), highlight=False)
 
 
 class ProgressBar:
@@ -53,7 +53,7 @@ class ProgressBar:
 
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None,
-                right: Sequence[bool] | None = None) -> None:
+                right: Sequence[bool] | None = None, width: int | None = None) -> None:
     """A plain table on stdout (numbers right-aligned where ``right`` says so)."""
     from rich import box
     from rich.table import Table
@@ -63,7 +63,7 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
         table.add_column(name, justify="right" if right and right[i] else "left", no_wrap=True)
     for row in rows:
         table.add_row(*(str(v) for v in row))
-    _console(stderr=False).print(table)
+    _console(stderr=False, width=width).print(table)
 
 
 def note(text: str) -> None:

@@ -84,7 +84,9 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
         return found
     counter = "estimate" if knobs.trigger_counter == "usage" else knobs.trigger_counter
     base = _base_tokens(counts, counter, knobs)
-    if knobs.token_ratio != 1.0:
+    # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
+    # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
+    if knobs.token_ratio != 1.0 and knobs.trigger_counter != "usage":
         base = np.rint(base * knobs.token_ratio).astype(np.int64)
     if not knobs.count_added_since_call and knobs.trigger_counter != "usage":
         base = _deferred_to_calls(counts, base)

@@ -1,0 +1,148 @@
+"""``workbench calibrate PATH... --out knobs.yaml``: fit the counting knobs of your agent to its own logs.
+
+Fits the hidden prefix (what every call carries that the transcript lacks), the token ratio (billed tokens per
+counted token), the tokens restored after a compaction and, with ``--trigger``, the trigger itself; reports how
+well the fit explains the logs and its leave-one-session-out error (each session predicted, without usage, by a
+fit that did not see it). The YAML written is the agent's preset with the fitted values: your agent as it
+really behaves, the starting point for tuning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+NAME = "calibrate"
+HELP = "Fit hidden prefix, token ratio, restore and (opt-in) trigger to agent logs; write them as knobs YAML."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="agent logs, or folders of them")
+    parser.add_argument("--out", type=Path, help="write the calibrated knobs here (one file per agent found)")
+    parser.add_argument("--preset", help="the preset the fitted values go into (default: the newest log's)")
+    parser.add_argument("--trigger", action="store_true", help="also fit the trigger threshold to the logged ones")
+    parser.add_argument("--no-held-out", action="store_true", help="skip the leave-one-session-out check")
+    parser.add_argument("--json", action="store_true", help="print the fit as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.calibration import calibrate
+    from workbench.cli.progress import note
+    from workbench.cli.reality import load_logs
+    from workbench.history.session_log import parse_version
+    from workbench.knobs import dump_knobs
+
+    histories = load_logs(list(args.paths))
+    usable = [h for h in histories if h.log is not None and h.log.calls]
+    for h in histories:
+        if h not in usable:
+            note(f"{h.source_path or h.id}: no billed usage in it (not a Claude Code or Codex log?): left out")
+    if not usable:
+        raise ValueError("none of these files is an agent log with billed usage: nothing to fit")
+    result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    written: list[tuple[str, Path]] = []
+    outputs: dict[str, str] = {}
+    for fit in result.fits:
+        mine = [h for h in usable if h.log is not None and h.log.agent == fit.agent]
+        newest = max(mine, key=lambda h: parse_version(h.log.version if h.log else None))
+        base = agent_settings(newest, preset=args.preset)
+        knobs = fit.knobs_for(base.knobs, trigger=args.trigger, preset=base.preset)
+        outputs[fit.agent] = _header(fit, base.preset, result.held_out_summary) + dump_knobs(knobs)
+    if args.out is not None:
+        for agent, text in outputs.items():
+            path = args.out if len(outputs) == 1 else args.out.with_name(f"{args.out.stem}.{agent}{args.out.suffix}")
+            _write_atomic(path, text)
+            written.append((agent, path))
+    if args.json:
+        json.dump(_as_json(result, written), sys.stdout, indent=2)
+        print()
+        return 0
+    _print_fits(result)
+    for agent, path in written:
+        print(f"wrote {path} ({agent}): load it with --config, or in the app's YAML tab")
+    return 0
+
+
+def _header(fit: Any, preset: str | None, held_out: dict[str, Any]) -> str:
+    lines = [f"# Calibrated by `workbench calibrate` on {len(fit.sessions)} {fit.agent} logs: "
+             + ", ".join(fit.sessions),
+             f"# from preset {preset}; fitted: hidden_prefix_tokens {fit.hidden_prefix_tokens:,}, "
+             f"token_ratio {fit.token_ratio:.3f}, compaction_restore_tokens {fit.compaction_restore_tokens:,} "
+             f"({fit.checks:,} checks, median error {fit.residual_tokens_median:,.0f} tokens)"]
+    per = (held_out.get("by_agent") or {}).get(fit.agent) or held_out
+    if per.get("auto_compactions"):
+        lines.append(f"# leave-one-session-out: {per['within_5']} of {per['auto_compactions']} automatic compactions "
+                     f"predicted within 5 messages without usage")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, so a crash leaves the old file."""
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _print_fits(result: Any) -> None:
+    from workbench.cli.progress import print_table
+
+    rows = []
+    for f in result.fits:
+        trigger = "; ".join(f"{p} {lo:.2%}-{hi:.2%}" for p, (lo, hi) in f.trigger_intervals.items()) or "-"
+        images = ", ".join(f"{m:,} billed vs {r:,} by rule" for _, m, r in f.image_tokens_measured) or "-"
+        rows.append([f.agent, len(f.sessions), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}",
+                     f"{f.compaction_restore_tokens:,}", f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}",
+                     f"{f.residual_tokens_p90:,.0f}", images, trigger])
+    print_table(["agent", "logs", "hidden prefix", "token ratio", "restore", "checks", "median error", "p90 error",
+                 "image tokens", "trigger share of window"], rows, title="Fitted to the logs' billed usage",
+                right=[False, True, True, True, True, True, True, True, False, False], width=240)
+    held = result.held_out
+    if held:
+        rows = []
+        for s in held:
+            for c in s.compactions:
+                rows.append([s.file, s.agent, c.real_index, c.trigger,
+                             "none" if c.predicted_index is None else c.predicted_index,
+                             "-" if c.error is None else f"{c.error:+d}"])
+        print_table(["file", "agent", "real", "trigger", "predicted", "delta"], rows,
+                    title="Leave-one-session-out: each log predicted without usage by a fit that left it out",
+                    right=[False, False, True, False, True, True])
+        s = result.held_out_summary
+        auto = s.get("auto_compactions") or 0
+        print(f"held out: {auto} automatic compactions; within ±2: {s.get('within_2')}, within ±5: "
+              f"{s.get('within_5')} ({(s.get('within_5') or 0) / auto:.0%}); missed: {s.get('missed')}"
+              if auto else "held out: no automatic compaction to predict")
+    for f in result.fits:
+        for line in f.notes:
+            print(f"note: {line}", file=sys.stderr)
+
+
+def _as_json(result: Any, written: list[tuple[str, Path]]) -> dict[str, Any]:
+    fits = []
+    for f in result.fits:
+        fits.append({"agent": f.agent, "sessions": list(f.sessions), "hidden_prefix_tokens": f.hidden_prefix_tokens,
+                     "token_ratio": round(f.token_ratio, 4), "compaction_restore_tokens": f.compaction_restore_tokens,
+                     "checks": f.checks, "residual_tokens_median": round(f.residual_tokens_median, 1),
+                     "residual_tokens_p90": round(f.residual_tokens_p90, 1),
+                     "image_tokens_measured": [{"file": a, "billed": b, "rule": c} for a, b, c in
+                                               f.image_tokens_measured],
+                     "trigger_intervals": {p: list(v) for p, v in f.trigger_intervals.items()},
+                     "notes": list(f.notes)})
+    return {"fits": fits, "held_out": {"sessions": [s.to_json() for s in result.held_out],
+                                       "summary": result.held_out_summary},
+            "written": {agent: str(path) for agent, path in written}}

@@ -1,0 +1,173 @@
+"""``workbench reality PATH...``: does a replay with the agent's own settings fire where the agent fired?
+
+Each Claude Code or Codex log (a file, or every log in a folder) is replayed with its agent's preset for the
+version that wrote it, following the log: each logged compaction is predicted from the state right after the
+previous real one. By default the trigger is measured on the log's own billed usage; ``--ignore-usage`` uses
+only the estimate with the preset's hidden prefix and token ratio, as any counterfactual replay must.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+NAME = "reality"
+HELP = "Replay real agent logs with the agent's own settings and compare predicted with logged compactions."
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="agent logs, or folders of them")
+    parser.add_argument("--preset", help="replay with this preset instead of the one for each log's agent version")
+    parser.add_argument("--config", type=Path, help="a knobs YAML (e.g. from `workbench calibrate`) to replay with")
+    parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KNOB=VALUE",
+                        help="override one knob (repeatable)")
+    parser.add_argument("--ignore-usage", action="store_true",
+                        help="measure context with the estimate only (hidden prefix + token ratio), not the bill")
+    parser.add_argument("--json", action="store_true", help="print JSON (sessions and summary) instead of tables")
+    parser.add_argument("--briefings", action="store_true",
+                        help="also score each real summary against the extractive briefer, and count re-fetches")
+
+
+def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """(file, named by the user) for the files named and the logs inside the folders named (sorted, recursively)."""
+    out: list[tuple[Path, bool]] = []
+    for p in paths:
+        if p.is_dir():
+            out.extend((f, False) for f in sorted(p.rglob("*")) if f.is_file() and f.name.endswith(LOG_SUFFIXES))
+        elif p.exists():
+            out.append((p, True))
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    if not out:
+        raise ValueError(f"no agent logs ({', '.join(LOG_SUFFIXES)}) in {', '.join(str(p) for p in paths)}")
+    return out
+
+
+def load_logs(paths: list[Path]) -> list[Any]:
+    """Every history the paths name. A file found in a folder that is not a readable history is reported and
+    left out (a folder of logs often holds other files); a file named on the command line must load."""
+    from workbench.cli.progress import note
+    from workbench.history.errors import HistoryError
+    from workbench.history.readers import load_history
+
+    out = []
+    for path, named in log_paths(paths):
+        try:
+            out.append(load_history(path))
+        except HistoryError as exc:
+            if named:
+                raise
+            note(f"skipped {exc}")
+    if not out:
+        raise ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
+    return out
+
+
+def _user_knobs(args: argparse.Namespace, history: Any) -> Any:
+    """The knobs a log is replayed with when the user gave any: --config (a whole knob set, e.g. calibrated),
+    else the log's own settings, then each --set; None when the user gave none (the log's settings are used)."""
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.knobs import knobs_from_dict, load_knobs, parse_knob_assignment
+
+    if not args.config and not args.assignments:
+        return None
+    if args.config:
+        knobs = load_knobs(args.config.read_text(encoding="utf-8"), source=str(args.config))
+    else:
+        knobs = agent_settings(history, preset=args.preset).knobs
+    overrides = dict(parse_knob_assignment(a) for a in args.assignments)
+    return knobs_from_dict(overrides, base=knobs, source="--set") if overrides else knobs
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.analysis.reality import follow_log, reality_summary
+    from workbench.cli.progress import note
+    from workbench.counting.tokens import CountCache
+
+    cache = CountCache()
+    sessions = []
+    histories = []
+    for history in load_logs(list(args.paths)):
+        knobs = _user_knobs(args, history)
+        sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
+                                   cache=cache))
+        histories.append(history)
+    summary = reality_summary(sessions)
+    briefings = None
+    if args.briefings:
+        briefings = _briefings(histories)
+    if args.json:
+        out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
+        if briefings is not None:
+            out["briefings"] = briefings[1]
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    if args.ignore_usage and not args.config and not args.assignments:
+        note("--ignore-usage: the context is the estimate with each preset's shipped hidden prefix and token ratio, "
+             "fitted on ../shared/real_sessions (docs/reality.md); `workbench calibrate` fits your own")
+    _print_sessions(sessions)
+    _print_summary(summary)
+    if briefings is not None:
+        briefings[0]()
+    for s in sessions:
+        for line in s.notes:
+            note(f"{s.file}: {line}")
+    return 0
+
+
+def _briefings(histories: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """(printer, JSON rows) of the real-briefing scores, when that analysis is installed."""
+    import importlib
+
+    try:
+        real_briefings: Any = importlib.import_module("workbench.analysis.real_briefings")
+    except ImportError:  # pragma: no cover - the scoring module lands separately
+        raise ValueError("--briefings needs workbench.analysis.real_briefings") from None
+    scores = [real_briefings.score_history(h) for h in histories]
+    return (lambda: real_briefings.print_briefings(scores)), real_briefings.briefings_json(scores)
+
+
+def _print_sessions(sessions: list[Any]) -> None:
+    from workbench.cli.progress import print_table
+
+    rows = []
+    for s in sessions:
+        if not s.compactions:
+            rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), "-", "-",
+                         "none logged", "-", "-", "-", "-"])
+        for c in s.compactions:
+            delta = "-" if c.error is None else f"{c.error:+d}"
+            rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), c.source_line or "-",
+                         c.real_index, c.trigger, _n(c.real_tokens_before),
+                         "none" if c.predicted_index is None else c.predicted_index, delta,
+                         _n(c.predicted_tokens_before)])
+        for extra in s.extra_predictions:
+            rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), "-", "-", "extra",
+                         "-", extra, "-", "-"])
+    mode = "with the log's billed usage" if all(s.usage for s in sessions) else "estimate only (no usage)"
+    print_table(["file", "agent", "version", "preset", "window", "line", "real", "trigger", "tokens before",
+                 "predicted", "delta", "predicted tokens"], rows, title=f"Logged compactions vs the replay, {mode}",
+                right=[False, False, False, False, True, True, True, False, True, True, True, True], width=200)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    auto = summary["auto_compactions"]
+    parts = [f"{auto} automatic compactions"]
+    for tol in (0, 2, 5):
+        hit = summary[f"within_{tol}"]
+        parts.append(f"within ±{tol}: {hit}" + (f" ({hit / auto:.0%})" if auto else ""))
+    parts.append(f"missed: {summary['missed']}")
+    parts.append(f"extra predictions: {summary['extra_predictions']}")
+    if summary.get("manual_compactions"):
+        parts.append(f"{summary['manual_compactions']} manual, replayed at their place")
+    print("; ".join(parts))
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
