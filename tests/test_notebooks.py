@@ -24,13 +24,14 @@ def _code_cells(path: Path) -> list[str]:
     return [c.source for c in book.cells if c.cell_type == "code"]
 
 
-def test_there_are_five_notebooks():
+def test_there_are_six_notebooks():
     assert [p.name for p in NOTEBOOKS] == [
         "01_explore_knobs.ipynb",
         "02_sweep_threshold_kept.ipynb",
         "03_strategy_shootout.ipynb",
         "04_live_llm_calibration.ipynb",
         "05_probes_by_strategy.ipynb",
+        "06_reality_calibration.ipynb",
     ]
 
 

@@ -32,6 +32,12 @@ def real_history_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
+def real_session_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The real Claude Code and Codex session logs of ``shared/real_sessions`` (sorted), or [] when absent."""
+    folder = shared_dir(environ) / "real_sessions"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
 def sample_paths(names: Sequence[str] = QUICK_SAMPLES) -> list[Path]:
     """The generated samples by file name, from the first sample folder that has them."""
     for folder in sample_dirs():
