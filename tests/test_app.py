@@ -30,7 +30,7 @@ from workbench.ui import state as ui_state
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "workbench" / "app.py")
 SHORT = "sample_histories/short.jsonl"
-TABS = ("Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "YAML & CLI")
+TABS = ("Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI")
 
 
 def app(*, tab: str | None = None, history: str | None = SHORT, **state) -> AppTest:
@@ -105,7 +105,7 @@ def test_every_tab_renders(tab):
     no_errors(at)
     assert at.session_state["tab"] == tab
     expected = {"Charts": "plotly_chart", "Compressions": "dataframe", "A/B compare": "button",
-                "Live runs": "button", "Sweep": "button", "YAML & CLI": "download_button"}[tab]
+                "Live runs": "button", "Sweep": "button", "Reality": "info", "YAML & CLI": "download_button"}[tab]
     assert at.get(expected)
 
 

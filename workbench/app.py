@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.ui import charts, compare_tab, config_tab, inspect_tab, live_tab, runs, sidebar, sweep_tab
+from workbench.ui import (
+    agent_open,
+    charts,
+    compare_tab,
+    config_tab,
+    inspect_tab,
+    live_tab,
+    reality_tab,
+    runs,
+    sidebar,
+    sweep_tab,
+)
 from workbench.ui import state as ui_state
 
 st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
@@ -22,6 +33,8 @@ for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is c
 
 st.sidebar.title("Compaction Workbench")
 chosen = sidebar.history_picker()
+if chosen is not None:
+    agent_open.adopt(st.session_state, chosen[1])  # a real agent log opens with its own preset, window and model
 briefer = sidebar.briefer_choice()
 knobs = sidebar.knob_widgets()
 sidebar.flashes()
@@ -40,7 +53,7 @@ charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
     st.warning(note)
 
-tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "YAML & CLI"], key="tab",
+tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
                on_change="rerun")
 with tabs[0]:
     if tabs[0].open is not False:
@@ -59,4 +72,7 @@ with tabs[4]:
         sweep_tab.render(label, history, knobs, sidebar.history_loaders())
 with tabs[5]:
     if tabs[5].open:
+        reality_tab.render(history, knobs)
+with tabs[6]:
+    if tabs[6].open:
         config_tab.render(knobs, history_path)

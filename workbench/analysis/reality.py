@@ -239,3 +239,37 @@ def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
                            "checks": [{"real_index": c.real_index, "error": c.error, "note": c.note}
                                       for c in s.compactions]} for s in sessions]
     return out
+
+
+def logged_context_frame(history: History, knobs: Knobs | None = None) -> Any:
+    """Per message of a real log: the agent's own measure of its context (from the billed usage, with its resets
+    at the real compactions), and the billed input and total at each logged call; polars."""
+    import numpy as np
+    import polars as pl
+
+    from workbench.counting.counters import trigger_tokens
+    from workbench.counting.usage import agent_measure
+
+    knobs = (knobs or agent_settings(history).knobs).replace(trigger_counter="usage")
+    counts = CountCache().counts_for(history)
+    base = trigger_tokens(counts, knobs.replace(trigger_counter="estimate", token_ratio=1.0, hidden_prefix_tokens=0))
+    if knobs.agent_estimate == "text":
+        from workbench.counting.usage import text_estimate
+
+        base = np.fromiter((text_estimate(m, knobs.image_default_tokens) for m in history.messages), dtype=np.int64,
+                           count=len(history.messages))
+    measure = agent_measure(history.messages, base, knobs.hidden_prefix_tokens,
+                            count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
+    billed_in: list[int | None] = []
+    billed_total: list[int | None] = []
+    for m in history.messages:
+        u = m.usage if m.role == "assistant" else None
+        billed_in.append(None if u is None else u.context_tokens)
+        billed_total.append(None if u is None else u.total_tokens)
+    return pl.DataFrame({
+        "index": np.arange(len(history.messages), dtype=np.int64),
+        "role": [m.role for m in history.messages],
+        "measure": measure + knobs.hidden_prefix_tokens,
+        "billed_input": pl.Series(billed_in, dtype=pl.Int64),
+        "billed_total": pl.Series(billed_total, dtype=pl.Int64),
+    })

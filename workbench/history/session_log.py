@@ -72,16 +72,19 @@ class CallUsage:
 
     @classmethod
     def from_logged(cls, usage: Any) -> CallUsage | None:
-        """Either provider's usage dict, recognised by its keys; None for anything else."""
+        """Either provider's usage dict, recognised by its keys; None for anything else, and for a usage of all
+        zeros: no call was billed (Claude Code's ``<synthetic>`` messages, e.g. an interrupted request)."""
         if not isinstance(usage, dict):
             return None
         if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
-            return cls.from_anthropic(usage)
-        if "cached_input_tokens" in usage or "reasoning_output_tokens" in usage or "total_tokens" in usage:
-            return cls.from_openai(usage)
-        if "input_tokens" in usage:
-            return cls.from_anthropic(usage)
-        return None
+            out = cls.from_anthropic(usage)
+        elif "cached_input_tokens" in usage or "reasoning_output_tokens" in usage or "total_tokens" in usage:
+            out = cls.from_openai(usage)
+        elif "input_tokens" in usage:
+            out = cls.from_anthropic(usage)
+        else:
+            return None
+        return out if out.total_tokens > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,

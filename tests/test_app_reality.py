@@ -1,0 +1,72 @@
+"""The app shows reality: a real agent log opens with its own preset, window and model, and the Reality tab
+puts the logged compactions beside the predicted ones, shows the real summary, and calibrates."""
+
+from __future__ import annotations
+
+from agent_log_builders import CodexLog
+from test_app import app, no_errors, widget
+from test_reality import claude_crossing
+
+from workbench.ui import state as ui_state
+
+
+def claude_log_bytes() -> bytes:
+    log = claude_crossing().compact("auto", 167_700, "This session is being continued: the parser was refactored.")
+    return log.user("go on").text().encode()
+
+
+def opened(name: str, data: bytes, **state):
+    return app(tab="Reality", **{ui_state.PENDING_HISTORY: (name, data)}, **state)
+
+
+def test_a_claude_code_log_opens_with_its_own_preset_window_and_model():
+    at = opened("session.jsonl", claude_log_bytes())
+    no_errors(at)
+    assert widget(at, "knob_context_window_tokens").value == 200_000
+    assert widget(at, "knob_strategy").value == "summarize"
+    assert widget(at, "knob_check_point").value == "call"
+    assert widget(at, "knob_model").value == "claude-opus-4-5-20251101"
+    assert any("preset `claude_code`" in i.value for i in at.info)
+    assert at.session_state["preset"] == "claude_code"
+
+
+def test_a_codex_log_opens_with_the_raw_window_it_logged():
+    log = CodexLog(window_logged=121_600).turn().user("Start.").reasoning().say("ok").tokens(20_000, 10).end_turn()
+    at = opened("rollout.jsonl", log.text().encode())
+    no_errors(at)
+    assert widget(at, "knob_context_window_tokens").value == 128_000
+    assert widget(at, "knob_trigger_ratio").value == 0.9
+
+
+def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
+    at = opened("session.jsonl", claude_log_bytes())
+    no_errors(at)
+    (table,) = at.dataframe
+    frame = table.value
+    assert list(frame["real index"]) == [5] and list(frame["predicted index"]) == [5]
+    assert list(frame["delta (messages)"]) == [0]
+    assert at.get("plotly_chart")
+    texts = [m.value for m in at.markdown]
+    assert any(t.startswith("This session is being continued") for t in texts)
+
+
+def test_without_usage_the_tab_says_so_and_predicts_from_the_estimate():
+    at = opened("session.jsonl", claude_log_bytes(), **{"reality_usage": False})
+    no_errors(at)
+    assert at.dataframe  # a row per logged compaction either way
+
+
+def test_calibrate_loads_the_fitted_knobs_into_the_sidebar():
+    at = opened("session.jsonl", claude_log_bytes())
+    before = widget(at, "knob_hidden_prefix_tokens").value
+    next(b for b in at.button if b.key == "reality_calibrate").click().run()
+    no_errors(at)
+    after = widget(at, "knob_hidden_prefix_tokens").value
+    assert after != before
+    assert any("the calibration of this log" in s.value for s in at.success)
+
+
+def test_a_transcript_is_not_a_log_and_the_tab_says_what_to_open():
+    at = app(tab="Reality")
+    no_errors(at)
+    assert any("not an agent's own log" in i.value for i in at.info)

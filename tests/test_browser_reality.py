@@ -1,0 +1,81 @@
+"""The Reality tab in a real browser: a real Claude Code log from ../shared, opened from a folder, shows the
+agent's measured context with the logged compactions beside the predicted ones, and no exception box."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from conftest import need_shared, shared_dir
+from test_browser import ARGS, REPO, _chromium, _free_port
+
+pytestmark = pytest.mark.browser
+LOG = "claude_code__b6_f735fbac66_0.jsonl"
+CHART = ".st-key-reality_chart .js-plotly-plot"
+
+
+@pytest.fixture
+def served_with_logs(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(need_shared(shared_dir() / "real_sessions" / LOG), folder / LOG)
+    port = _free_port()
+    out = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "workbench/app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none", "--", "--histories", str(folder)],
+        cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()[-2000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        out.close()
+
+
+def test_the_reality_tab_renders_a_real_log_in_chromium(served_with_logs, tmp_path):
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    shot = REPO / "docs" / "reality.png" if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path / "reality.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1500})
+            page.goto(served_with_logs, wait_until="domcontentloaded")
+            page.wait_for_selector(".st-key-context_chart .js-plotly-plot", state="visible", timeout=90_000)
+            page.locator(".st-key-history").click()
+            page.get_by_role("option", name=LOG.removesuffix(".jsonl")).first.click()
+            page.wait_for_timeout(1_000)
+            page.get_by_role("tab", name="Reality").click()
+            page.wait_for_selector(f"{CHART} .scatterlayer .trace", state="visible", timeout=90_000)
+            page.wait_for_timeout(1_500)
+            body = page.inner_text("body")
+            assert page.locator(".stException").count() == 0
+            assert "claude_code 2.1.1" in body and "logged compactions" in body
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 20_000

@@ -1,0 +1,40 @@
+"""Opening a real agent log: its own preset, window and model, once, the first time it is chosen.
+
+A Claude Code or Codex log names its agent version and model (and Codex its window); replaying it under
+stagewise's defaults would fold its system prompts into the briefing and price it as another model. The first
+time such a log is chosen, its settings are put into the knob widgets and a message says what was chosen;
+after that the user's changes stand. A plain transcript with system messages inside gets a pointer to the
+pinning knob. No streamlit import: ``state`` is ``st.session_state`` or a dict.
+"""
+
+from __future__ import annotations
+
+from workbench.history.model import History
+from workbench.ui import state as ui_state
+
+OPENED = "opened_histories"  # digests whose own settings were applied already
+PRESET_KEY = "preset"  # the sidebar's preset select box
+
+
+def adopt(state: ui_state.SessionState, history: History) -> bool:
+    """Apply ``history``'s own agent settings the first time it is opened; returns whether it did."""
+    opened: set[str] = state.setdefault(OPENED, set())
+    if history.digest in opened:
+        return False
+    opened.add(history.digest)
+    if history.log is None:
+        systems = sum(1 for m in history.messages[1:] if m.role == "system")
+        if systems:
+            ui_state.flash(state, "info", f"This transcript holds {systems} system message(s) after its start "
+                           "(instructions, rules): pin them with `pin_system_messages` if the agent kept them.")
+        return False
+    from workbench.analysis.agent_settings import agent_settings
+
+    settings = agent_settings(history)
+    ui_state.apply_knobs(state, settings.knobs)
+    if settings.preset:
+        state[PRESET_KEY] = settings.preset  # the sidebar's preset picker shows where the knobs came from
+    ui_state.flash(state, "info", f"Opened as {settings.agent} {settings.version or ''} does it: preset "
+                   f"`{settings.preset}`, window {settings.knobs.context_window_tokens:,}, model "
+                   f"`{settings.knobs.model}`. " + " ".join(settings.warnings))
+    return True

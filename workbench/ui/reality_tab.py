@@ -1,0 +1,161 @@
+"""The Reality tab: a real agent log against a replay with the agent's own settings, compaction by compaction.
+
+Shows the context as the agent measured it (from the log's billed usage) with the logged compactions beside the
+predicted ones, the per-compaction table, the real summary beside the extractive briefer's for the same span
+with the re-fetches after it, and a button that fits the counting knobs to the log and loads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from workbench import plots
+from workbench.history.model import History
+from workbench.knobs import Knobs
+from workbench.ui import state as ui_state
+
+USAGE = "reality_usage"
+PICK = "reality_pick"
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _reality(history_key: str, usage: bool, knobs: Knobs | None, _history: History) -> Any:
+    from workbench.analysis.reality import follow_log
+
+    return follow_log(_history, knobs=knobs, usage=usage)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _frame(history_key: str, _history: History) -> pl.DataFrame:
+    from workbench.analysis.reality import logged_context_frame
+
+    return logged_context_frame(_history)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _scores(history_key: str, _history: History) -> Any:
+    import importlib
+
+    try:
+        module: Any = importlib.import_module("workbench.analysis.real_briefings")
+    except ImportError:
+        return None
+    return module.score_history(_history)
+
+
+def _threshold(knobs: Knobs) -> float:
+    window = knobs.context_window_tokens
+    clauses = []
+    if knobs.trigger_ratio >= 0:
+        clauses += [knobs.trigger_ratio * window, float(knobs.trigger_hard_cap_tokens)]
+    if knobs.trigger_reserve_tokens:
+        clauses.append(float(window - knobs.trigger_reserve_tokens))
+    return min(clauses) if clauses else float(window)
+
+
+def render(history: History, knobs: Knobs) -> None:
+    """The tab for the chosen history (an explanation when it is not an agent log)."""
+    log = history.log
+    if log is None:
+        st.info("This history is a transcript, not an agent's own log: it has no billed usage, version or logged "
+                "compactions to check a replay against. Open a Claude Code session (`~/.claude/projects/…/*.jsonl`) "
+                "or a Codex rollout (`~/.codex/sessions/…/*.jsonl`).")
+        return
+    from workbench.analysis.agent_settings import agent_settings
+
+    settings = agent_settings(history)
+    key = history.digest
+    usage = st.toggle("measure with the log's billed usage", value=True, key=USAGE,
+                      help="Off: the estimate alone, with the preset's hidden prefix and token ratio, as a "
+                           "counterfactual replay has it.")
+    session = _reality(key, usage, None, history)
+    st.markdown(f"**{log.agent} {log.version or ''}** · model `{settings.model}` · preset `{settings.preset}` · "
+                f"window {settings.window or settings.knobs.context_window_tokens:,} · "
+                f"{len(log.calls):,} logged calls · {len(log.compactions)} logged compactions")
+    for note in session.notes:
+        st.warning(note)
+    fig = plots.reality_figure(_frame(key, history), session, threshold=_threshold(settings.knobs),
+                               window=settings.knobs.context_window_tokens)
+    st.plotly_chart(fig, width="stretch", key="reality_chart")
+    rows = [{"log line": c.source_line, "real index": c.real_index, "trigger": c.trigger,
+             "tokens before (logged)": c.real_tokens_before, "predicted index": c.predicted_index,
+             "delta (messages)": c.error, "predicted tokens before": c.predicted_tokens_before, "note": c.note}
+            for c in session.compactions]
+    if rows:
+        st.dataframe(pl.DataFrame(rows), width="stretch", hide_index=True)
+    if session.extra_predictions:
+        st.warning(f"The replay also compacts where the log does not: before message(s) "
+                   f"{', '.join(str(i) for i in session.extra_predictions)}.")
+    _summaries(history, session)
+    _calibrate(history, settings.knobs)
+    st.caption("Follows the log: each compaction is predicted from the state right after the previous real one. "
+               "Indices are the first message after a compaction.")
+
+
+def _summaries(history: History, session: Any) -> None:
+    log = history.log
+    assert log is not None
+    if not log.compactions:
+        return
+    labels = [f"#{i + 1}: before message {c.index} ({c.trigger}, log line {c.source_line})"
+              for i, c in enumerate(log.compactions)]
+    pick = st.selectbox("compaction", range(len(labels)), format_func=lambda i: labels[i], key=PICK)
+    chosen = log.compactions[pick]
+    scores = _scores(history.digest, history)
+    score = scores[pick] if scores is not None and pick < len(scores) else None
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**The agent's real summary**")
+        if chosen.summary:
+            with st.container(height=360, key=f"real_summary_{pick}"):
+                st.markdown(chosen.summary)
+        else:
+            kept = "\n\n".join(m.text for m in chosen.kept)
+            st.info("Encrypted (Codex remote compaction): only what the agent kept verbatim can be read.")
+            if kept:
+                with st.container(height=300, key=f"kept_{pick}"):
+                    st.text(kept)
+    with right:
+        st.markdown("**The extractive briefer's, for the same span**")
+        text = getattr(score, "extractive_text", None) if score is not None else None
+        if text:
+            with st.container(height=360, key=f"ours_{pick}"):
+                st.markdown(text)
+        elif score is None:
+            st.caption("Scoring of real summaries is not available in this build.")
+    if score is not None:
+        cols = st.columns(4)
+        cols[0].metric("facts in the folded span", f"{getattr(score, 'facts', 0):,}")
+        cols[1].metric("kept by the real summary", _share(getattr(score, "retained_real", None)))
+        cols[2].metric("kept by the extractive briefer", _share(getattr(score, "retained_extractive", None)))
+        cols[3].metric("re-fetched after", f"{getattr(score, 'refetches', 0):,} files",
+                       help=f"{getattr(score, 'refetch_tokens', 0):,} tokens read again after the compaction")
+
+
+def _share(value: Any) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _calibrate(history: History, knobs: Knobs) -> None:
+    st.markdown("**Calibrate**: fit the hidden prefix, token ratio and restore to this log's bill, and load them.")
+    if st.button("Calibrate to this log and load the knobs", key="reality_calibrate"):
+        from workbench.analysis.agent_settings import agent_settings
+        from workbench.analysis.calibration import fit_agent
+
+        try:
+            fit = fit_agent([history])
+        except ValueError as exc:
+            st.error(str(exc))
+            return
+        from workbench.knobs import dump_knobs
+
+        fitted = fit.knobs_for(agent_settings(history).knobs)
+        # Widgets exist by now: the knobs go through the queue every upload uses, applied before the next run.
+        source = (f"the calibration of this log (hidden prefix {fit.hidden_prefix_tokens:,}, token ratio "
+                  f"{fit.token_ratio:.3f}, restore {fit.compaction_restore_tokens:,}; {fit.checks:,} checks, median "
+                  f"error {fit.residual_tokens_median:,.0f} tokens)")
+        st.session_state[ui_state.PENDING_YAML] = (source, dump_knobs(fitted))
+        st.rerun()
