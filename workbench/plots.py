@@ -491,7 +491,7 @@ def reality_figure(frame: pl.DataFrame, session: object, *, threshold: float | N
         fig.add_hline(y=window, line={"color": WINDOW, "dash": "dot", "width": 1})
         _legend_line(fig, f"window {window:,}", WINDOW, "dot")
     compactions = list(getattr(session, "compactions", ()))
-    top = float(frame["measure"].max() or 0)
+    top = float(frame["measure"].to_numpy().max()) if frame.height else 0.0
     if compactions:
         fig.add_trace(go.Scatter(
             x=[c.real_index for c in compactions], y=[c.real_tokens_before or top for c in compactions],
