@@ -57,6 +57,9 @@ class Fit:
         """``knobs`` with the fitted values (and, when asked, the trigger fitted on the logs of ``preset``)."""
         out = knobs.replace(hidden_prefix_tokens=self.hidden_prefix_tokens, token_ratio=round(self.token_ratio, 3),
                             compaction_restore_tokens=self.compaction_restore_tokens)
+        measured = [billed for _, billed, _ in self.image_tokens_measured if billed > 0]
+        if measured:  # what an image of unknown pixel size costs, as the bill showed it
+            out = out.replace(image_default_tokens=int(np.median(measured)))
         if trigger and preset in self.trigger_intervals:
             low, high = self.trigger_intervals[preset]
             threshold = math.floor((low + high) / 2 * out.context_window_tokens)
