@@ -218,3 +218,15 @@ def test_without_usage_leave_one_session_out(dev_set):
     s = result.held_out_summary
     assert s["auto_compactions"] == 14
     assert s["within_5"] >= 9  # measured 9 of 14 (64%); the two logs that start mid-session cannot be predicted
+
+
+def test_simulate_replays_a_real_log_as_its_agent_does_unless_told_otherwise(tmp_path, capsys):
+    """No --preset: the log's agent settings (and a note saying so); --preset stagewise: stagewise's."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(claude_crossing().compact("auto", 167_700, "S.").user("go").text())
+    assert main(["simulate", str(path), "--json", "--no-timeline"]) == 0
+    captured = capsys.readouterr()
+    assert "replaying as claude_code 2.1.25 does (preset claude_code" in captured.err
+    assert json.loads(captured.out)["knobs"]["strategy"] == "summarize"
+    assert main(["simulate", str(path), "--json", "--no-timeline", "--preset", "stagewise"]) == 0
+    assert json.loads(capsys.readouterr().out)["knobs"]["strategy"] == "stagewise"

@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.history.readers import load_history
     from workbench.replay import simulate
 
-    knobs = knobs_from_args(args)
     history = load_history(args.history)
+    knobs = knobs_for_history(args, history)
     outcome = None
     if args.briefer == "live":
         outcome = run_live_from_args(args, history, knobs)
@@ -59,6 +59,25 @@ def run(args: argparse.Namespace) -> int:
     for report in (offload or {}).get("reports", []):
         print(f"offload #{report['chain_index']}: {report['line']}")
     return 0 if outcome is None or outcome.complete else 1
+
+
+def knobs_for_history(args: argparse.Namespace, history):  # noqa: ANN001, ANN201 - History -> Knobs
+    """The knobs the user gave; for a real agent log given none, the agent's own (preset by version, window, model)."""
+    from workbench.cli.progress import note
+
+    if getattr(args, "preset", None) or getattr(args, "config", None) or history.log is None:
+        return knobs_from_args(args)
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.knobs import knobs_from_dict, parse_knob_assignment
+
+    settings = agent_settings(history)
+    note(f"{history.id}: replaying as {settings.agent} {settings.version or ''} does (preset {settings.preset}, "
+         f"window {settings.knobs.context_window_tokens:,}, model {settings.knobs.model}); "
+         "--preset stagewise replays it with stagewise's defaults")
+    for warning in settings.warnings:
+        note(f"{history.id}: {warning}")
+    overrides = dict(parse_knob_assignment(a) for a in getattr(args, "assignments", []) or [])
+    return knobs_from_dict(overrides, base=settings.knobs, source="--set") if overrides else settings.knobs
 
 
 def run_live_from_args(args: argparse.Namespace, history, knobs):  # noqa: ANN001, ANN201 - History, Knobs -> LiveOutcome
