@@ -269,9 +269,9 @@ def file_reads(messages: Sequence[Message], message_tokens: Sequence[int] | np.n
                 k, result = found
                 shares = sum(1 for p in messages[k].parts or () if p.kind == "tool-result") or 1
                 tokens, ok = int(message_tokens[k]) // shares, not _failed(result) and not _failed(part)
-            else:  # the result sits in the call (AI SDK shape) or was never logged
-                tokens, ok = (int(message_tokens[j]) if "output" in part.data else 0), not _failed(part)
-                ok = ok and ("output" in part.data or part.state == "output-available")
+            else:  # the result sits in the call (AI SDK shape) or was never logged (then nothing came back)
+                inline = isinstance(part.data, dict) and "output" in part.data
+                tokens, ok = (int(message_tokens[j]) if inline else 0), inline and not _failed(part)
             each = tokens // len(reads)
             out += [FileRead(index=j, path=p, via=via, tool=part.tool_name or "", tokens=each, ok=ok)
                     for p, via in reads]
