@@ -18,6 +18,7 @@ from workbench.analysis.real_briefings_report import (
     format_briefings_table,
 )
 from workbench.analysis.refetch import FileRead, call_reads, file_reads, refetches, shell_reads
+from workbench.cli import main
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.readers import load_history
 
@@ -245,9 +246,29 @@ def test_reports_show_every_compaction(tmp_path: Path) -> None:
     assert any(line.startswith("codex.jsonl") and "80%*" in line for line in table)
     md = briefings_markdown(scores)
     assert md.startswith("## Real briefings, scored")
-    assert "| cc.jsonl | #1 → 8 (line 9) | auto | 7 | 57% (4) | 100% (7) | 3 |" in md
+    assert f"| cc.jsonl | #1 → 8 (line 9) | auto | 7 | 57% (4) | 100% (7) | {len(CC_SUMMARY_1)} / 619 | 3 |" in md
     assert "| 2 (1 restored) | 346 |" in md and "| **all** | 3 | | 18 | 61% (11) |" in md
-    assert "| codex.jsonl | #1 → 8 (line 14) | auto | 5 | 80%\\* (4) | 80% (4) | 1 |" in md
+    assert "| codex.jsonl | #1 → 8 (line 14) | auto | 5 | 80%\\* (4) | 80% (4) | – / " in md
+
+
+def test_reality_command_adds_the_briefings_table_and_json_list(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    cc, codex = claude_code_log(tmp_path / "cc.jsonl"), codex_log(tmp_path / "codex.jsonl")
+    assert main(["reality", str(cc), str(codex), "--json"]) == 0
+    assert "briefings" not in json.loads(capsys.readouterr().out)  # the documented shape, unless asked
+    assert main(["reality", str(cc), str(codex), "--json", "--briefings"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"sessions", "summary", "briefings"}
+    assert [(b["file"], b["index"], b["facts"], b["retained_real"], b["retained_extractive"], b["refetches"])
+            for b in out["briefings"]] == [("cc.jsonl", 8, 7, 4, 7, 2), ("cc.jsonl", 17, 6, 3, 6, 0),
+                                           ("codex.jsonl", 8, 5, 4, 4, 2)]
+    assert main(["reality", str(cc), str(codex), "--briefings"]) == 0
+    text = capsys.readouterr().out
+    assert "Real summaries vs the extractive briefer" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("cc.jsonl") and " 57% " in line)
+    assert row.split()[:6] == ["cc.jsonl", "1", "8", "9", "auto", "7"]
+    assert "2 (1 restored)" in row and row.split()[-1] == "346"
+    assert "cc.jsonl #1 at risk: next_step: I will handle the empty input case next." in text
 
 
 # ── what counts as a read ───────────────────────────────────────────────────────────────────

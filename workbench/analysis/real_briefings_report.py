@@ -50,8 +50,11 @@ def briefings_json(scores: Sequence[BriefingScore]) -> list[dict[str, Any]]:
     return [s.to_json() for s in scores]
 
 
-def format_briefings_table(scores: Sequence[BriefingScore]) -> str:
-    """A fixed-width table, one row per logged compaction, then the pooled totals and the notes."""
+RIGHT = (False, True, True, True, False, True, True, True, True, True, True)
+
+
+def briefings_rows(scores: Sequence[BriefingScore]) -> list[list[str]]:
+    """The table's rows (``COLUMNS``; right-aligned where ``RIGHT`` says), the pooled totals last."""
     rows = [[s.file, str(s.ordinal), str(s.index), "" if s.source_line is None else str(s.source_line), s.trigger,
              str(s.facts), f"{_pct(s.retention_real)}{'' if s.summary_readable else '*'}",
              _pct(s.retention_extractive), str(len(s.at_risk)), _refetch_cell(s.refetches, s.refetches_restored),
@@ -60,22 +63,32 @@ def format_briefings_table(scores: Sequence[BriefingScore]) -> str:
     total = briefings_summary(scores)
     rows.append(["all", "", "", "", "", str(total["facts"]), _pct(total["retention_real"]),
                  _pct(total["retention_extractive"]), str(total["at_risk"]),
-                 _refetch_cell(total["refetches"], total["refetches_restored"]),
-                 f"{total['refetch_tokens']:,}"])
-    widths = [max(len(r[i]) for r in [list(COLUMNS), *rows]) for i in range(len(COLUMNS))]
-    left = {0, 4}
+                 _refetch_cell(total["refetches"], total["refetches_restored"]), f"{total['refetch_tokens']:,}"])
+    return rows
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths,
-                                                                                              strict=True))).rstrip()
 
-    out = [line(COLUMNS), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+def briefings_footer(scores: Sequence[BriefingScore]) -> list[str]:
+    """The lines under the table: what the asterisk means and two facts at risk per compaction."""
+    out = []
     if any(not s.summary_readable for s in scores):
         out.append("* the summary is not readable (Codex: encrypted): only what the agent kept verbatim is scored")
     for s in scores:
         if s.at_risk:
             out.append(f"{s.file} #{s.ordinal} at risk: " + "; ".join(s.at_risk_examples()))
-    return "\n".join(out)
+    return out
+
+
+def format_briefings_table(scores: Sequence[BriefingScore]) -> str:
+    """A fixed-width table, one row per logged compaction, then the pooled totals and the footer."""
+    rows = briefings_rows(scores)
+    widths = [max(len(r[i]) for r in [list(COLUMNS), *rows]) for i in range(len(COLUMNS))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if right else c.ljust(w)
+                         for c, w, right in zip(cells, widths, RIGHT, strict=True)).rstrip()
+
+    return "\n".join([line(COLUMNS), line(["-" * w for w in widths]), *(line(r) for r in rows),
+                      *briefings_footer(scores)])
 
 
 def _md(text: str) -> str:
@@ -96,26 +109,30 @@ def briefings_markdown(scores: Sequence[BriefingScore], *, heading: str = "## Re
            "its most recent files itself right after compacting (not logged; the preset's restore model): their "
            "paths count as kept, and a re-fetch of one is marked *restored* (its tokens were paid twice). "
            "Codex's summary is encrypted: its real column (marked \\*) scores only the messages Codex kept "
-           "verbatim.", "",
-           "| session | compaction | trigger | facts | real summary | extractive | at risk | examples at risk "
-           "| re-fetches | re-fetch tokens |",
-           "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+           "verbatim, and its length is unknown (the extractive target is then the preset's). The extractive "
+           "briefer writes what these probes look for (every path, the user's sentences, error lines, verbatim), "
+           "so its column is what a text of that length *can* keep by the probes' measure, not a verdict on "
+           "which summary serves the agent better.", "",
+           "| session | compaction | trigger | facts | real summary | extractive | chars (real / extractive) "
+           "| at risk | examples at risk | re-fetches | re-fetch tokens |",
+           "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for s in scores:
         where = f"#{s.ordinal} → {s.index}" + ("" if s.source_line is None else f" (line {s.source_line})")
         mark = "" if s.summary_readable else "\\*"
         examples = "; ".join(f"`{_md(e)}`" for e in s.at_risk_examples(EXAMPLES)) or "–"
         out.append(f"| {_md(s.file)} | {where} | {s.trigger} | {s.facts} | {_pct(s.retention_real)}{mark} "
                    f"({s.retained_real}) | {_pct(s.retention_extractive)} ({s.retained_extractive}) | "
+                   f"{'–' if s.summary_chars is None else f'{s.summary_chars:,}'} / {s.extractive_chars:,} | "
                    f"{len(s.at_risk)} | {examples} | {_refetch_cell(s.refetches, s.refetches_restored)} | "
                    f"{s.refetch_tokens:,} |")
     out.append(f"| **all** | {total['compactions']} | | {total['facts']} | {_pct(total['retention_real'])} "
                f"({total['retained_real']}) | {_pct(total['retention_extractive'])} ({total['retained_extractive']}) "
-               f"| {total['at_risk']} | | {_refetch_cell(total['refetches'], total['refetches_restored'])} | "
+               f"| | {total['at_risk']} | | {_refetch_cell(total['refetches'], total['refetches_restored'])} | "
                f"{total['refetch_tokens']:,} |")
     for agent, sub in (total.get("by_agent") or {}).items():
         out.append(f"| *{agent}* | {sub['compactions']} | | {sub['facts']} | {_pct(sub['retention_real'])} "
                    f"({sub['retained_real']}) | {_pct(sub['retention_extractive'])} ({sub['retained_extractive']}) "
-                   f"| {sub['at_risk']} | | {_refetch_cell(sub['refetches'], sub['refetches_restored'])} | "
+                   f"| | {sub['at_risk']} | | {_refetch_cell(sub['refetches'], sub['refetches_restored'])} | "
                    f"{sub['refetch_tokens']:,} |")
     notes = [f"- {_md(s.file)} #{s.ordinal}: {_md(n)}" for s in scores for n in s.notes
              if not n.startswith("the summary is encrypted")]
