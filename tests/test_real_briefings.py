@@ -347,3 +347,19 @@ def test_every_logged_compaction_of_the_dev_set_is_scored() -> None:
             assert s.refetches >= 0 and s.refetch_tokens >= 0 and (s.refetches == 0) == (s.refetch_tokens == 0)
             assert s.summary_readable == (session["agent"] == "claude_code")
             assert s.extractive_text
+
+
+def test_docs_reality_shows_every_logged_compaction_scored() -> None:
+    """The Done-when line of issue 11: docs/reality.md has real vs extractive retention and re-fetches for each."""
+    folder = need_shared(shared_dir() / "real_sessions")
+    facts = json.loads((folder / "facts.json").read_text(encoding="utf-8"))
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reality.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Real briefings, scored"):]
+    for session in facts["sessions"]:
+        for n, c in enumerate(session["compactions"], 1):
+            prefix = f"| {session['file']} | #{n} → {c['message_index_after']} (line {c['source_line']}) | {c['trigger']} |"
+            row = next((line for line in section.splitlines() if line.startswith(prefix)), None)
+            assert row is not None, prefix
+            cells = [x.strip() for x in row.split(" | ")]
+            assert cells[4].endswith(")") and "%" in cells[4] and "%" in cells[5]  # real, extractive retention
+            assert cells[-2].split()[0].isdigit() and cells[-1].rstrip(" |").replace(",", "").isdigit()
