@@ -127,6 +127,8 @@ def test_claude_code_real_summary_against_extractive(tmp_path: Path) -> None:
     assert [(r.path, r.index, r.first_read, r.via) for r in first.refetched] == [
         ("/repo/src/parse.py", 9, 1, "read"), ("/repo/README.md", 11, 3, "shell")]
     assert [r.restored for r in first.refetched] == [True, False] and first.refetches_restored == 1
+    # README was at risk (the summary dropped it): reading it back is the re-fetch seed 003 means.
+    assert first.refetches_at_risk == 1
     # Tokens: the preset's estimate of each result message, ceil((JSON chars of the result part + 16) / 4).
     msgs = history.messages
     expected = [math.ceil((js_stringify_len(msgs[i].parts[0].data) + 16) / 4) for i in (10, 12)]
@@ -235,6 +237,7 @@ def test_reports_show_every_compaction(tmp_path: Path) -> None:
     assert total["compactions"] == 3 and total["facts"] == 7 + 6 + 5
     assert total["retained_real"] == 4 + 3 + 4 and total["refetches"] == 2 + 0 + 2
     assert total["retention_real"] == round(11 / 18, 4) and total["refetches_restored"] == 1
+    assert total["refetches_at_risk"] == 1
     assert total["by_agent"]["codex"]["retained_extractive"] == 4
     rows = briefings_json(scores)
     assert [r["index"] for r in rows] == [8, 17, 8]
@@ -247,7 +250,7 @@ def test_reports_show_every_compaction(tmp_path: Path) -> None:
     md = briefings_markdown(scores)
     assert md.startswith("## Real briefings, scored")
     assert f"| cc.jsonl | #1 → 8 (line 9) | auto | 7 | 57% (4) | 100% (7) | {len(CC_SUMMARY_1)} / 619 | 3 |" in md
-    assert "| 2 (1 restored) | 346 |" in md and "| **all** | 3 | | 18 | 61% (11) |" in md
+    assert "| 2 (1 lost, 1 restored) | 346 |" in md and "| **all** | 3 | | 18 | 61% (11) |" in md
     assert "| codex.jsonl | #1 → 8 (line 14) | auto | 5 | 80%\\* (4) | 80% (4) | – / " in md
 
 
@@ -267,7 +270,7 @@ def test_reality_command_adds_the_briefings_table_and_json_list(tmp_path: Path,
     assert "Real summaries vs the extractive briefer" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("cc.jsonl") and " 57% " in line)
     assert row.split()[:6] == ["cc.jsonl", "1", "8", "9", "auto", "7"]
-    assert "2 (1 restored)" in row and row.split()[-1] == "346"
+    assert "2 (1 lost, 1 restored)" in row and row.split()[-1] == "346"
     assert "cc.jsonl #1 at risk: next_step: I will handle the empty input case next." in text
 
 
@@ -363,3 +366,27 @@ def test_docs_reality_shows_every_logged_compaction_scored() -> None:
             cells = [x.strip() for x in row.split(" | ")]
             assert cells[4].endswith(")") and "%" in cells[4] and "%" in cells[5]  # real, extractive retention
             assert cells[-2].split()[0].isdigit() and cells[-1].rstrip(" |").replace(",", "").isdigit()
+
+
+def test_the_reality_tab_shows_each_compaction_scored(tmp_path: Path) -> None:
+    from test_app import no_errors
+    from test_app_reality import opened
+
+    at = opened("cc.jsonl", claude_code_log(tmp_path / "cc.jsonl").read_bytes())
+    no_errors(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["facts in the folded span"] == "7"
+    assert metrics["kept by the real summary"] == "57%" and metrics["kept by the extractive briefer"] == "100%"
+    assert metrics["re-fetched after"] == "2 files"
+    texts = [m.value for m in at.markdown]
+    assert any(t.startswith("**At risk** (3:") and "`next_step: I will handle the empty input case next.`" in t
+               for t in texts)
+    assert any(t.startswith("**Read again after it**") and "`/repo/src/parse.py` (313 tokens, restored by the agent)"
+               in t and "`/repo/README.md` (33 tokens)" in t for t in texts)
+    # The extractive briefing beside the real one, its path links shown as paths.
+    assert any(t.startswith("## Session intent") and "- `/repo/README.md` — shell" in t for t in texts)
+    next(s for s in at.selectbox if s.key == "reality_pick").set_value(1).run()
+    no_errors(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["facts in the folded span"] == "6" and metrics["re-fetched after"] == "0 files"
+    assert metrics["kept by the real summary"] == "50%"

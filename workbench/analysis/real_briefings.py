@@ -79,6 +79,7 @@ class BriefingScore:
     by_probe: tuple[tuple[str, int, int, int], ...]  # (probe, facts, retained real, retained extractive)
     refetched: tuple[Refetch, ...]
     restored: tuple[str, ...] = ()  # files the agent re-attached itself right after it (Claude Code; modelled)
+    refetches_at_risk: int = 0  # re-fetches of a file that was at risk: what the summary lost, read back
     notes: tuple[str, ...] = ()
     extractive_text: str = field(default="", repr=False)
 
@@ -118,7 +119,8 @@ class BriefingScore:
             "at_risk_examples": list(self.at_risk_examples(5)), "extractive_at_risk": self.extractive_at_risk,
             "by_probe": {p: {"facts": n, "retained_real": r, "retained_extractive": e} for p, n, r, e in self.by_probe},
             "refetches": self.refetches, "refetch_tokens": self.refetch_tokens,
-            "refetches_restored": self.refetches_restored, "restored": list(self.restored),
+            "refetches_restored": self.refetches_restored, "refetches_at_risk": self.refetches_at_risk,
+            "restored": list(self.restored),
             "refetched": [{"path": r.path, "index": r.index, "first_read": r.first_read, "tokens": r.tokens,
                            "via": r.via, "restored": r.restored} for r in self.refetched],
             "notes": list(self.notes),
@@ -269,10 +271,12 @@ def _score_one(history: History, k: Knobs, briefer: Briefer, all_facts: tuple[Fa
             by_probe.append((p, int(sel.sum()), int(real_ok[sel].sum()), int(ours_ok[sel].sum())))
     back = [normalise(p, cwd) for p, _ in restored]
     again = refetches(reads, end, until, restored=back)
+    lost_files = [f for f in risk if f.kind == "artifact"]
+    lost = sum(1 for r in again if any(fact_found(f, r.path.lower()) for f in lost_files))
     return BriefingScore(
         file=file, agent=agent, ordinal=ordinal, index=c.index, source_line=c.source_line, trigger=c.trigger,
         span_from=start, facts=len(facts), retained_real=int(real_ok.sum()), retained_extractive=int(ours_ok.sum()),
         kept_verbatim=int(in_kept.sum()), summary_readable=readable,
         summary_chars=utf16_len(c.summary) if c.summary else None, extractive_chars=utf16_len(text),
         target_chars=target, at_risk=tuple(risk), extractive_at_risk=int((~ours_ok).sum()),
-        by_probe=tuple(by_probe), refetched=again, restored=tuple(back), notes=tuple(notes), extractive_text=text)
+        by_probe=tuple(by_probe), refetched=again, restored=tuple(back), refetches_at_risk=lost, notes=tuple(notes), extractive_text=text)

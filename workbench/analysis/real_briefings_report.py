@@ -14,8 +14,18 @@ from workbench.analysis.real_briefings import EXAMPLES, BriefingScore
 COLUMNS = ("file", "#", "index", "line", "trigger", "facts", "real", "extractive", "at risk", "re-fetches", "tokens")
 
 
-def _refetch_cell(n: int, restored: int) -> str:
-    return f"{n} ({restored} restored)" if restored else str(n)
+def _refetch_cell(n: int, restored: int, lost: int) -> str:
+    """``6 (2 lost, 3 restored)``: re-fetches, of which files the summary had lost and files the agent restored."""
+    extra = ([f"{lost} lost"] if lost else []) + ([f"{restored} restored"] if restored else [])
+    return f"{n} ({', '.join(extra)})" if extra else str(n)
+
+
+def _refetches(s: BriefingScore) -> str:
+    return _refetch_cell(s.refetches, s.refetches_restored, s.refetches_at_risk)
+
+
+def _total_refetches(t: dict[str, Any]) -> str:
+    return _refetch_cell(t["refetches"], t["refetches_restored"], t["refetches_at_risk"])
 
 
 def _pct(x: float | None) -> str:
@@ -35,6 +45,7 @@ def briefings_summary(scores: Sequence[BriefingScore]) -> dict[str, Any]:
             "at_risk": sum(len(s.at_risk) for s in rows), "extractive_at_risk": sum(s.extractive_at_risk for s in rows),
             "refetches": sum(s.refetches for s in rows), "refetch_tokens": sum(s.refetch_tokens for s in rows),
             "refetches_restored": sum(s.refetches_restored for s in rows),
+            "refetches_at_risk": sum(s.refetches_at_risk for s in rows),
             "summaries_readable": sum(s.summary_readable for s in rows),
         }
 
@@ -57,13 +68,12 @@ def briefings_rows(scores: Sequence[BriefingScore]) -> list[list[str]]:
     """The table's rows (``COLUMNS``; right-aligned where ``RIGHT`` says), the pooled totals last."""
     rows = [[s.file, str(s.ordinal), str(s.index), "" if s.source_line is None else str(s.source_line), s.trigger,
              str(s.facts), f"{_pct(s.retention_real)}{'' if s.summary_readable else '*'}",
-             _pct(s.retention_extractive), str(len(s.at_risk)), _refetch_cell(s.refetches, s.refetches_restored),
-             f"{s.refetch_tokens:,}"]
+             _pct(s.retention_extractive), str(len(s.at_risk)), _refetches(s), f"{s.refetch_tokens:,}"]
             for s in scores]
     total = briefings_summary(scores)
     rows.append(["all", "", "", "", "", str(total["facts"]), _pct(total["retention_real"]),
-                 _pct(total["retention_extractive"]), str(total["at_risk"]),
-                 _refetch_cell(total["refetches"], total["refetches_restored"]), f"{total['refetch_tokens']:,}"])
+                 _pct(total["retention_extractive"]), str(total["at_risk"]), _total_refetches(total),
+                 f"{total['refetch_tokens']:,}"])
     return rows
 
 
@@ -107,7 +117,8 @@ def briefings_markdown(scores: Sequence[BriefingScore], *, heading: str = "## Re
            "kept) and the files the agent read again after it that it had read before (seed 003's re-fetching "
            "frequency; tokens by the agent preset's own estimate of the read results). Claude Code re-attaches "
            "its most recent files itself right after compacting (not logged; the preset's restore model): their "
-           "paths count as kept, and a re-fetch of one is marked *restored* (its tokens were paid twice). "
+           "paths count as kept, and a re-fetch of one is marked *restored* (its tokens were paid twice); a "
+           "re-fetch marked *lost* reads back a file that was at risk (the summary had dropped it). "
            "Codex's summary is encrypted: its real column (marked \\*) scores only the messages Codex kept "
            "verbatim, and its length is unknown (the extractive target is then the preset's). The extractive "
            "briefer writes what these probes look for (every path, the user's sentences, error lines, verbatim), "
@@ -123,17 +134,12 @@ def briefings_markdown(scores: Sequence[BriefingScore], *, heading: str = "## Re
         out.append(f"| {_md(s.file)} | {where} | {s.trigger} | {s.facts} | {_pct(s.retention_real)}{mark} "
                    f"({s.retained_real}) | {_pct(s.retention_extractive)} ({s.retained_extractive}) | "
                    f"{'–' if s.summary_chars is None else f'{s.summary_chars:,}'} / {s.extractive_chars:,} | "
-                   f"{len(s.at_risk)} | {examples} | {_refetch_cell(s.refetches, s.refetches_restored)} | "
-                   f"{s.refetch_tokens:,} |")
-    out.append(f"| **all** | {total['compactions']} | | {total['facts']} | {_pct(total['retention_real'])} "
-               f"({total['retained_real']}) | {_pct(total['retention_extractive'])} ({total['retained_extractive']}) "
-               f"| | {total['at_risk']} | | {_refetch_cell(total['refetches'], total['refetches_restored'])} | "
-               f"{total['refetch_tokens']:,} |")
-    for agent, sub in (total.get("by_agent") or {}).items():
-        out.append(f"| *{agent}* | {sub['compactions']} | | {sub['facts']} | {_pct(sub['retention_real'])} "
-                   f"({sub['retained_real']}) | {_pct(sub['retention_extractive'])} ({sub['retained_extractive']}) "
-                   f"| | {sub['at_risk']} | | {_refetch_cell(sub['refetches'], sub['refetches_restored'])} | "
-                   f"{sub['refetch_tokens']:,} |")
+                   f"{len(s.at_risk)} | {examples} | {_refetches(s)} | {s.refetch_tokens:,} |")
+    rows = [("**all**", total), *((f"*{a}*", t) for a, t in (total.get("by_agent") or {}).items())]
+    for label, t in rows:
+        out.append(f"| {label} | {t['compactions']} | | {t['facts']} | {_pct(t['retention_real'])} "
+                   f"({t['retained_real']}) | {_pct(t['retention_extractive'])} ({t['retained_extractive']}) | | "
+                   f"{t['at_risk']} | | {_total_refetches(t)} | {t['refetch_tokens']:,} |")
     notes = [f"- {_md(s.file)} #{s.ordinal}: {_md(n)}" for s in scores for n in s.notes
              if not n.startswith("the summary is encrypted")]
     if notes:
