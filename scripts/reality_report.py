@@ -10,7 +10,6 @@ check, and the real summaries scored against the extractive briefer with the re-
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import tempfile
@@ -22,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.analysis.calibration import calibrate  # noqa: E402
+from workbench.analysis.real_briefings import score_briefings  # noqa: E402
+from workbench.analysis.real_briefings_report import briefings_markdown  # noqa: E402
 from workbench.analysis.reality import SessionReality, follow_log, reality_summary  # noqa: E402
 from workbench.counting.images import anthropic_image_tokens  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
@@ -148,12 +149,8 @@ def _image_section(histories: list[Any]) -> list[str]:
 
 
 def _briefings_section(histories: list[Any]) -> list[str]:
-    try:
-        module: Any = importlib.import_module("workbench.analysis.real_briefings")
-    except ImportError:
-        return []
-    scores = [module.score_history(h) for h in histories]
-    return module.briefings_markdown(scores).rstrip("\n").split("\n") + [""]
+    scores = [s for h in histories for s in score_briefings(h)]
+    return briefings_markdown(scores).rstrip("\n").split("\n") + [""]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -98,9 +98,7 @@ def run(args: argparse.Namespace) -> int:
                                    cache=cache))
         histories.append(history)
     summary = reality_summary(sessions)
-    briefings = None
-    if args.briefings:
-        briefings = _briefings(histories)
+    briefings = _briefings(histories, args) if args.briefings else None
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
         if briefings is not None:
@@ -114,23 +112,30 @@ def run(args: argparse.Namespace) -> int:
     _print_sessions(sessions)
     _print_summary(summary)
     if briefings is not None:
-        briefings[0]()
+        _print_briefings(briefings[0])
     for s in sessions:
         for line in s.notes:
             note(f"{s.file}: {line}")
     return 0
 
 
-def _briefings(histories: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
-    """(printer, JSON rows) of the real-briefing scores, when that analysis is installed."""
-    import importlib
+def _briefings(histories: list[Any], args: argparse.Namespace) -> tuple[list[Any], list[dict[str, Any]]]:
+    """(scores, JSON rows) of every logged compaction's real summary, extractive briefing and re-fetches."""
+    from workbench.analysis.real_briefings import score_briefings
+    from workbench.analysis.real_briefings_report import briefings_json
 
-    try:
-        real_briefings: Any = importlib.import_module("workbench.analysis.real_briefings")
-    except ImportError:  # pragma: no cover - the scoring module lands separately
-        raise ValueError("--briefings needs workbench.analysis.real_briefings") from None
-    scores = [real_briefings.score_history(h) for h in histories]
-    return (lambda: real_briefings.print_briefings(scores)), real_briefings.briefings_json(scores)
+    scores = [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=_user_knobs(args, h))]
+    return scores, briefings_json(scores)
+
+
+def _print_briefings(scores: list[Any]) -> None:
+    from workbench.analysis.real_briefings_report import COLUMNS, RIGHT, briefings_footer, briefings_rows
+    from workbench.cli.progress import print_table
+
+    print_table(COLUMNS, briefings_rows(scores), right=RIGHT, width=200,
+                title="Real summaries vs the extractive briefer (facts retained), and re-fetches after each compaction")
+    for line in briefings_footer(scores):
+        print(line)
 
 
 def _print_sessions(sessions: list[Any]) -> None:

@@ -53,8 +53,16 @@ def restored_file_tokens(
     messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0
 ) -> int:
     """Tokens of the files an agent restores after compacting at the end of ``messages``."""
+    return sum(tokens for _, tokens in restored_files(messages, files=files, per_file_tokens=per_file_tokens,
+                                                      chars_per_token=chars_per_token))
+
+
+def restored_files(
+    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0
+) -> tuple[tuple[str, int], ...]:
+    """The files (path, tokens restored), newest first, an agent restores after compacting at the end of ``messages``."""
     if files <= 0:
-        return 0
+        return ()
     size: dict[str, int] = {}  # path -> tokens of its last known content
     last_use: dict[str, int] = {}  # path -> order of its last read, write or edit
     pending: dict[str, tuple[str, int]] = {}  # call id -> (path, first line read)
@@ -91,7 +99,7 @@ def restored_file_tokens(
                 path, start = pending.pop(part.tool_call_id or "")
                 _read(size, path, data.get("output"), start, chars_per_token)
     total = 0
-    chosen = 0
+    chosen: list[tuple[str, int]] = []
     for path in sorted(last_use, key=lambda p: -last_use[p]):
         if path not in size:
             continue
@@ -99,7 +107,7 @@ def restored_file_tokens(
         if total + tokens > RESTORE_BUDGET_TOKENS:
             break
         total += tokens
-        chosen += 1
-        if chosen >= files:
+        chosen.append((path, tokens))
+        if len(chosen) >= files:
             break
-    return total
+    return tuple(chosen)

@@ -7,6 +7,7 @@ with the re-fetches after it, and a button that fits the counting knobs to the l
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
@@ -37,13 +38,9 @@ def _frame(history_key: str, _history: History) -> pl.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _scores(history_key: str, _history: History) -> Any:
-    import importlib
+    from workbench.analysis.real_briefings import score_briefings
 
-    try:
-        module: Any = importlib.import_module("workbench.analysis.real_briefings")
-    except ImportError:
-        return None
-    return module.score_history(_history)
+    return score_briefings(_history)
 
 
 def _threshold(knobs: Knobs) -> float:
@@ -105,7 +102,7 @@ def _summaries(history: History, session: Any) -> None:
     pick = st.selectbox("compaction", range(len(labels)), format_func=lambda i: labels[i], key=PICK)
     chosen = log.compactions[pick]
     scores = _scores(history.digest, history)
-    score = scores[pick] if scores is not None and pick < len(scores) else None
+    score = next((s for s in scores if s.index == chosen.index and s.source_line == chosen.source_line), None)
     left, right = st.columns(2)
     with left:
         st.markdown("**The agent's real summary**")
@@ -120,19 +117,40 @@ def _summaries(history: History, session: Any) -> None:
                     st.text(kept)
     with right:
         st.markdown("**The extractive briefer's, for the same span**")
-        text = getattr(score, "extractive_text", None) if score is not None else None
-        if text:
+        if score is not None and score.extractive_text:
             with st.container(height=360, key=f"ours_{pick}"):
-                st.markdown(text)
-        elif score is None:
-            st.caption("Scoring of real summaries is not available in this build.")
+                st.markdown(_visible_paths(score.extractive_text))
     if score is not None:
-        cols = st.columns(4)
-        cols[0].metric("facts in the folded span", f"{getattr(score, 'facts', 0):,}")
-        cols[1].metric("kept by the real summary", _share(getattr(score, "retained_real", None)))
-        cols[2].metric("kept by the extractive briefer", _share(getattr(score, "retained_extractive", None)))
-        cols[3].metric("re-fetched after", f"{getattr(score, 'refetches', 0):,} files",
-                       help=f"{getattr(score, 'refetch_tokens', 0):,} tokens read again after the compaction")
+        _score(score)
+
+
+def _visible_paths(text: str) -> str:
+    """``[](path:x/y.py)`` renders as an empty link in markdown: show the path itself."""
+    return re.sub(r"\[\]\(path:([^)\s]*)\)", r"`\1`", text)
+
+
+def _score(score: Any) -> None:
+    """Retention of the span's facts by both briefings, the facts at risk and the files read again after it."""
+    cols = st.columns(4)
+    cols[0].metric("facts in the folded span", f"{score.facts:,}")
+    cols[1].metric("kept by the real summary" if score.summary_readable else "kept verbatim (summary encrypted)",
+                   _share(score.retention_real), help=f"{score.retained_real} of {score.facts}, with what the "
+                   "agent carried over verbatim")
+    cols[2].metric("kept by the extractive briefer", _share(score.retention_extractive),
+                   help=f"{score.retained_extractive} of {score.facts}, at {score.target_chars:,} chars")
+    cols[3].metric("re-fetched after", f"{score.refetches:,} files",
+                   help=f"{score.refetch_tokens:,} tokens read again after the compaction; "
+                        f"{score.refetches_at_risk} of them files the summary had lost, {score.refetches_restored} "
+                        "files the agent had restored itself")
+    if score.at_risk:
+        st.markdown(f"**At risk** ({len(score.at_risk)}: in the span, in neither the summary nor what was kept): "
+                    + "; ".join(f"`{e}`" for e in score.at_risk_examples(5)))
+    if score.refetched:
+        st.markdown("**Read again after it**: " + "; ".join(
+            f"`{r.path}` ({r.tokens:,} tokens{', restored by the agent' if r.restored else ''})"
+            for r in score.refetched))
+    for note in score.notes:
+        st.caption(note)
 
 
 def _share(value: Any) -> str:
