@@ -24,6 +24,7 @@ from workbench.analysis.calibration import calibrate  # noqa: E402
 from workbench.analysis.real_briefings import score_briefings  # noqa: E402
 from workbench.analysis.real_briefings_report import briefings_markdown  # noqa: E402
 from workbench.analysis.reality import SessionReality, follow_log, reality_summary  # noqa: E402
+from workbench.cli.calibrate import FIT_COLUMNS, fit_rows  # noqa: E402
 from workbench.counting.images import anthropic_image_tokens  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.history.readers import load_history  # noqa: E402
@@ -116,16 +117,7 @@ def build(sessions_dir: Path) -> str:
     if notes:
         parts += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
     parts += ["## Fitted counting knobs (`workbench calibrate ../shared/real_sessions --trigger`)", ""]
-    rows = []
-    for f in cal_trigger.fits:
-        intervals = "; ".join(f"{p}: {lo:.2%}–{hi:.2%}" for p, (lo, hi) in f.trigger_intervals.items()) or "–"
-        images = "; ".join(f"`{n}`: {m:,} billed vs {r:,} by the rule" for n, m, r in f.image_tokens_measured) or "–"
-        rows.append([f.agent, len(f.sessions), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}",
-                     f"{f.compaction_restore_tokens:,}", f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}",
-                     f"{f.residual_tokens_p90:,.0f}", images, intervals])
-    parts += [_table(["agent", "logs", "hidden prefix", "token ratio", "restore after compaction", "checks",
-                      "median error", "p90 error", "image", "trigger (share of window) every compaction allows"],
-                     rows), ""]
+    parts += [_table(FIT_COLUMNS, fit_rows(cal_trigger.fits, none="–")), ""]
     parts += _image_section(histories)
     parts += _briefings_section(histories)
     parts += [f"_Generated in {time.perf_counter() - started:.1f} s._", ""]

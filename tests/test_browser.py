@@ -7,6 +7,7 @@ Uses Debian's ``chromium`` (``/usr/bin/chromium``; scripts/test.sh installs it) 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,15 +45,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def served_app(tmp_path):
-    """``streamlit run workbench/app.py`` on a free local port; yields its URL."""
+@contextlib.contextmanager
+def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
+    """``streamlit run workbench/app.py [-- app_args]`` on a free local port; yields its URL, stops it after."""
     port = _free_port()
     log = (tmp_path / "streamlit.log").open("w")
+    extra = ["--", *app_args] if app_args else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "workbench/app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra],
         cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -75,6 +78,13 @@ def served_app(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture
+def served_app(tmp_path):
+    """The app with its default histories; yields its URL."""
+    with serve(tmp_path) as url:
+        yield url
 
 
 def test_the_context_chart_renders_in_chromium(served_app, tmp_path):

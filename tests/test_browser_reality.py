@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 from conftest import need_shared, shared_dir
-from test_browser import ARGS, REPO, _chromium, _free_port
+from test_browser import ARGS, REPO, _chromium, serve
 
 pytestmark = pytest.mark.browser
 LOG = "claude_code__b6_f735fbac66_0.jsonl"
@@ -21,38 +17,12 @@ CHART = ".st-key-reality_chart .js-plotly-plot"
 
 @pytest.fixture
 def served_with_logs(tmp_path):
+    """The app with a folder holding one real Claude Code log (from ../shared, never committed)."""
     folder = tmp_path / "logs"
     folder.mkdir()
     shutil.copy(need_shared(shared_dir() / "real_sessions" / LOG), folder / LOG)
-    port = _free_port()
-    out = (tmp_path / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "workbench/app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", "--", "--histories", str(folder)],
-        cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()[-2000:]}")
-            time.sleep(0.25)
+    with serve(tmp_path, "--histories", str(folder)) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        out.close()
 
 
 def test_the_reality_tab_renders_a_real_log_in_chromium(served_with_logs, tmp_path):

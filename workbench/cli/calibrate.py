@@ -98,18 +98,26 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _print_fits(result: Any) -> None:
-    from workbench.cli.progress import print_table
+FIT_COLUMNS = ["agent", "logs", "hidden prefix", "token ratio", "restore", "checks", "median error", "p90 error",
+               "image tokens", "trigger share of window"]
 
+
+def fit_rows(fits: Any, *, none: str = "-") -> list[list[Any]]:
+    """One row per agent fit, in ``FIT_COLUMNS`` order (the CLI's table and docs/reality.md's)."""
     rows = []
-    for f in result.fits:
-        trigger = "; ".join(f"{p} {lo:.2%}-{hi:.2%}" for p, (lo, hi) in f.trigger_intervals.items()) or "-"
-        images = ", ".join(f"{m:,} billed vs {r:,} by rule" for _, m, r in f.image_tokens_measured) or "-"
+    for f in fits:
+        trigger = "; ".join(f"{p} {lo:.2%}–{hi:.2%}" for p, (lo, hi) in f.trigger_intervals.items()) or none
+        images = "; ".join(f"{n}: {m:,} billed vs {r:,} by the rule" for n, m, r in f.image_tokens_measured) or none
         rows.append([f.agent, len(f.sessions), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}",
                      f"{f.compaction_restore_tokens:,}", f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}",
                      f"{f.residual_tokens_p90:,.0f}", images, trigger])
-    print_table(["agent", "logs", "hidden prefix", "token ratio", "restore", "checks", "median error", "p90 error",
-                 "image tokens", "trigger share of window"], rows, title="Fitted to the logs' billed usage",
+    return rows
+
+
+def _print_fits(result: Any) -> None:
+    from workbench.cli.progress import print_table
+
+    print_table(FIT_COLUMNS, fit_rows(result.fits), title="Fitted to the logs' billed usage",
                 right=[False, True, True, True, True, True, True, True, False, False], width=240)
     held = result.held_out
     if held:

@@ -14,6 +14,7 @@ from importlib import resources
 
 import yaml
 
+from workbench.history.session_log import parse_version
 from workbench.knobs import Knobs, knobs_from_dict
 
 
@@ -88,32 +89,22 @@ def preset_for(agent: str, version: str | None = None) -> str | None:
     return max(candidates, key=lambda p: _range_top(p.versions)).name
 
 
-def _version(text: str) -> tuple[int, ...]:
-    out = []
-    for piece in text.strip().lstrip("v").split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
-
-
 def version_in_range(version: str | None, spec: str | None) -> bool:
     """``"2.1.25"`` in ``">=2.1.21"``, ``"<=2.1.1"``, ``"2.1.2 - 2.1.20"`` (inclusive), ``"0.142"``; no spec: True."""
     if not spec:
         return True
     if not version:
         return False
-    v = _version(version)
+    v = parse_version(version)
     spec = spec.strip()
     if " - " in spec:
         low, high = (s.strip() for s in spec.split(" - ", 1))
-        return _version(low) <= v <= _version(high)
+        return parse_version(low) <= v <= parse_version(high)
     for op in (">=", "<=", ">", "<", "=="):
         if spec.startswith(op):
-            bound = _version(spec[len(op):])
+            bound = parse_version(spec[len(op):])
             return {">=": v >= bound, "<=": v <= bound, ">": v > bound, "<": v < bound, "==": v == bound}[op]
-    return v[: len(_version(spec))] == _version(spec)
+    return v[: len(parse_version(spec))] == parse_version(spec)
 
 
 def _range_top(spec: str | None) -> tuple[int, ...]:
@@ -121,5 +112,5 @@ def _range_top(spec: str | None) -> tuple[int, ...]:
     if not spec or spec.strip().startswith((">", ">=")):
         return (10**9,)
     if " - " in spec:
-        return _version(spec.split(" - ", 1)[1])
-    return _version(spec.lstrip("<=>"))
+        return parse_version(spec.split(" - ", 1)[1])
+    return parse_version(spec.lstrip("<=>"))
