@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from upload_samples import format_samples
 
 from workbench.analysis.compare import compact_number
+from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
 from workbench.explore.tune import Constraints, check_config
 from workbench.history.readers import load_history
@@ -30,6 +31,7 @@ from workbench.ui import state as ui_state
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "workbench" / "app.py")
 SHORT = "sample_histories/short.jsonl"
+CARDS = 10  # two rows of five metric cards
 TABS = ("Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "YAML & CLI")
 
 
@@ -94,7 +96,7 @@ def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
     run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
     assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -129,7 +131,7 @@ def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
     at = app(history=None)
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value == "generated sample"
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
 
 
 def test_histories_folder_from_the_environment_joins_the_picker(monkeypatch):
@@ -270,7 +272,7 @@ def test_each_reader_format_uploads(fmt):
     at.sidebar.file_uploader(key="history_upload").upload(name, data).run()
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value.startswith(ui_state.UPLOAD_PREFIX + name)
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
 
 
 def test_history_upload_through_the_session_state_door():
@@ -290,7 +292,7 @@ def test_a_corrupt_upload_shows_an_error_not_a_traceback(data):
     assert not at.exception
     assert any("broken.json" in e.value for e in at.error)
     assert widget(at, ui_state.HISTORY).value == SHORT
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
 
 
 # -- A/B, sweep, live ----------------------------------------------------------------------------
@@ -339,6 +341,7 @@ def tuned_app() -> AppTest:
     """The Sweep tab on the short sample (20k window) after an auto-tune for dollars under ``TUNED``."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
     widget(at, "tune_objective").set_value("dollars").run()
+    widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(TUNED.min_retention).run()
     widget(at, "tune_max_compressions").set_value(TUNED.max_compressions).run()
     at.button(key="tune_go").click().run()
@@ -353,7 +356,8 @@ def test_sweep_tab_has_an_auto_tune_section():
     assert any(h.value == "Auto-tune" for h in at.subheader)
     assert widget(at, "tune_objective").value == "tokens"
     assert widget(at, "tune_max_overflows").value == 0
-    assert widget(at, "tune_min_retention").value == 0.0
+    assert widget(at, "tune_floor_from_base").value is True  # a retention floor by default
+    assert widget(at, "tune_briefer").value == "extractive"
     assert widget(at, "tune_max_compressions").value is None  # no limit
     assert not at.button(key="tune_go").disabled
     assert "tune_result" not in at.session_state
@@ -367,7 +371,7 @@ def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
     assert winner is not None and result.objective == "dollars" and result.constraints == TUNED
     assert winner != Knobs(context_window_tokens=20_000)  # the constraints move it off the sidebar's knobs
     history = load_history(REPO / SHORT)
-    fresh = check_config(winner, [history], TUNED, objective="dollars")
+    fresh = check_config(winner, [history], TUNED, objective="dollars", briefer=ExtractiveBriefer())
     assert fresh["feasible"] and fresh["retention"] >= TUNED.min_retention
     assert fresh["objective"] == pytest.approx(result.best_row["objective"])
     run = simulate(history, winner).metrics
@@ -393,7 +397,9 @@ def test_load_the_winner_sets_every_sidebar_widget():
 def test_auto_tune_with_impossible_constraints_says_so():
     """When no config meets the constraints there is a warning with the closest miss, and nothing to download."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(1.0).run()
+    widget(at, "tune_max_compressions").set_value(0).run()  # and no overflow: the history outgrows a 20k window
     at.button(key="tune_go").click().run()
     assert not at.exception
     assert any("No config met the constraints" in w.value for w in at.warning)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from real_histories import real_history_paths
-
-from pathlib import Path
 
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.cli import main

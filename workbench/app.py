@@ -23,7 +23,8 @@ for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is c
 st.sidebar.title("Compaction Workbench")
 chosen = sidebar.history_picker()
 briefer = sidebar.briefer_choice()
-knobs = sidebar.knob_widgets()
+slots: dict = {}  # a placeholder under each knob, filled with a note once the run says it has no effect
+knobs = sidebar.knob_widgets(slots)
 sidebar.flashes()
 if chosen is None or knobs is None:
     st.stop()
@@ -31,12 +32,14 @@ label, history, history_path = chosen
 key = history.digest
 
 run = runs.replay(key, knobs, briefer, history)
+sidebar.knob_notes(slots, run)
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
 st.markdown(f"**{history.id}** · {len(history):,} messages · {run.metrics.checks:,} checks · "
             f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
+charts.run_warnings(run)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
     st.warning(note)
 

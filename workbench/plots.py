@@ -28,6 +28,7 @@ PINNED = "#2a9d8f"
 VERBATIM = "#4c78a8"
 TRIGGER = "#f58518"
 HARD_CAP = "#b0772b"
+KEPT = "#17becf"
 WINDOW = "#d62728"
 BASELINE = "#7f7f7f"
 COMPARE = "#222222"
@@ -130,16 +131,27 @@ def context_figure(
         )
     )
     trigger = tl["trigger"].to_numpy()
+    lim = run.limits
+    bind = lim.trigger.binding if lim is not None else None
     if np.isfinite(trigger).any():
+        name = f"trigger ({bind.label})" if bind is not None else "trigger"
         fig.add_trace(
             go.Scatter(
-                x=x, y=trigger, name="trigger", mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
-                                                                    "shape": "hv"},
+                x=x, y=trigger, name=name, mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
+                                                               "shape": "hv"},
                 hovertemplate="trigger: %{y:,.0f}<extra></extra>", connectgaps=False,
             )
         )
-    cap_binds = k.trigger_ratio >= 0 and k.trigger_hard_cap_tokens <= k.trigger_ratio * window
-    if k.trigger_hard_cap_tokens < window and not (cap_binds and np.isfinite(trigger).any()):
+    if lim is not None:  # the terms that do not bind, faint, so the chart shows why the trigger sits where it does
+        for term in lim.trigger.terms:
+            if term.name != lim.trigger.binds and term.tokens <= top * 1.08:
+                fig.add_hline(y=term.tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1})
+                _legend_line(fig, f"{term.label} (not binding)", HARD_CAP, "dot")
+        kept = lim.kept
+        if kept is not None and kept.tokens is not None and kept.tokens <= top * 1.08:
+            fig.add_hline(y=kept.tokens, line={"color": KEPT, "dash": "dot", "width": 1.2})
+            _legend_line(fig, "kept budget", KEPT, "dot")
+    elif k.trigger_hard_cap_tokens < window and not np.isfinite(trigger).any():
         fig.add_hline(y=k.trigger_hard_cap_tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1.2})
         _legend_line(fig, "hard cap", HARD_CAP, "dot")
     fig.add_hline(y=window, line={"color": WINDOW, "width": 1.6})
@@ -160,6 +172,24 @@ def context_figure(
     fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
     fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
     return _layout(fig, f"Context over the conversation — {run.history_id}")
+
+
+def binding_caption(run: Run) -> str:
+    """One sentence under the context chart: what sets the trigger and the kept budget, and why walks stopped."""
+    lim = run.limits
+    if lim is None:
+        return ""
+    parts = [lim.trigger.describe()]
+    if lim.kept is not None:
+        parts.append(lim.kept.describe())
+    stops = run.stops()
+    if stops:
+        from workbench.policies.limits import STOP_WORDS
+
+        parts.append("boundaries stopped: " + ", ".join(f"{STOP_WORDS.get(k, k)} ({v})" for k, v in stops.items()))
+    parts += list(lim.clauses)
+    text = "; ".join(parts) + "."
+    return text[0].upper() + text[1:]
 
 
 def _legend_line(fig: go.Figure, name: str, color: str, dash: str) -> None:
@@ -347,8 +377,14 @@ def _short(value: float) -> str:
 # -- sweeps ---------------------------------------------------------------------------------------
 
 
-def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str) -> tuple[list, list, np.ndarray]:
-    """(x values, y values, z[y][x]) with the metric averaged over every other column (e.g. histories)."""
+def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str, *, history: str | None = None,
+                 ) -> tuple[list, list, np.ndarray]:
+    """(x values, y values, z[y][x]) with the metric averaged over every other column (e.g. histories).
+
+    ``history``: only that history's rows (the per-history view of a sweep).
+    """
+    if history is not None and "history" in frame.columns:
+        frame = frame.filter(pl.col("history") == history)
     grouped = frame.group_by([x, y]).agg(pl.col(metric).cast(pl.Float64).mean())
     xs = sorted(grouped[x].unique().to_list())
     ys = sorted(grouped[y].unique().to_list())
@@ -360,21 +396,64 @@ def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str) -> tuple[list
     return xs, ys, z
 
 
-def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str | None = None) -> go.Figure:
-    """Heatmap of ``metric`` over a two-knob grid (mean over histories); cells carry their values as text."""
-    xs, ys, z = pivot_metric(frame, x, y, metric)
-    fmt = ".2f" if np.nanmax(np.abs(z), initial=0) < 10 else ",.0f"
+def tick(value: float) -> str:
+    """A knob value as an axis tick: 0.08333 → '0.0833', 40000 → '40k', 12 → '12'."""
+    v = float(value)
+    if v.is_integer() and abs(v) >= 1_000:
+        return _short(v)
+    if v.is_integer():
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def _cell_text(value: float, fmt: str) -> str:
+    return _short(value) if fmt == ".3s" else format(value, fmt)
+
+
+def cell_key(value: object) -> str:
+    """The category string a heatmap cell uses for a knob value (what a click reports back)."""
+    return str(value)
+
+
+def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str | None = None,
+                 history: str | None = None, metric_label: str | None = None) -> go.Figure:
+    """Heatmap of ``metric`` over a two-knob grid (mean over histories, or one ``history``).
+
+    Plotly heatmaps cannot be selected, so an invisible marker sits on every cell centre: clicking a
+    cell selects that marker (trace 1), whose x and y are the cell's category strings (``cell_key``).
+    Ticks are rounded (``tick``); cells carry their values as text.
+    """
+    from workbench.ui.labels import KNOB_TITLES
+
+    xs, ys, z = pivot_metric(frame, x, y, metric, history=history)
+    top = np.nanmax(np.abs(z), initial=0)
+    fmt = ".2f" if top < 10 else ",.0f" if top < 100_000 else ".3s"  # 28.7M, not 28,742,787, in a cell
+    label = metric_label or metric
+    cx, cy = [cell_key(v) for v in xs], [cell_key(v) for v in ys]
     fig = go.Figure(
         go.Heatmap(
-            x=[str(v) for v in xs], y=[str(v) for v in ys], z=z, colorscale="Viridis", reversescale=True,
-            texttemplate=f"%{{z:{fmt}}}", textfont={"size": 11},
-            hovertemplate=f"{x} = %{{x}}<br>{y} = %{{y}}<br>{metric} = %{{z:{fmt}}}<extra></extra>",
-            colorbar={"title": {"text": metric, "side": "right"}},
+            x=cx, y=cy, z=z, colorscale="Viridis", reversescale=True, texttemplate=f"%{{z:{fmt}}}",
+            textfont={"size": 11}, hoverinfo="skip", colorbar={"title": {"text": label, "side": "right"}},
         )
     )
-    fig.update_xaxes(title_text=x, type="category")
-    fig.update_yaxes(title_text=y, type="category")
-    return _layout(fig, title or f"{metric} over {x} × {y} (mean over histories)", height=460)
+    gx, gy = np.meshgrid(np.arange(len(xs)), np.arange(len(ys)))
+    fig.add_trace(go.Scatter(
+        x=[cx[i] for i in gx.ravel()], y=[cy[j] for j in gy.ravel()], mode="markers", name="cells",
+        showlegend=False, marker={"size": 28, "color": "rgba(0,0,0,0)", "symbol": "square"},
+        customdata=np.column_stack([[tick(xs[i]) for i in gx.ravel()], [tick(ys[j]) for j in gy.ravel()],
+                                    ["—" if np.isnan(v) else _cell_text(v, fmt) for v in z.ravel()]])
+        if z.size else None,
+        hovertemplate=f"{x} = %{{customdata[0]}}<br>{y} = %{{customdata[1]}}<br>{label} = %{{customdata[2]}}"
+        "<br><i>click to load this cell</i><extra></extra>",
+        selected={"marker": {"color": "rgba(255,255,255,0.35)"}}, unselected={"marker": {"opacity": 1}},
+    ))
+    fig.update_xaxes(title_text=KNOB_TITLES.get(x, x), type="category", tickvals=cx,
+                     ticktext=[tick(v) for v in xs])
+    fig.update_yaxes(title_text=KNOB_TITLES.get(y, y), type="category", tickvals=cy,
+                     ticktext=[tick(v) for v in ys])
+    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
+    where = history or "mean over histories"
+    return _layout(fig, title or f"{label} over {x} × {y} ({where})", height=460)
 
 
 # -- auto-tune ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import streamlit as st
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
+from workbench.ui import labels
 from workbench.ui import state as ui_state
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
@@ -141,7 +142,8 @@ def _int_step(default: int) -> int:
 
 
 def _label(name: str, spec: KnobSpec | None) -> str:
-    return f"{name} ({spec.unit})" if spec and spec.unit else name
+    """The knob's title in words; the identifier is the first thing its help says."""
+    return labels.knob_title(name)
 
 
 def _on_model_change() -> None:
@@ -160,7 +162,7 @@ def knob_widget(name: str, field_type: str, default: Any) -> None:
     spec = KNOB_SPECS.get(name)
     key = ui_state.widget_key(name)
     label = _label(name, spec)
-    help_text = spec.help if spec else None
+    help_text = labels.knob_help(name)
     sources = _option_sources()
     if field_type == "bool":
         st.toggle(label, key=key, help=help_text)
@@ -192,7 +194,7 @@ def knob_widget(name: str, field_type: str, default: Any) -> None:
         st.number_input(label, step=_int_step(int(default)), key=key, help=help_text, disabled=off, **kwargs)
     if spec is not None and spec.allow:
         special = ", ".join(f"{a:g}" for a in spec.allow)
-        st.checkbox(f"off ({name} = {special})", key=ui_state.off_key(name))
+        st.checkbox("off", key=ui_state.off_key(name), help=f"`{name}` = {special}")
     if name == "model":
         _price_caption(st.session_state.get(key, default))
 
@@ -217,8 +219,12 @@ def _apply_preset() -> None:
         ui_state.flash(st.session_state, "success", f"Loaded preset {name}.")
 
 
-def knob_widgets() -> Knobs | None:
-    """Every knob in the sidebar: the six mission knobs first, then one expander per group."""
+def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
+    """Every knob in the sidebar: the six mission knobs first, then one expander per group.
+
+    ``slots`` (optional) receives an empty placeholder under each knob, which ``knob_notes`` fills once
+    the run is known ("no effect: the hard cap binds").
+    """
     from workbench.presets import list_presets
 
     for key, value in ui_state.widget_values(Knobs()).items():
@@ -240,6 +246,8 @@ def knob_widgets() -> Knobs | None:
         def draw(name: str) -> None:
             ftype = fields[name].type
             knob_widget(name, ftype if isinstance(ftype, str) else ftype.__name__, getattr(default, name))
+            if slots is not None:
+                slots[name] = st.empty()
 
         for name in MISSION_KNOBS:
             draw(name)
@@ -273,6 +281,16 @@ def _preset_caption(note: Any, knobs: Knobs) -> None:
     changed = changed_knobs(knobs, get_preset(name))
     if changed:
         note.caption(f"Changed from preset {name}: {', '.join(changed)}")
+
+
+def knob_notes(slots: dict[str, Any], run: Any) -> None:
+    """Under each knob that currently has no effect, say why and what would make it matter."""
+    from workbench.analysis.binding import knob_notes as notes_of
+
+    for name, note in notes_of(run).items():
+        slot = slots.get(name)
+        if slot is not None:
+            slot.caption(f":orange[{note.text}]")
 
 
 def briefer_choice() -> str:

@@ -36,7 +36,7 @@ PERSISTENT = (
     "sweep_x", "sweep_y", "sweep_x_from", "sweep_x_to", "sweep_x_steps", "sweep_y_from", "sweep_y_to",
     "sweep_y_steps", "sweep_histories", "sweep_metric", "sweep_cell", "inspect_pick", "inspect_run", "yaml_paste",
     "tune_objective", "tune_max_overflows", "tune_min_retention", "tune_max_compressions", "tune_space", "tune_points",
-    "tune_rounds",
+    "tune_rounds", "sweep_over", "tune_floor_from_base", "tune_briefer",
 )
 
 
