@@ -60,6 +60,14 @@ def widget(at: AppTest, key: str):
     raise KeyError(key)
 
 
+def shown(at: AppTest, key: str):
+    """What a knob's widget shows: its value when drawn, else what its (closed) group keeps for it."""
+    try:
+        return widget(at, key).value
+    except KeyError:
+        return at.session_state[key]
+
+
 def no_errors(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -171,7 +179,7 @@ def test_off_box_disables_compression():
 
 def test_model_picker_fills_the_window_from_the_registry():
     """Choosing an agent model sets context_window_tokens to its max input tokens."""
-    at = app()
+    at = app(knob_group_cost=True)  # open the "Models and prices" group
     widget(at, "knob_model").set_value("gpt-4o").run()
     no_errors(at)
     assert widget(at, "knob_context_window_tokens").value == get_prices("gpt-4o").max_input_tokens
@@ -183,6 +191,21 @@ def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
     widget(at, "knob_kept_budget_ratio").set_value(0.9).run()
     widget(at, "knob_kept_budget_cap_tokens").set_value(500_000).run()
     assert any("reaches the trigger" in w.value for w in at.sidebar.warning)
+
+
+def test_closed_groups_draw_no_widgets_and_keep_their_values():
+    """Only the open knob groups draw widgets (a faster page); a value set in a group survives closing it."""
+    at = app(knob_group_cost=True)
+    widget(at, "knob_briefer_model").set_value("gpt-4o-mini").run()
+    at.session_state["knob_group_cost"] = False
+    at.run()
+    no_errors(at)
+    assert "knob_briefer_model" not in [w.key for w in at.selectbox]
+    assert ui_state.knobs_from_values(at.session_state).briefer_model == "gpt-4o-mini"
+    at.session_state["knob_group_cost"] = True
+    at.run()
+    assert widget(at, "knob_briefer_model").value == "gpt-4o-mini"
+    assert "What stays verbatim · not read by stagewise" in [e.label for e in at.expander]
 
 
 def test_preset_sets_every_knob():
@@ -230,7 +253,7 @@ def test_uploading_a_yaml_restores_every_widget_and_round_trips(media):
     at.file_uploader(key="yaml_upload").upload("mine.yaml", text.encode(), "application/x-yaml").run()
     assert not at.exception
     for key, value in ui_state.widget_values(knobs).items():
-        assert widget(at, key).value == value, key
+        assert shown(at, key) == value, key
     assert ui_state.knobs_from_values(at.session_state) == knobs
     assert media(at, "yaml_download").decode() == text
     assert any("Loaded every knob" in s.value for s in at.success)
@@ -388,7 +411,7 @@ def test_load_the_winner_sets_every_sidebar_widget():
     at.button(key="tune_load").click().run()
     no_errors(at)
     for key, value in ui_state.widget_values(winner).items():
-        assert widget(at, key).value == value, key
+        assert shown(at, key) == value, key
     assert ui_state.knobs_from_values(at.session_state) == winner
     assert any("tuned winner" in s.value for s in at.success)
     assert at.button(key="tune_load").disabled  # nothing left to load

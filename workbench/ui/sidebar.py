@@ -229,6 +229,10 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
 
     for key, value in ui_state.widget_values(Knobs()).items():
         st.session_state.setdefault(key, value)
+        # Closed groups draw no widgets (lazy, like the tabs), and Streamlit forgets an undrawn widget's value
+        # at the end of a run: re-asserting it makes it a value of the session, kept while the group is shut.
+        st.session_state[key] = st.session_state[key]
+    unused = _unused_knobs()
     presets = list_presets()
     names = [p.name for p in presets]
     st.session_state.setdefault("preset", "stagewise" if "stagewise" in names else (names[0] if names else None))
@@ -257,9 +261,14 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
                 spec = KNOB_SPECS.get(name)
                 groups.setdefault(spec.group if spec else "other", []).append(name)
         for group, names in groups.items():
-            with st.expander(GROUP_TITLES.get(group, group.replace("_", " ").capitalize()), expanded=group == "core"):
-                for name in names:
-                    draw(name)
+            title = GROUP_TITLES.get(group, group.replace("_", " ").capitalize())
+            if unused and all(n in unused for n in names):
+                title += f" · not read by {unused[names[0]]}"
+            box = st.expander(title, expanded=group == "core", key=f"knob_group_{group}", on_change="rerun")
+            with box:
+                if box.open is not False:  # only an open group draws its widgets: a faster page
+                    for name in names:
+                        draw(name)
     try:
         knobs = ui_state.knobs_from_values(st.session_state)
     except ValueError as exc:
@@ -269,6 +278,19 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
     for warning in knobs.warnings():
         st.sidebar.warning(warning)
     return knobs
+
+
+def _unused_knobs() -> dict[str, str]:
+    """Knob → strategy name, for the knobs the sidebar's strategy never reads (to label whole groups)."""
+    from workbench.policies import get_policy
+
+    try:
+        knobs = ui_state.knobs_from_values(st.session_state)
+        limits = getattr(get_policy(knobs), "limits", None)
+    except ValueError:
+        return {}
+    found = limits() if limits is not None else None
+    return {n: knobs.strategy for n in (found.unused if found is not None else ())}
 
 
 def _preset_caption(note: Any, knobs: Knobs) -> None:
