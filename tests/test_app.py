@@ -298,6 +298,43 @@ def test_each_reader_format_uploads(fmt):
     assert len(at.metric) == CARDS
 
 
+def test_several_files_upload_at_once_and_join_the_sweep():
+    """Three files in one upload: all join the picker, the first is shown, the Sweep tab runs over all three."""
+    samples = format_samples()
+    files = [(samples[f][0], samples[f][1], "application/octet-stream") for f in ("claude_code", "openai",
+                                                                                     "codex")]
+    at = app()
+    at.sidebar.file_uploader(key="history_upload").set_value(files).run()
+    no_errors(at)
+    labels = [ui_state.UPLOAD_PREFIX + name for name, _, _ in files]
+    assert all(label in widget(at, ui_state.HISTORY).options for label in labels)
+    assert widget(at, ui_state.HISTORY).value == labels[0]
+    assert at.session_state["sweep_histories"] == labels
+    assert any("Loaded 3 histories" in s.value for s in at.success)
+    at.session_state["tab"] = "Sweep"
+    at.run()
+    assert widget(at, "sweep_histories").value == labels
+
+
+def test_a_folder_upload_loads_its_histories_and_names_what_it_skipped():
+    """A folder with two histories, a README and a broken file: two load, the README is skipped, the broken
+    file is named in an error, and nothing else is lost."""
+    samples = format_samples()
+    folder = [("logs/a.jsonl", samples["claude_code"][1], "application/octet-stream"),
+              ("logs/README.md", b"# notes", "text/markdown"),
+              ("logs/broken.json", b'{"messages": [{"role": ', "application/json"),
+              ("logs/b.json", samples["openai"][1], "application/json")]
+    at = app()
+    at.sidebar.file_uploader(key="history_folder").set_value(folder).run()
+    assert not at.exception
+    options = widget(at, ui_state.HISTORY).options
+    assert ui_state.UPLOAD_PREFIX + "logs/a.jsonl" in options and ui_state.UPLOAD_PREFIX + "logs/b.json" in options
+    assert any("logs/broken.json" in e.value for e in at.error)
+    assert any("README.md" in i.value for i in at.info)
+    assert any("Loaded 2 histories" in s.value for s in at.success)
+    assert len(at.metric) == CARDS
+
+
 def test_history_upload_through_the_session_state_door():
     """Bytes queued under PENDING_HISTORY go through the same reader as the uploader."""
     name, data = format_samples()["claude_code"]

@@ -109,17 +109,27 @@ def history_loaders() -> dict[str, Callable[[], History]]:
     return out
 
 
-def _queue_history_upload() -> None:
-    upload = st.session_state.get("history_upload")
-    if upload is not None:
-        st.session_state[ui_state.PENDING_HISTORY] = (upload.name, upload.getvalue())
+def _queue_history_upload(key: str = "history_upload") -> None:
+    """The uploader's callback: queue every file's bytes; ``consume_pending`` reads them before the next run."""
+    upload = st.session_state.get(key)
+    files = upload if isinstance(upload, list) else [upload] if upload is not None else []
+    if files:
+        queued = [(f.name, f.getvalue()) for f in files]
+        st.session_state[ui_state.PENDING_HISTORY] = queued[0] if len(queued) == 1 else queued
 
 
 def _upload_widget() -> None:
     st.sidebar.file_uploader(
-        "upload a history", key="history_upload", on_change=_queue_history_upload,
-        help="Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex JSON(L), stagewise "
-        "JSON or SQLite store. The format is detected.",
+        "upload histories", key="history_upload", on_change=_queue_history_upload, accept_multiple_files=True,
+        help="One file or several. Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex "
+        "JSON(L), stagewise JSON or SQLite store. The format is detected; a file that cannot be read is named "
+        "and skipped.",
+    )
+    st.sidebar.file_uploader(
+        "or a folder of them", key="history_folder", on_change=_queue_history_upload, args=("history_folder",),
+        accept_multiple_files="directory",
+        help="Every .jsonl, .json, .ndjson, .sqlite or .db file in the folder joins the picker and the Sweep tab; "
+        "other files are skipped.",
     )
 
 

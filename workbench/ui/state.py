@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.sources import read_upload
+from workbench.history.sources import SUFFIXES, read_upload
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
@@ -24,11 +25,12 @@ ReadOnlyState = Mapping[Any, Any]
 
 KNOB_PREFIX = "knob_"
 PENDING_YAML = "pending_yaml"  # (source name, YAML text)
-PENDING_HISTORY = "pending_history"  # (file name, bytes)
+PENDING_HISTORY = "pending_history"  # (file name, bytes), or a list of them (several files, a folder)
 UPLOADED = "uploaded_histories"  # label -> History
 HISTORY = "history"  # the history picker's widget key (a label)
 FLASH = "flash"  # [(kind, text)] shown once: kind is success | error | info
 UPLOAD_PREFIX = "uploaded: "
+SWEEP_HISTORIES = "sweep_histories"  # the Sweep tab's multiselect of histories
 # Widgets inside tabs: Streamlit forgets a widget's value while it is not drawn (a closed lazy tab),
 # so the app re-asserts these at the top of every run. The API key is deliberately not among them.
 PERSISTENT = (
@@ -114,8 +116,9 @@ def flash(state: SessionState, kind: str, text: str) -> None:
     state.setdefault(FLASH, []).append((kind, text))
 
 
-def add_uploaded_history(state: SessionState, name: str, data: bytes) -> list[str]:
-    """Read an uploaded history, remember it under a picker label and select it; returns the labels."""
+def add_uploaded_history(state: SessionState, name: str, data: bytes, *, select: bool = True
+                         ) -> list[str]:
+    """Read an uploaded history, remember it under a picker label and (``select``) choose it; returns the labels."""
     histories = read_upload(name, data)
     store = state.setdefault(UPLOADED, {})
     labels = []
@@ -125,8 +128,16 @@ def add_uploaded_history(state: SessionState, name: str, data: bytes) -> list[st
             label += f" — {h.meta.get('title') or h.id}"
         store[label] = h
         labels.append(label)
-    state[HISTORY] = labels[0]
+    if select:
+        state[HISTORY] = labels[0]
     return labels
+
+
+def history_files(files: list[tuple[str, bytes]]) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """(history files, names skipped): a folder upload brings READMEs and images too; only history formats stay."""
+    keep = [(name, data) for name, data in files if Path(name).suffix.lower() in SUFFIXES]
+    skipped = [name for name, _ in files if Path(name).suffix.lower() not in SUFFIXES]
+    return keep, skipped
 
 
 def consume_pending(state: SessionState) -> None:
@@ -142,13 +153,36 @@ def consume_pending(state: SessionState) -> None:
             flash(state, "success", f"Loaded every knob from {source}.")
     pending = state.pop(PENDING_HISTORY, None)
     if pending is not None:
-        name, data = pending
+        _consume_histories(state, [pending] if isinstance(pending, tuple) else list(pending))
+
+
+def _consume_histories(state: SessionState, files: list[tuple[str, bytes]]) -> None:
+    """Read every queued file; a bad one is reported by name and skipped, the others load (the first is chosen)."""
+    many = len(files) > 1
+    if many:
+        files, skipped = history_files(files)
+        if skipped:
+            flash(state, "info", f"Skipped {len(skipped)} file(s) that are not histories: {', '.join(skipped[:5])}"
+                  + (" …" if len(skipped) > 5 else ""))
+    loaded: list[tuple[str, list[str]]] = []
+    for name, data in files:
         try:
-            labels = add_uploaded_history(state, name, data)
+            labels = add_uploaded_history(state, name, data, select=not loaded)
         except HistoryError as exc:
             flash(state, "error", f"Could not read this history: {exc}")
         except Exception as exc:  # noqa: BLE001 - a reader bug must still reach the user as one line
             flash(state, "error", f"Could not read this history: {name}: {type(exc).__name__}: {exc}")
         else:
-            chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
-            flash(state, "success", f"Loaded {name}{chats}.")
+            loaded.append((name, labels))
+    if not loaded:
+        return
+    if len(loaded) == 1:
+        name, labels = loaded[0]
+        chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
+        flash(state, "success", f"Loaded {name}{chats}.")
+        return
+    every = [label for _, labels in loaded for label in labels]
+    state[SWEEP_HISTORIES] = every  # the Sweep tab compares them all at once
+    names = ", ".join(name for name, _ in loaded[:4]) + (" …" if len(loaded) > 4 else "")
+    flash(state, "success", f"Loaded {len(loaded)} histories ({names}); the first is shown, and the Sweep tab "
+          "runs over all of them.")
