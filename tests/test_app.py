@@ -270,6 +270,33 @@ def test_queued_yaml_and_pasted_yaml_take_the_same_path():
     assert ui_state.knobs_from_values(at.session_state) == other
 
 
+def test_a_partial_yaml_changes_only_the_knobs_it_names_unless_replace_all_is_chosen():
+    """Pasting one knob keeps every other widget; "replace all" sends the unnamed knobs back to their defaults."""
+    at = app(tab="YAML & CLI", knob_min_kept_messages=3)
+    at.text_area(key="yaml_paste").input("trigger_ratio: 0.5\n").run()
+    at.button(key="yaml_apply").click().run()
+    no_errors(at)
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(trigger_ratio=0.5, min_kept_messages=3)
+    assert any("Changed only the 1 knob(s)" in s.value and "trigger_ratio" in s.value for s in at.success)
+    widget(at, ui_state.YAML_MODE).set_value("replace").run()
+    at.button(key="yaml_apply").click().run()
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(trigger_ratio=0.5)
+    assert any("went back to its default" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("min_kept_messages: 4\ntriger_ratio: 0.5\n", "pasted YAML:2: unknown knob 'triger_ratio' (did you mean trigger_ratio?)"),
+    ("trigger_ratio: 0.5\ntrigger_ratio: 0.6\n", "pasted YAML:2: duplicate knob 'trigger_ratio' (also on line 1)"),
+], ids=["unknown", "duplicate"])
+def test_a_yaml_mistake_is_named_with_its_line_and_nothing_changes(text, expected):
+    at = app(tab="YAML & CLI", knob_min_kept_messages=3)
+    at.text_area(key="yaml_paste").input(text).run()
+    at.button(key="yaml_apply").click().run()
+    assert not at.exception
+    assert any(expected in e.value for e in at.error), [e.value for e in at.error]
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(min_kept_messages=3)
+
+
 def test_bad_yaml_shows_an_error_naming_the_line():
     """An out-of-range value is an error box naming source and line; the widgets keep their values."""
     at = app(tab="YAML & CLI", **{ui_state.PENDING_YAML: ("bad.yaml", "version: 1\ntrigger_ratio: 7\n")})

@@ -15,7 +15,7 @@ from typing import Any
 
 from workbench.history.errors import HistoryError
 from workbench.history.sources import SUFFIXES, read_upload
-from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
+from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs, read_knobs_yaml
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
 # Mapping types are invariant in their key, so neither MutableMapping[str, Any] nor [str | int, Any] would
@@ -24,7 +24,8 @@ SessionState = MutableMapping[Any, Any]
 ReadOnlyState = Mapping[Any, Any]
 
 KNOB_PREFIX = "knob_"
-PENDING_YAML = "pending_yaml"  # (source name, YAML text)
+PENDING_YAML = "pending_yaml"  # (source name, YAML text[, "merge" | "replace"]); merge is the default
+YAML_MODE = "yaml_mode"  # the YAML tab's choice: a partial YAML changes only its knobs, or replaces all
 PENDING_HISTORY = "pending_history"  # (file name, bytes), or a list of them (several files, a folder)
 UPLOADED = "uploaded_histories"  # label -> History
 HISTORY = "history"  # the history picker's widget key (a label)
@@ -38,7 +39,7 @@ PERSISTENT = (
     "sweep_x", "sweep_y", "sweep_x_from", "sweep_x_to", "sweep_x_steps", "sweep_y_from", "sweep_y_to",
     "sweep_y_steps", "sweep_histories", "sweep_metric", "sweep_cell", "inspect_pick", "inspect_run", "yaml_paste",
     "tune_objective", "tune_max_overflows", "tune_min_retention", "tune_max_compressions", "tune_space", "tune_points",
-    "tune_rounds", "sweep_over", "tune_floor_from_base", "tune_briefer",
+    "tune_rounds", "sweep_over", "tune_floor_from_base", "tune_briefer", "yaml_mode",
 )
 
 
@@ -105,9 +106,20 @@ def apply_knobs(state: SessionState, knobs: Knobs) -> None:
         state[key] = value
 
 
-def apply_yaml(state: SessionState, text: str, *, source: str = "uploaded YAML") -> Knobs:
-    """Parse knob YAML (``dump_knobs`` format) and set every widget from it; raises ValueError naming the line."""
-    knobs = load_knobs(text, source=source)
+def apply_yaml(state: SessionState, text: str, *, source: str = "uploaded YAML",
+               mode: str = "merge") -> Knobs:
+    """Parse knob YAML and set the widgets from it; raises ValueError naming the line.
+
+    ``merge``: only the knobs the YAML names change, the others keep what the widgets show; ``replace``:
+    the knobs it does not name go back to their defaults (a full ``dump_knobs`` text is the same either way).
+    """
+    base = None
+    if mode == "merge":
+        try:
+            base = knobs_from_values(state)
+        except ValueError:  # the widgets hold something invalid: start from the defaults
+            base = None
+    knobs = load_knobs(text, source=source, base=base)
     apply_knobs(state, knobs)
     return knobs
 
@@ -144,13 +156,23 @@ def consume_pending(state: SessionState) -> None:
     """Apply a queued YAML or history upload; problems become an error message, never an exception."""
     pending = state.pop(PENDING_YAML, None)
     if pending is not None:
-        source, text = pending if isinstance(pending, tuple) else ("uploaded YAML", pending)
+        source, text, mode = (tuple(pending) + ("merge",))[:3] if isinstance(pending, tuple) else (
+            "uploaded YAML", pending, "merge")
         try:
-            apply_yaml(state, text, source=source)
+            named = read_knobs_yaml(text, source=source)
+            apply_yaml(state, text, source=source, mode=mode)
         except ValueError as exc:
             flash(state, "error", str(exc))
         else:
-            flash(state, "success", f"Loaded every knob from {source}.")
+            every = len(named) == len(dataclasses.fields(Knobs))
+            if every:
+                flash(state, "success", f"Loaded every knob from {source}.")
+            elif mode == "replace":
+                flash(state, "success", f"Loaded {len(named)} knob(s) from {source} ({', '.join(named)}); every "
+                      "other knob went back to its default.")
+            else:
+                flash(state, "success", f"Changed only the {len(named)} knob(s) {source} names "
+                      f"({', '.join(named)}); the others kept their values. Choose \"replace all\" to reset them.")
     pending = state.pop(PENDING_HISTORY, None)
     if pending is not None:
         _consume_histories(state, [pending] if isinstance(pending, tuple) else list(pending))
