@@ -439,7 +439,7 @@ class _KnobLoader(yaml.SafeLoader):
 def _unique_mapping(loader: _KnobLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         line = key_node.start_mark.line + 1
         if key in seen:
             raise yaml.constructor.ConstructorError(

@@ -150,6 +150,8 @@ def watch_clauses(knobs: Knobs, *, count: bool = True) -> tuple[str, ...]:
     out: list[str] = []
     if count and k.trigger_max_messages > 0:
         out.append(f"more than {k.trigger_max_messages:,} messages in context")
+    if count and k.trigger_max_turns > 0:
+        out.append(f"more than {k.trigger_max_turns:,} turns in context")
     if not k.proactive_compaction:
         out.append("proactive compaction is off")
     if k.reactive_compaction:
@@ -160,19 +162,22 @@ def watch_clauses(knobs: Knobs, *, count: bool = True) -> tuple[str, ...]:
 
 
 # Knobs only the rules-based policies read (``workbench.policies.rules``); stagewise reads none of them.
-RULES_ONLY = ("trigger_at_equal", "trigger_reserve_tokens", "trigger_max_messages", "keep_rule", "keep_recent_messages",
-              "keep_recent_turns", "keep_recent_share", "keep_user_messages_tokens", "kept_budget_floor_tokens",
-              "keep_starts_at_user", "keep_min_messages", "briefing_mode", "soft_trigger_ratio")
+RULES_ONLY = ("trigger_at_equal", "trigger_reserve_tokens", "trigger_max_messages", "trigger_max_turns", "keep_rule",
+              "keep_recent_messages", "keep_recent_turns", "keep_recent_share", "keep_user_messages_tokens",
+              "kept_budget_floor_tokens", "keep_starts_at_user", "keep_min_messages", "briefing_mode",
+              "soft_trigger_ratio", "mask_last_n_observations")
+ONE_POLICY = ("mask_last_n_observations",)  # read by one rules-based policy only (it lists it in ``reads``)
 # Which count knob each tail rule reads; the others are unused under that rule.
 RULE_KNOBS = {"budget": ("kept_budget_ratio", "kept_budget_cap_tokens", "kept_budget_floor_tokens"),
               "messages": ("keep_recent_messages",), "turns": ("keep_recent_turns",), "share": ("keep_recent_share",),
               "user_messages": ("keep_user_messages_tokens",), "none": ()}
 
 
-def rules_unused(rule: str, *, soft: bool, rule_fixed: bool = False) -> tuple[str, ...]:
-    """Knobs a rules-based policy with tail ``rule`` does not read (``soft``: it reads soft_trigger_ratio)."""
-    read = set(RULE_KNOBS.get(rule, ()))
-    out = ["min_kept_messages"]
+def rules_unused(rule: str, *, soft: bool, rule_fixed: bool = False, reads: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Knobs a rules-based policy with tail ``rule`` does not read (``soft``: it reads soft_trigger_ratio;
+    ``reads``: knobs of ONE_POLICY that this policy reads)."""
+    read = set(RULE_KNOBS.get(rule, ())) | set(reads)
+    out = ["min_kept_messages", *(n for n in ONE_POLICY if n not in read)]
     out += [n for knobs in RULE_KNOBS.values() for n in knobs if n not in read]
     if rule_fixed:
         out.append("keep_rule")

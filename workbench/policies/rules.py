@@ -50,10 +50,11 @@ class WatchesTriggers:
     def limits(self) -> lim.Limits:
         """The OR-ed trigger clauses and the keep_rule tail (``tail_rule`` when the policy fixes it)."""
         return rules_limits(self.knobs, rule=getattr(self, "tail_rule", None), soft=getattr(self, "soft", ""),
-                            soft_watch=getattr(self, "soft_watch", True))
+                            soft_watch=getattr(self, "soft_watch", True), reads=getattr(self, "reads", ()))
 
 
-def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_watch: bool = True) -> lim.Limits:
+def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_watch: bool = True,
+                 reads: tuple[str, ...] = ()) -> lim.Limits:
     """Limits of a rules-based policy; ``soft`` names what the soft threshold does for it ("" = unused).
 
     ``soft_watch``: the soft threshold is a watch of its own (staged, task_boundary), which only fires
@@ -79,7 +80,7 @@ def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_
         tail=lim.tail_words(k, rule),
         floor_messages=k.keep_min_messages,
         soft_tokens=soft_tokens,
-        unused=lim.rules_unused(rule, soft=bool(soft), rule_fixed=fixed),
+        unused=lim.rules_unused(rule, soft=bool(soft), rule_fixed=fixed, reads=reads),
     )
 
 

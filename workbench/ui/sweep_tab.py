@@ -241,7 +241,7 @@ def _tune_space(names: list[str], runs_: list[Any]) -> dict[str, tuple[float, fl
 
     found = live_ranges(runs_, names)
     widened = st.session_state.get(RANGES, {})
-    return {n: tuple(widened.get(n, found[n])) for n in names}  # type: ignore[misc]
+    return {n: tuple(widened.get(n, found[n])) for n in names}
 
 
 def _queue_winner(text: str) -> None:
