@@ -19,7 +19,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from upload_samples import format_samples
 
-from workbench.analysis.compare import compact_number
+from workbench.analysis.compare import compact_number, format_delta
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
 from workbench.explore.tune import Constraints, check_config
@@ -206,6 +206,40 @@ def test_closed_groups_draw_no_widgets_and_keep_their_values():
     at.run()
     assert widget(at, "knob_briefer_model").value == "gpt-4o-mini"
     assert "What stays verbatim · not read by stagewise" in [e.label for e in at.expander]
+
+
+def test_knobs_and_tables_speak_words_with_the_identifier_one_hover_away():
+    """Knob titles in words (identifier first in the help); the compressions table says "85% of target or more"
+    and "min kept messages reached first", not gte85 and floor."""
+    at = app(tab="Compressions", knob_context_window_tokens=20_000)
+    no_errors(at)
+    ratio = widget(at, "knob_trigger_ratio")
+    assert ratio.label == "Trigger at share of window" and ratio.help.startswith("`trigger_ratio`")
+    table = next(d for d in at.dataframe if "bucket" in d.value.columns).value
+    assert not set(table["bucket"]) & {"none", "lt60", "60to85", "gte85"}
+    assert set(table["stop"]) <= {"min kept messages reached first", "kept budget reached",
+                                  "newest message alone exceeds the budget"}
+
+
+def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way():
+    """Against a pinned A, deltas read like the values ("-9.6M", "-$28.8"); a smaller largest briefing is
+    neither better nor worse (no red), fewer tokens are green."""
+    at = app(tab="A/B compare", knob_context_window_tokens=20_000)
+    at.button(key="ab_pin").click().run()
+    widget(at, "knob_trigger_ratio").set_value(0.4).run()
+    history = load_history(REPO / SHORT)
+    a = simulate(history, Knobs(context_window_tokens=20_000)).metrics
+    b = simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=0.4)).metrics
+    cards = {m.label: m for m in at.metric}
+    assert cards["tokens / task"].proto.delta == format_delta("tokens_per_task", b.tokens_per_task - a.tokens_per_task,
+                                                              b.tokens_per_task)
+    assert cards["tokens / task"].proto.delta.endswith("k") and cards["tokens / task"].proto.body.endswith("k")
+    assert cards["peak context"].proto.delta.endswith("k")  # "-5.8k" under "13.0k", not "-5,830"
+    assert "GREEN" in str(cards["tokens / task"].proto)
+    assert b.max_briefing_chars != a.max_briefing_chars and "GRAY" in str(cards["largest briefing"].proto)
+    table = next(d for d in at.dataframe if d.value.columns[0] == "metric").value
+    row = table[table["metric"] == "largest briefing (chars)"].iloc[0]
+    assert row["B better"] in ("neither", "")
 
 
 def test_preset_sets_every_knob():

@@ -89,13 +89,19 @@ def compact_number(value: float, *, dollars: bool = False) -> str:
     return f"{value:,.0f}"
 
 
-def format_delta(name: str, delta: float) -> str:
-    """A card's delta in the card's own short form: "-9.6M" under "63.3M", "-$28.8" under "$205", "+3%"."""
+def format_delta(name: str, delta: float, value: float | None = None) -> str:
+    """A card's delta in the card's own short form: "-9.6M" under "63.3M", "-5.8k" under "13.0k", "-$28.8"
+    under "$205", "+3%" under "52%". ``value`` (the card's value) sets the unit, so both read alike."""
     if name.endswith("_ratio"):
         return f"{delta:+.0%}" if abs(delta) >= 0.01 else f"{delta:+.1%}"
     sign = "+" if delta > 0 else ""  # compact_number writes the minus itself
     if "dollars" in name:
         return sign + compact_number(delta, dollars=True)
+    scale = max(abs(delta), abs(value) if value is not None else 0.0)
+    if 1e4 <= scale < 999_950 and abs(delta) < 99_950:
+        return f"{sign}{delta / 1e3:.1f}k"
+    if 999_950 <= scale < 999_950_000 and abs(delta) < 999_950:
+        return f"{sign}{delta / 1e6:.2f}M"
     return sign + compact_number(delta)
 
 

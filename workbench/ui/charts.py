@@ -30,7 +30,7 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
         d = None
         if a is not None:
             diff = getattr(m, name) - getattr(a, name)
-            d = format_delta(name, diff) if diff else None
+            d = format_delta(name, diff, getattr(m, name)) if diff else None
         lower = LOWER_IS_BETTER.get(name, True)
         colour = "off" if lower is None else "inverse" if lower else "normal"
         col.metric(label, value, d, delta_color=colour, help=help_text, border=True)  # type: ignore[attr-defined]
