@@ -22,7 +22,7 @@ from upload_samples import format_samples
 from workbench.analysis.compare import compact_number, format_delta
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
-from workbench.explore.tune import Constraints, check_config
+from workbench.explore.tune import Constraints, check_config, retention_floor
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.replay import simulate
@@ -513,6 +513,29 @@ def test_load_the_winner_sets_every_sidebar_widget():
     assert ui_state.knobs_from_values(at.session_state) == winner
     assert any("tuned winner" in s.value for s in at.success)
     assert at.button(key="tune_load").disabled  # nothing left to load
+
+
+def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_widen_an_edge():
+    """With the defaults the floor is the sidebar config's retention less 5 points (extractive briefer); a winner
+    on the end of a range gets a warning and a button that widens that range and tunes again."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    result = at.session_state["tune_result"]["result"]
+    base = check_config(Knobs(context_window_tokens=20_000), [load_history(REPO / SHORT)], Constraints(),
+                        briefer=ExtractiveBriefer())
+    assert result.constraints.min_retention == pytest.approx(retention_floor(base["retention"]))
+    assert result.briefer == "extractive" and result.best_row["retention"] >= result.constraints.min_retention
+    assert any("extractive briefer" in c.value for c in at.caption)
+    table = next(d for d in at.dataframe if "compresses" in d.value.columns).value
+    assert list(table["history"]) == ["short"]
+    edges = result.edges()
+    assert edges, "the cheapest config sits on the edge of its range on this history"
+    edge = edges[0]
+    at.button(key=f"tune_widen_{edge.knob}").click().run()
+    no_errors(at)
+    again = at.session_state["tune_result"]["result"]
+    assert again.space[edge.knob] == pytest.approx(edge.widened)
 
 
 def test_auto_tune_with_impossible_constraints_says_so():

@@ -123,7 +123,7 @@ def test_cli_tune_prints_the_winner_and_writes_its_yaml(tmp_path, capsys):
     fresh = check_config(knobs, paths, REAL_CONSTRAINTS, briefer=ExtractiveBriefer())  # the CLI's default briefer
     assert fresh["feasible"]
     assert "runs" in captured.err  # the progress bar
-    assert "(extractive briefer)" in captured.out and "per history:" in captured.out
+    assert "(extractive briefer)" in captured.out and "the winner on each history" in captured.out
 
 
 def test_cli_tune_defaults_to_a_retention_floor_from_the_base_config(tmp_path, capsys):

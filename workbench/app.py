@@ -15,6 +15,7 @@ from workbench.ui import charts, compare_tab, config_tab, inspect_tab, live_tab,
 from workbench.ui import state as ui_state
 
 st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
+charts.page_style()
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
 for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
     if key in st.session_state:

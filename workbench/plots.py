@@ -209,7 +209,10 @@ def context_figure(
                 and other.height else 0, 1)
     fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
     fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
-    return _layout(fig, f"Context over the conversation — {run.history_id}")
+    _layout(fig, f"Context over the conversation — {run.history_id}", height=540)
+    # Eleven entries wrap on a laptop screen: below the axis they push the plot down, above it they hit the title.
+    fig.update_layout(legend={"y": -0.16, "yanchor": "top"}, margin={"t": 45, "b": 40})
+    return fig
 
 
 def binding_caption(run: Run) -> str:

@@ -64,6 +64,11 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
             card(col, label, name, value, help_text)
 
 
+def page_style() -> None:
+    """Less empty space above the header, so the cards and the first chart fit a laptop screen."""
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem}</style>")
+
+
 def run_warnings(run: Run) -> None:
     """Thrash, ineffective compactions and an oversized briefing target, above the tabs (``analysis.health``)."""
     from workbench.analysis.health import run_findings

@@ -125,12 +125,13 @@ def _upload_widget() -> None:
         "JSON(L), stagewise JSON or SQLite store. The format is detected; a file that cannot be read is named "
         "and skipped.",
     )
-    st.sidebar.file_uploader(
-        "or a folder of them", key="history_folder", on_change=_queue_history_upload, args=("history_folder",),
-        accept_multiple_files="directory",
-        help="Every .jsonl, .json, .ndjson, .sqlite or .db file in the folder joins the picker and the Sweep tab; "
-        "other files are skipped.",
-    )
+    with st.sidebar.expander("or a whole folder"):
+        st.file_uploader(
+            "folder", key="history_folder", on_change=_queue_history_upload, args=("history_folder",),
+            accept_multiple_files="directory", label_visibility="collapsed",
+            help="Every .jsonl, .json, .ndjson, .sqlite or .db file in the folder joins the picker and the Sweep "
+            "tab; other files are skipped.",
+        )
 
 
 # -- knobs ------------------------------------------------------------------------------------------

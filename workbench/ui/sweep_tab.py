@@ -148,6 +148,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
             bar.progress(done / max(1, all_runs), text=f"{done:,} of {all_runs:,} replays")
 
         frame = sweep(loaded, grid, workers=1, chunk_size=max(1, len(grid) // 40), progress=progress)
+        bar.empty()
         st.session_state[RESULT] = {"frame": frame, "x": x, "y": y}
     result = st.session_state.get(RESULT)
     if result is None:
@@ -170,8 +171,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
         st.info(f"{len(idle)} of {len(names)} histories never compress in any cell ({', '.join(idle)}): "
                 "their cost is the same everywhere, so they only flatten the mean. Pick a history above.")
     fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=METRICS[metric],
-                             title=f"{METRICS[metric]} over {labels.knob_title(rx)} × {labels.knob_title(ry)} "
-                                   f"({over})")
+                             title=f"{METRICS[metric]} ({over})")
     event = show(fig, "sweep_heatmap", on_select="rerun", selection_mode="points")
     cells = frame.select(rx, ry).unique(maintain_order=True).rows()
     cell_names = [f"{rx} = {plots.tick(a)}, {ry} = {plots.tick(b)}" for a, b in cells]
@@ -432,7 +432,10 @@ def _with_base(winner: pl.DataFrame, base: pl.DataFrame | None) -> pl.DataFrame:
         return winner
     keep = [c for c in ("history", "tokens_per_task", "retention") if c in base.columns]
     renamed = base.select(keep).rename({c: f"sidebar_{c}" for c in keep if c != "history"})
-    return winner.join(renamed, on="history", how="left")
+    out = winner.join(renamed, on="history", how="left")
+    order = ["history", "compresses", "compressions", "tokens_per_task", "sidebar_tokens_per_task", "retention",
+             "sidebar_retention", "overflows", "peak_ratio", "dollars_per_task"]
+    return out.select([c for c in order if c in out.columns])
 
 
 def _tune_value(name: str, value: float) -> str:
