@@ -182,3 +182,14 @@ def test_cli_tune_exits_1_when_nothing_is_feasible(tmp_path, capsys):
                  "--points", "2", "--rounds", "0", "--workers", "1", "--no-progress"])
     assert code == 1
     assert "no config met the constraints" in capsys.readouterr().out
+
+
+def test_cli_sweep_over_several_histories_shows_the_cheapest_config_on_each(capsys):
+    """A mean over a history that never compresses hides it: the sweep prints the cheapest config per history."""
+    samples = REPO / "sample_histories"
+    code = main(["sweep", str(samples / "short.jsonl"), str(samples / "tool_heavy.jsonl"), "--grid",
+                 "trigger_ratio=0.6,0.7", "--workers", "1", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "on each history" in out and "never compresses" in out
+    assert "1 of 2 histories never compress" in out

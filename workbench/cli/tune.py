@@ -101,8 +101,8 @@ def retention_label(briefer: str) -> str:
     return f"({briefer} briefer)"
 
 
-def print_per_history(rows: Any) -> None:
-    """The winner on each history: a mean over histories that never compress hides the ones that do."""
+def print_per_history(rows: Any, *, who: str = "the winner") -> None:
+    """``who`` on each history: a mean over histories that never compress hides the ones that do."""
     from workbench.cli.progress import print_table
 
     if rows is None or not rows.height:
@@ -116,8 +116,8 @@ def print_per_history(rows: Any) -> None:
         line.append("" if r["compresses"] else "never compresses: the knobs do not touch it")
         table.append(line)
     columns = ["history", "compressions", "tokens/task", "overflows", *(["retention"] if has_retention else []), ""]
-    print_table(columns, table, title="the winner on each history",
+    print_table(columns, table, title=f"{who} on each history",
                 right=[False, True, True, True, *([True] if has_retention else []), False])
     idle = rows.filter(~rows["compresses"]).height
     if idle:
-        print(f"{idle} of {rows.height} histories never compress under the winner: the mean moves with the others")
+        print(f"{idle} of {rows.height} histories never compress under {who}: the mean moves with the others")
