@@ -162,6 +162,8 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
             expected = f"trigger_ratio = {float(where['xs'][3]):.3g}, kept_budget_ratio = {float(where['ys'][1]):.3g}"
             page.wait_for_function(f"() => document.querySelector({cell!r}).value === {expected!r}", timeout=30_000)
             assert before != expected
+            page.mouse.wheel(0, 250)  # the picture shows the heatmap and the box the click filled
+            page.wait_for_timeout(500)
             page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
             page.click(".st-key-sweep_load button")
             page.wait_for_selector("text=Loaded the chosen sweep cell", timeout=30_000)
