@@ -242,6 +242,30 @@ def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way
     assert row["B better"] in ("neither", "")
 
 
+def test_thrash_and_a_large_briefing_target_are_cards_and_warnings():
+    """A 16k window with the 30,000-char target: the briefing target is ~47% of the window and compactions
+    thrash; the cards count them and the warnings say what to change."""
+    at = app(history="sample_histories/long.jsonl", knob_context_window_tokens=16_000)
+    no_errors(at)
+    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs(context_window_tokens=16_000))
+    assert metric(at, "thrash") == f"{run.metrics.thrash_events:,}" != "0"
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("Thrash:") and f"{run.metrics.compressions:,} compactions in" in w for w in warnings)
+    assert any("47% of the 16,000-token window" in w for w in warnings)
+
+
+def test_a_dead_knob_says_why_under_its_widget():
+    """On the long sample the 100k cap binds, so the trigger ratio does nothing: the note says so and how to fix it."""
+    at = app(history="sample_histories/long.jsonl")
+    notes = [c.value for c in at.sidebar.caption]
+    assert any("no effect: the hard cap binds (100,000 < 0.65 × window = 130,000)" in n for n in notes)
+    assert any("10-message floor" in n for n in notes)
+    widget(at, "knob_trigger_hard_cap_tokens").set_value(1_000_000).run()
+    notes = [c.value for c in at.sidebar.caption]
+    assert not any("hard cap binds" in n for n in notes)
+    assert any("the cap matters below 130,000" in n for n in notes)
+
+
 def test_preset_sets_every_knob():
     """Choosing the chat-agent preset moves the widgets to its values."""
     at = app()
