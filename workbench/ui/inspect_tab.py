@@ -32,14 +32,15 @@ def render(run: Run, history: History) -> None:
     frame = run.compressions_frame()
     shown = frame.select([c for c in COLUMNS if c in frame.columns])
     words = {"bucket": labels.bucket_words, "stop": labels.stop_words}  # codes (lt60, floor) as words
-    shown = shown.with_columns(pl.col(c).map_elements(f, return_dtype=pl.Utf8) for c, f in words.items()
-                               if c in shown.columns)
-    numbers = {c: st.column_config.NumberColumn(labels.COLUMNS.get(c, c), format="localized") for c in shown.columns
-               if c.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed", "boundary",
-                              "messages_folded", "kept"))}
+    shown = shown.with_columns(pl.col(col).map_elements(f, return_dtype=pl.Utf8) for col, f in words.items()
+                               if col in shown.columns)
+    numbers = {col: st.column_config.NumberColumn(labels.COLUMNS.get(col, col), format="localized")
+               for col in shown.columns
+               if col.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed",
+                                "boundary", "messages_folded", "kept"))}
     numbers["briefer_cost_usd"] = st.column_config.NumberColumn(labels.COLUMNS["briefer_cost_usd"], format="dollar")
-    for c in shown.columns:  # every other column: its words as the header, the identifier in the tooltip
-        numbers.setdefault(c, st.column_config.Column(labels.COLUMNS.get(c, c), help=f"`{c}`"))
+    for col in shown.columns:  # every other column: its words as the header, the identifier in the tooltip
+        numbers.setdefault(col, st.column_config.Column(labels.COLUMNS.get(col, col), help=f"`{col}`"))
     event = st.dataframe(shown, hide_index=True, key="inspect_table", on_select="rerun", selection_mode="single-row",
                          height=min(400, 38 + 35 * shown.height), column_config=numbers)
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
