@@ -338,6 +338,39 @@ def memory(cfg: Config) -> list[Result]:
     )]
 
 
+# -- the app in a real browser -------------------------------------------------------------------
+
+
+def browser(cfg: Config) -> list[Result]:
+    """Chromium via playwright on the long sample: cold start to the first chart, slider move to the new chart.
+
+    Absolute targets (a person's wait), so the "ratio" columns hold seconds; the one-chart Streamlit page
+    measured back to back is the floor no app of ours can go under on this machine, shown in the notes.
+    """
+    from browser import chromium, measure
+
+    if chromium() is None:
+        print("[browser: skipped, Debian's chromium is not installed]", file=sys.stderr)
+        return []
+    runs = 2 if cfg.runs <= 3 else cfg.runs
+    found = measure(runs=runs, moves=max(5, cfg.runs * 2))
+    cold, floor, slider, settled = (Series(found.cold), Series(found.floor), Series(found.slider),
+                                    Series(found.settled))
+    load = ", ".join(f"{x:.1f}" for x in found.load)
+    notes = [f"{found.notes[0]}; load average before each cold start {load}",
+             f"a one-chart Streamlit page (no workbench) on the same machine: {floor.median:.2f} s median "
+             f"(min {floor.min:.2f}, max {floor.max:.2f})"]
+    return [
+        Result("browser_cold", "cold start to the first chart, long sample (Chromium, fresh server)",
+               "none: absolute target (the floor is in the notes)", "<= 2.5 s median", cold, "s",
+               cold.median <= 2.5, cold, notes=notes),
+        Result("browser_slider", "slider move to the updated context chart, long sample (Chromium)",
+               "none: absolute target", "<= 0.4 s median", slider, "s", slider.median <= 0.4, slider,
+               notes=[f"until the whole page is idle again: {settled.median:.3f} s median "
+                      f"(min {settled.min:.3f}, max {settled.max:.3f})"]),
+    ]
+
+
 MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "replay": replay,
     "counting": counting,
@@ -345,6 +378,7 @@ MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "app": app,
     "import": imports,
     "memory": memory,
+    "browser": browser,
 }
 
 

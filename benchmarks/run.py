@@ -55,6 +55,8 @@ def _quantity(value: float, unit: str) -> str:
 
 
 def _ratio(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value:.2f} s"
     if unit == "+s":
         return f"{value:+.2f} s"
     if unit == "x faster":

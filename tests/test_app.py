@@ -19,9 +19,10 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from upload_samples import format_samples
 
-from workbench.analysis.compare import compact_number
+from workbench.analysis.compare import compact_number, format_delta
+from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
-from workbench.explore.tune import Constraints, check_config
+from workbench.explore.tune import Constraints, check_config, retention_floor
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.replay import simulate
@@ -30,6 +31,7 @@ from workbench.ui import state as ui_state
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "workbench" / "app.py")
 SHORT = "sample_histories/short.jsonl"
+CARDS = 10  # two rows of five metric cards
 TABS = ("Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI")
 
 
@@ -56,6 +58,14 @@ def widget(at: AppTest, key: str):
             if element.key == key:
                 return element
     raise KeyError(key)
+
+
+def shown(at: AppTest, key: str):
+    """What a knob's widget shows: its value when drawn, else what its (closed) group keeps for it."""
+    try:
+        return widget(at, key).value
+    except KeyError:
+        return at.session_state[key]
 
 
 def no_errors(at: AppTest) -> None:
@@ -94,7 +104,7 @@ def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
     run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
     assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -129,7 +139,7 @@ def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
     at = app(history=None)
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value == "generated sample"
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
 
 
 def test_histories_folder_from_the_environment_joins_the_picker(monkeypatch):
@@ -169,7 +179,7 @@ def test_off_box_disables_compression():
 
 def test_model_picker_fills_the_window_from_the_registry():
     """Choosing an agent model sets context_window_tokens to its max input tokens."""
-    at = app()
+    at = app(knob_group_cost=True)  # open the "Models and prices" group
     widget(at, "knob_model").set_value("gpt-4o").run()
     no_errors(at)
     assert widget(at, "knob_context_window_tokens").value == get_prices("gpt-4o").max_input_tokens
@@ -181,6 +191,79 @@ def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
     widget(at, "knob_kept_budget_ratio").set_value(0.9).run()
     widget(at, "knob_kept_budget_cap_tokens").set_value(500_000).run()
     assert any("reaches the trigger" in w.value for w in at.sidebar.warning)
+
+
+def test_closed_groups_draw_no_widgets_and_keep_their_values():
+    """Only the open knob groups draw widgets (a faster page); a value set in a group survives closing it."""
+    at = app(knob_group_cost=True)
+    widget(at, "knob_briefer_model").set_value("gpt-4o-mini").run()
+    at.session_state["knob_group_cost"] = False
+    at.run()
+    no_errors(at)
+    assert "knob_briefer_model" not in [w.key for w in at.selectbox]
+    assert ui_state.knobs_from_values(at.session_state).briefer_model == "gpt-4o-mini"
+    at.session_state["knob_group_cost"] = True
+    at.run()
+    assert widget(at, "knob_briefer_model").value == "gpt-4o-mini"
+    assert "What stays verbatim · not read by stagewise" in [e.label for e in at.expander]
+
+
+def test_knobs_and_tables_speak_words_with_the_identifier_one_hover_away():
+    """Knob titles in words (identifier first in the help); the compressions table says "85% of target or more"
+    and "min kept messages reached first", not gte85 and floor."""
+    at = app(tab="Compressions", knob_context_window_tokens=20_000)
+    no_errors(at)
+    ratio = widget(at, "knob_trigger_ratio")
+    assert ratio.label == "Trigger at share of window" and ratio.help.startswith("`trigger_ratio`")
+    table = next(d for d in at.dataframe if "bucket" in d.value.columns).value
+    assert not set(table["bucket"]) & {"none", "lt60", "60to85", "gte85"}
+    assert set(table["stop"]) <= {"min kept messages reached first", "kept budget reached",
+                                  "newest message alone exceeds the budget"}
+
+
+def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way():
+    """Against a pinned A, deltas read like the values ("-9.6M", "-$28.8"); a smaller largest briefing is
+    neither better nor worse (no red), fewer tokens are green."""
+    at = app(tab="A/B compare", knob_context_window_tokens=20_000)
+    at.button(key="ab_pin").click().run()
+    widget(at, "knob_trigger_ratio").set_value(0.4).run()
+    history = load_history(REPO / SHORT)
+    a = simulate(history, Knobs(context_window_tokens=20_000)).metrics
+    b = simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=0.4)).metrics
+    cards = {m.label: m for m in at.metric}
+    assert cards["tokens / task"].proto.delta == format_delta("tokens_per_task", b.tokens_per_task - a.tokens_per_task,
+                                                              b.tokens_per_task)
+    assert cards["tokens / task"].proto.delta.endswith("k") and cards["tokens / task"].proto.body.endswith("k")
+    assert cards["peak context"].proto.delta.endswith("k")  # "-5.8k" under "13.0k", not "-5,830"
+    assert "GREEN" in str(cards["tokens / task"].proto)
+    assert b.max_briefing_chars != a.max_briefing_chars and "GRAY" in str(cards["largest briefing"].proto)
+    table = next(d for d in at.dataframe if d.value.columns[0] == "metric").value
+    row = table[table["metric"] == "largest briefing (chars)"].iloc[0]
+    assert row["B better"] in ("neither", "")
+
+
+def test_thrash_and_a_large_briefing_target_are_cards_and_warnings():
+    """A 16k window with the 30,000-char target: the briefing target is ~47% of the window and compactions
+    thrash; the cards count them and the warnings say what to change."""
+    at = app(history="sample_histories/long.jsonl", knob_context_window_tokens=16_000)
+    no_errors(at)
+    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs(context_window_tokens=16_000))
+    assert metric(at, "thrash") == f"{run.metrics.thrash_events:,}" != "0"
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("Thrash:") and f"{run.metrics.compressions:,} compactions in" in w for w in warnings)
+    assert any("47% of the 16,000-token window" in w for w in warnings)
+
+
+def test_a_dead_knob_says_why_under_its_widget():
+    """On the long sample the 100k cap binds, so the trigger ratio does nothing: the note says so and how to fix it."""
+    at = app(history="sample_histories/long.jsonl")
+    notes = [c.value for c in at.sidebar.caption]
+    assert any("no effect: the hard cap binds (100,000 < 0.65 × window = 130,000)" in n for n in notes)
+    assert any("10-message floor" in n for n in notes)
+    widget(at, "knob_trigger_hard_cap_tokens").set_value(1_000_000).run()
+    notes = [c.value for c in at.sidebar.caption]
+    assert not any("hard cap binds" in n for n in notes)
+    assert any("the cap matters below 130,000" in n for n in notes)
 
 
 def test_preset_sets_every_knob():
@@ -228,7 +311,7 @@ def test_uploading_a_yaml_restores_every_widget_and_round_trips(media):
     at.file_uploader(key="yaml_upload").upload("mine.yaml", text.encode(), "application/x-yaml").run()
     assert not at.exception
     for key, value in ui_state.widget_values(knobs).items():
-        assert widget(at, key).value == value, key
+        assert shown(at, key) == value, key
     assert ui_state.knobs_from_values(at.session_state) == knobs
     assert media(at, "yaml_download").decode() == text
     assert any("Loaded every knob" in s.value for s in at.success)
@@ -243,6 +326,33 @@ def test_queued_yaml_and_pasted_yaml_take_the_same_path():
     at.text_area(key="yaml_paste").input(dump_knobs(other)).run()
     at.button(key="yaml_apply").click().run()
     assert ui_state.knobs_from_values(at.session_state) == other
+
+
+def test_a_partial_yaml_changes_only_the_knobs_it_names_unless_replace_all_is_chosen():
+    """Pasting one knob keeps every other widget; "replace all" sends the unnamed knobs back to their defaults."""
+    at = app(tab="YAML & CLI", knob_min_kept_messages=3)
+    at.text_area(key="yaml_paste").input("trigger_ratio: 0.5\n").run()
+    at.button(key="yaml_apply").click().run()
+    no_errors(at)
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(trigger_ratio=0.5, min_kept_messages=3)
+    assert any("Changed only the 1 knob(s)" in s.value and "trigger_ratio" in s.value for s in at.success)
+    widget(at, ui_state.YAML_MODE).set_value("replace").run()
+    at.button(key="yaml_apply").click().run()
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(trigger_ratio=0.5)
+    assert any("went back to its default" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("min_kept_messages: 4\ntriger_ratio: 0.5\n", "pasted YAML:2: unknown knob 'triger_ratio' (did you mean trigger_ratio?)"),
+    ("trigger_ratio: 0.5\ntrigger_ratio: 0.6\n", "pasted YAML:2: duplicate knob 'trigger_ratio' (also on line 1)"),
+], ids=["unknown", "duplicate"])
+def test_a_yaml_mistake_is_named_with_its_line_and_nothing_changes(text, expected):
+    at = app(tab="YAML & CLI", knob_min_kept_messages=3)
+    at.text_area(key="yaml_paste").input(text).run()
+    at.button(key="yaml_apply").click().run()
+    assert not at.exception
+    assert any(expected in e.value for e in at.error), [e.value for e in at.error]
+    assert ui_state.knobs_from_values(at.session_state) == Knobs(min_kept_messages=3)
 
 
 def test_bad_yaml_shows_an_error_naming_the_line():
@@ -270,7 +380,44 @@ def test_each_reader_format_uploads(fmt):
     at.sidebar.file_uploader(key="history_upload").upload(name, data).run()
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value.startswith(ui_state.UPLOAD_PREFIX + name)
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
+
+
+def test_several_files_upload_at_once_and_join_the_sweep():
+    """Three files in one upload: all join the picker, the first is shown, the Sweep tab runs over all three."""
+    samples = format_samples()
+    files = [(samples[f][0], samples[f][1], "application/octet-stream") for f in ("claude_code", "openai",
+                                                                                     "codex")]
+    at = app()
+    at.sidebar.file_uploader(key="history_upload").set_value(files).run()
+    no_errors(at)
+    labels = [ui_state.UPLOAD_PREFIX + name for name, _, _ in files]
+    assert all(label in widget(at, ui_state.HISTORY).options for label in labels)
+    assert widget(at, ui_state.HISTORY).value == labels[0]
+    assert at.session_state["sweep_histories"] == labels
+    assert any("Loaded 3 histories" in s.value for s in at.success)
+    at.session_state["tab"] = "Sweep"
+    at.run()
+    assert widget(at, "sweep_histories").value == labels
+
+
+def test_a_folder_upload_loads_its_histories_and_names_what_it_skipped():
+    """A folder with two histories, a README and a broken file: two load, the README is skipped, the broken
+    file is named in an error, and nothing else is lost."""
+    samples = format_samples()
+    folder = [("logs/a.jsonl", samples["claude_code"][1], "application/octet-stream"),
+              ("logs/README.md", b"# notes", "text/markdown"),
+              ("logs/broken.json", b'{"messages": [{"role": ', "application/json"),
+              ("logs/b.json", samples["openai"][1], "application/json")]
+    at = app()
+    at.sidebar.file_uploader(key="history_folder").set_value(folder).run()
+    assert not at.exception
+    options = widget(at, ui_state.HISTORY).options
+    assert ui_state.UPLOAD_PREFIX + "logs/a.jsonl" in options and ui_state.UPLOAD_PREFIX + "logs/b.json" in options
+    assert any("logs/broken.json" in e.value for e in at.error)
+    assert any("README.md" in i.value for i in at.info)
+    assert any("Loaded 2 histories" in s.value for s in at.success)
+    assert len(at.metric) == CARDS
 
 
 def test_history_upload_through_the_session_state_door():
@@ -290,7 +437,7 @@ def test_a_corrupt_upload_shows_an_error_not_a_traceback(data):
     assert not at.exception
     assert any("broken.json" in e.value for e in at.error)
     assert widget(at, ui_state.HISTORY).value == SHORT
-    assert len(at.metric) == 7
+    assert len(at.metric) == CARDS
 
 
 # -- A/B, sweep, live ----------------------------------------------------------------------------
@@ -339,6 +486,7 @@ def tuned_app() -> AppTest:
     """The Sweep tab on the short sample (20k window) after an auto-tune for dollars under ``TUNED``."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
     widget(at, "tune_objective").set_value("dollars").run()
+    widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(TUNED.min_retention).run()
     widget(at, "tune_max_compressions").set_value(TUNED.max_compressions).run()
     at.button(key="tune_go").click().run()
@@ -353,7 +501,8 @@ def test_sweep_tab_has_an_auto_tune_section():
     assert any(h.value == "Auto-tune" for h in at.subheader)
     assert widget(at, "tune_objective").value == "tokens"
     assert widget(at, "tune_max_overflows").value == 0
-    assert widget(at, "tune_min_retention").value == 0.0
+    assert widget(at, "tune_floor_from_base").value is True  # a retention floor by default
+    assert widget(at, "tune_briefer").value == "extractive"
     assert widget(at, "tune_max_compressions").value is None  # no limit
     assert not at.button(key="tune_go").disabled
     assert "tune_result" not in at.session_state
@@ -367,7 +516,7 @@ def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
     assert winner is not None and result.objective == "dollars" and result.constraints == TUNED
     assert winner != Knobs(context_window_tokens=20_000)  # the constraints move it off the sidebar's knobs
     history = load_history(REPO / SHORT)
-    fresh = check_config(winner, [history], TUNED, objective="dollars")
+    fresh = check_config(winner, [history], TUNED, objective="dollars", briefer=ExtractiveBriefer())
     assert fresh["feasible"] and fresh["retention"] >= TUNED.min_retention
     assert fresh["objective"] == pytest.approx(result.best_row["objective"])
     run = simulate(history, winner).metrics
@@ -384,16 +533,41 @@ def test_load_the_winner_sets_every_sidebar_widget():
     at.button(key="tune_load").click().run()
     no_errors(at)
     for key, value in ui_state.widget_values(winner).items():
-        assert widget(at, key).value == value, key
+        assert shown(at, key) == value, key
     assert ui_state.knobs_from_values(at.session_state) == winner
     assert any("tuned winner" in s.value for s in at.success)
     assert at.button(key="tune_load").disabled  # nothing left to load
 
 
+def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_widen_an_edge():
+    """With the defaults the floor is the sidebar config's retention less 5 points (extractive briefer); a winner
+    on the end of a range gets a warning and a button that widens that range and tunes again."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    result = at.session_state["tune_result"]["result"]
+    base = check_config(Knobs(context_window_tokens=20_000), [load_history(REPO / SHORT)], Constraints(),
+                        briefer=ExtractiveBriefer())
+    assert result.constraints.min_retention == pytest.approx(retention_floor(base["retention"]))
+    assert result.briefer == "extractive" and result.best_row["retention"] >= result.constraints.min_retention
+    assert any("extractive briefer" in c.value for c in at.caption)
+    table = next(d for d in at.dataframe if "compresses" in d.value.columns).value
+    assert list(table["history"]) == ["short"]
+    edges = result.edges()
+    assert edges, "the cheapest config sits on the edge of its range on this history"
+    edge = edges[0]
+    at.button(key=f"tune_widen_{edge.knob}").click().run()
+    no_errors(at)
+    again = at.session_state["tune_result"]["result"]
+    assert again.space[edge.knob] == pytest.approx(edge.widened)
+
+
 def test_auto_tune_with_impossible_constraints_says_so():
     """When no config meets the constraints there is a warning with the closest miss, and nothing to download."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(1.0).run()
+    widget(at, "tune_max_compressions").set_value(0).run()  # and no overflow: the history outgrows a 20k window
     at.button(key="tune_go").click().run()
     assert not at.exception
     assert any("No config met the constraints" in w.value for w in at.warning)

@@ -80,10 +80,10 @@ def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture
-def served_app(tmp_path):
-    """The app with its default histories; yields its URL."""
-    with serve(tmp_path) as url:
+@pytest.fixture(scope="module")
+def served_app(tmp_path_factory):
+    """The app with its default histories on a free local port, shared by this module's tests; yields its URL."""
+    with serve(tmp_path_factory.mktemp("streamlit")) as url:
         yield url
 
 
@@ -109,3 +109,73 @@ def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
         finally:
             browser.close()
     assert shot.stat().st_size > 20_000
+
+
+def _shot(name: str, tmp_path: Path) -> Path:
+    """docs/NAME with UPDATE_SCREENSHOT=1 (the pictures the docs show), a temp file otherwise."""
+    return REPO / "docs" / name if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path / name
+
+
+TRUNCATED = """() => Array.from(document.querySelectorAll('[data-testid="stMetric"]')).flatMap(card =>
+    Array.from(card.querySelectorAll('[data-testid="stMetricLabel"] p, [data-testid="stMetricValue"] div'))
+        .filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.textContent))"""
+
+
+@pytest.mark.parametrize("width", [1280, 1500])
+def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
+    """No card label or value is cut off ("10…", "$2…") at 1280 or 1500 px with the sidebar open."""
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            page.goto(served_app, wait_until="domcontentloaded")
+            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+            page.wait_for_timeout(1_500)
+            cards = page.locator('[data-testid="stMetric"]')
+            assert cards.count() == 10
+            assert page.evaluate(TRUNCATED) == []
+            assert page.locator(".stException").count() == 0
+            page.screenshot(path=str(_shot(f"app-{width}.png", tmp_path)), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
+    """A real mouse click on a sweep heatmap cell picks that cell, and its button loads it into the sidebar."""
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(served_app, wait_until="domcontentloaded")
+            page.wait_for_selector(CHART, state="visible", timeout=90_000)
+            page.get_by_role("tab", name="Sweep").click()
+            page.click(".st-key-sweep_go button", timeout=30_000)
+            heatmap = ".st-key-sweep_heatmap .js-plotly-plot"
+            page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
+            page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
+            page.wait_for_timeout(1_000)
+            cell = ".st-key-sweep_cell input"
+            before = page.locator(cell).input_value()
+            where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
+                const L = gd._fullLayout, r = gd.getBoundingClientRect();
+                return {x: r.left + L.xaxis._offset + L.xaxis.l2p(3), y: r.top + L.yaxis._offset + L.yaxis.l2p(1),
+                        xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
+            page.mouse.move(where["x"], where["y"])
+            page.mouse.click(where["x"], where["y"])
+            expected = f"trigger_ratio = {float(where['xs'][3]):.3g}, kept_budget_ratio = {float(where['ys'][1]):.3g}"
+            page.wait_for_function(f"() => document.querySelector({cell!r}).value === {expected!r}", timeout=30_000)
+            assert before != expected
+            page.mouse.wheel(0, 250)  # the picture shows the heatmap and the box the click filled
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
+            page.click(".st-key-sweep_load button")
+            page.wait_for_selector("text=Loaded the chosen sweep cell", timeout=30_000)
+            assert page.locator(".stException").count() == 0
+        finally:
+            browser.close()

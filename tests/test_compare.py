@@ -9,6 +9,7 @@ from workbench.analysis.compare import (
     HEADLINE_METRICS,
     compact_number,
     display_deltas,
+    format_delta,
     format_metric,
     knob_differences,
     metric_deltas,
@@ -73,3 +74,24 @@ def test_display_deltas_writes_each_metric_in_its_unit():
 )
 def test_compact_number_fits_a_metric_card(value, dollars, shown):
     assert compact_number(value, dollars=dollars) == shown
+
+
+@pytest.mark.parametrize(("name", "delta", "value", "shown"), [
+    ("tokens_per_task", -9_600_000, 63_300_000, "-9.6M"),
+    ("tokens_per_task", -39_600, 250_080, "-39.6k"),
+    ("peak_tokens", -5_830, 12_992, "-5.8k"),
+    ("compressions", 6, 12, "+6"),
+    ("dollars_per_task", -28.81, 205.0, "-$28.8"),
+    ("peak_ratio", -0.29, 0.65, "-29%"),
+])
+def test_deltas_read_like_their_card_values(name, delta, value, shown):
+    assert format_delta(name, delta, value) == shown
+
+
+def test_a_smaller_largest_briefing_is_neither_better_nor_worse():
+    h = uniform_history(80)
+    a = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.5)).metrics
+    b = simulate(h, Knobs(context_window_tokens=32_000, trigger_ratio=0.8, target_briefing_chars=2_000)).metrics
+    row = next(r for r in display_deltas(metric_deltas(a, b)).iter_rows(named=True)
+               if r["metric"] == "largest briefing (chars)")
+    assert row["B better"] == ("neither" if a.max_briefing_chars != b.max_briefing_chars else "")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.knobs import Knobs, dump_knobs, knobs_from_dict, load_knobs
+from workbench.knobs import Knobs, dump_knobs, knobs_from_dict, load_knobs, read_knobs_yaml
 
 
 def test_defaults_are_stagewise():
@@ -60,9 +60,25 @@ def test_kept_budget_reaching_trigger_warns():
     assert any("reaches the trigger" in w for w in k.warnings())
 
 
-def test_unknown_keys_refused_by_name():
-    with pytest.raises(ValueError, match="unknown knob\\(s\\) trigger_ratoi"):
+def test_unknown_keys_refused_by_name_with_their_line_and_a_guess():
+    with pytest.raises(ValueError, match=r"^cfg.yaml:2: unknown knob 'trigger_ratoi' \(did you mean trigger_ratio\?\)"):
         load_knobs("version: 1\ntrigger_ratoi: 0.5\n", source="cfg.yaml")
+    with pytest.raises(ValueError, match=r"^cfg.yaml:1: unknown knob 'zzz'$"):
+        load_knobs("zzz: 1\n", source="cfg.yaml")
+
+
+def test_a_knob_given_twice_is_refused_with_both_lines():
+    """PyYAML would keep the second value silently; a config that sets a knob twice is a mistake to report."""
+    with pytest.raises(ValueError, match=r"^cfg.yaml:3: duplicate knob 'trigger_ratio' \(also on line 1\)"):
+        load_knobs("trigger_ratio: 0.5\nmin_kept_messages: 4\ntrigger_ratio: 0.7\n", source="cfg.yaml")
+
+
+def test_a_partial_yaml_changes_only_the_knobs_it_names():
+    base = Knobs(trigger_ratio=0.4, min_kept_messages=3, strategy="summarize")
+    knobs = load_knobs("kept_budget_ratio: 0.1\n", base=base)
+    assert knobs == base.replace(kept_budget_ratio=0.1)
+    assert load_knobs("kept_budget_ratio: 0.1\n") == Knobs(kept_budget_ratio=0.1)  # no base: the defaults
+    assert read_knobs_yaml("version: 1\nkept_budget_ratio: 0.1\n") == {"kept_budget_ratio": 0.1}
 
 
 def test_invalid_yaml_names_file_and_line():

@@ -170,3 +170,27 @@ def test_plots_import_no_streamlit():
            "print('streamlit' in sys.modules, 'litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_sweep_heatmap_ticks_are_rounded_and_every_cell_is_clickable():
+    """Ticks read 0.0833, not 0.08333333; an invisible marker on each cell centre makes cells selectable."""
+    frame = pl.DataFrame({"trigger_ratio": [1 / 12, 1 / 12, 0.5, 0.5], "kept_budget_ratio": [0.1, 40_000.0, 0.1, 40_000.0],
+                          "tokens_per_task": [1.0e6, 2.0e6, 3.0e6, 4.0e6]})
+    fig = plots.sweep_figure(frame, "trigger_ratio", "kept_budget_ratio", "tokens_per_task")
+    assert list(fig.layout.xaxis.ticktext) == ["0.0833", "0.5"] and list(fig.layout.yaxis.ticktext) == ["0.1", "40k"]
+    cells = fig.data[1]
+    assert cells.type == "scatter" and len(cells.x) == 4 and fig.data[0].hoverinfo == "skip"
+    assert {(x, y) for x, y in zip(cells.x, cells.y, strict=True)} == {
+        (plots.cell_key(a), plots.cell_key(b)) for a in (1 / 12, 0.5) for b in (0.1, 40_000.0)}
+    assert fig.data[0].texttemplate == "%{z:.3s}"  # 2.0M in a cell, not 2,000,000
+
+
+def test_context_chart_names_the_binding_trigger_term_and_draws_the_others():
+    """With the 100k cap binding at a 200k window, the trigger line says so and 0.65 × window is drawn faint."""
+    from workbench.history.readers import load_history
+
+    run = simulate(load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"), Knobs())
+    names = [t.name for t in plots.context_figure(run).data]
+    assert "trigger (hard cap)" in names and "0.65 × window (not binding)" in names and "kept budget" in names
+    assert "hard cap binds" not in plots.binding_caption(run) and "= hard cap" in plots.binding_caption(run)
+    assert "min kept messages reached first (19)" in plots.binding_caption(run)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from real_histories import real_history_paths
 
+from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.cli import main
-from workbench.explore.tune import Constraints, check_config, pareto_mask, tune
+from workbench.explore.tune import Constraints, check_config, default_space, pareto_mask, retention_floor, tune
 from workbench.history.model import History, Message, text_part
+from workbench.history.readers import load_history
 from workbench.knobs import Knobs, load_knobs
+
+REPO = Path(__file__).resolve().parents[1]
 
 REAL_CONSTRAINTS = Constraints(max_overflows=0, min_retention=0.12, max_compressions=20)
 
@@ -114,9 +120,58 @@ def test_cli_tune_prints_the_winner_and_writes_its_yaml(tmp_path, capsys):
     assert code == 0, captured.err
     assert "winner" in captured.out and "overflows 0" in captured.out
     knobs = load_knobs(out.read_text(), source=str(out))
-    fresh = check_config(knobs, paths, REAL_CONSTRAINTS)
+    fresh = check_config(knobs, paths, REAL_CONSTRAINTS, briefer=ExtractiveBriefer())  # the CLI's default briefer
     assert fresh["feasible"]
     assert "runs" in captured.err  # the progress bar
+    assert "(extractive briefer)" in captured.out and "the winner on each history" in captured.out
+
+
+def test_cli_tune_defaults_to_a_retention_floor_from_the_base_config(tmp_path, capsys):
+    """Without --min-retention the floor is the base config's retention less 5 points, and the winner meets it."""
+    from workbench.history.writers import dump_canonical_jsonl
+
+    path = dump_canonical_jsonl(long_history(60), tmp_path / "h.jsonl")
+    code = main(["tune", str(path), "--set", "context_window_tokens=64000", "--points", "3", "--rounds", "1",
+                 "--workers", "1", "--no-progress", "--out", str(tmp_path / "w.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    base = check_config(Knobs(context_window_tokens=64_000), [path], Constraints(), briefer=ExtractiveBriefer())
+    floor = retention_floor(base["retention"])
+    assert f"min fact retention {floor:.2f}" in out
+    winner = load_knobs((tmp_path / "w.yaml").read_text())
+    assert check_config(winner, [path], Constraints(), briefer=ExtractiveBriefer())["retention"] >= floor
+
+
+def test_the_default_space_is_where_the_knobs_change_the_histories():
+    """On the long sample the stagewise trigger only binds below 0.5 (the 100k cap of a 200k window) and the
+    kept budget only below what the 10 floor messages hold, so those are the searched ranges."""
+    long = load_history(REPO / "sample_histories" / "long.jsonl")
+    space = default_space([long], Knobs())
+    assert space["trigger_ratio"][1] == pytest.approx(0.5)
+    assert space["kept_budget_ratio"][1] < 0.1
+    assert set(space) == {"trigger_ratio", "kept_budget_ratio", "target_briefing_chars"}
+
+
+def test_a_winner_on_the_edge_of_its_range_is_reported_with_a_wider_range():
+    """Cheapest is the lowest trigger here, so the winner sits on the low end: edges() says so and offers more."""
+    history = long_history()
+    result = tune([history], base=Knobs(context_window_tokens=64_000), space={"trigger_ratio": (0.4, 0.8)},
+                  points=3, rounds=1, workers=1)
+    assert result.best.trigger_ratio == 0.4
+    (edge,) = result.edges()
+    assert (edge.knob, edge.side, edge.widened) == ("trigger_ratio", "low", (0.2, 0.8))
+    assert "low end" in edge.describe()
+    rows = result.per_history()
+    assert rows["history"].to_list() == ["long"] and rows["compresses"].to_list() == [True]
+    inside = tune([history], base=Knobs(context_window_tokens=64_000), space={"trigger_ratio": (0.0, 0.8)},
+                  constraints=Constraints(max_compressions=int(result.best_row["max_compressions"]) - 1),
+                  points=5, rounds=0, workers=1)
+    assert all(e.side != "low" for e in inside.edges())  # 0 is the knob's own end: nothing to widen
+
+
+def test_retention_floor_is_five_points_under_the_base():
+    assert retention_floor(0.949) == pytest.approx(0.89)
+    assert retention_floor(0.03) == 0.0
 
 
 def test_cli_tune_exits_1_when_nothing_is_feasible(tmp_path, capsys):
@@ -127,3 +182,14 @@ def test_cli_tune_exits_1_when_nothing_is_feasible(tmp_path, capsys):
                  "--points", "2", "--rounds", "0", "--workers", "1", "--no-progress"])
     assert code == 1
     assert "no config met the constraints" in capsys.readouterr().out
+
+
+def test_cli_sweep_over_several_histories_shows_the_cheapest_config_on_each(capsys):
+    """A mean over a history that never compresses hides it: the sweep prints the cheapest config per history."""
+    samples = REPO / "sample_histories"
+    code = main(["sweep", str(samples / "short.jsonl"), str(samples / "tool_heavy.jsonl"), "--grid",
+                 "trigger_ratio=0.6,0.7", "--workers", "1", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "on each history" in out and "never compresses" in out
+    assert "1 of 2 histories never compress" in out

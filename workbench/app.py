@@ -26,6 +26,7 @@ from workbench.ui import (
 from workbench.ui import state as ui_state
 
 st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
+charts.page_style()
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
 for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
     if key in st.session_state:
@@ -36,7 +37,8 @@ chosen = sidebar.history_picker()
 if chosen is not None:
     agent_open.adopt(st.session_state, chosen[1])  # a real agent log opens with its own preset, window and model
 briefer = sidebar.briefer_choice()
-knobs = sidebar.knob_widgets()
+slots: dict = {}  # a placeholder under each knob, filled with a note once the run says it has no effect
+knobs = sidebar.knob_widgets(slots)
 sidebar.flashes()
 if chosen is None or knobs is None:
     st.stop()
@@ -44,12 +46,14 @@ label, history, history_path = chosen
 key = history.digest
 
 run = runs.replay(key, knobs, briefer, history)
+sidebar.knob_notes(slots, run)
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
 st.markdown(f"**{history.id}** · {len(history):,} messages · {run.metrics.checks:,} checks · "
             f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
+charts.run_warnings(run)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
     st.warning(note)
 

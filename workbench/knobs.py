@@ -503,15 +503,47 @@ def dump_knobs(knobs: Knobs) -> str:
     return yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 
 
-def load_knobs(text: str, *, source: str = "<yaml>") -> Knobs:
-    """Parse YAML from ``dump_knobs``; errors name the source, the line and the key."""
+class _KnobLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice (PyYAML keeps the last silently) and remembers key lines."""
+
+
+def _unique_mapping(loader: _KnobLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate knob {key!r} (also on line {seen[key]}): give each knob once",
+                key_node.start_mark)
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_KnobLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def _did_you_mean(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, knob_names(), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
+    """The knobs a YAML text names, checked: errors name the source, the line and the key.
+
+    A key given twice, an unknown knob ("did you mean ..."), a wrong version or an invalid value is refused;
+    ``version`` is dropped. Knobs the text does not name are simply absent, so callers decide what they keep.
+    """
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_KnobLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValueError(f"{where}: invalid YAML: {problem}") from None
+        prefix = "" if str(problem).startswith("duplicate knob") else "invalid YAML: "
+        raise ValueError(f"{where}: {prefix}{problem}") from None
     if data is None:
         raise ValueError(f"{source}: empty YAML, expected a mapping of knobs")
     if not isinstance(data, dict):
@@ -520,16 +552,33 @@ def load_knobs(text: str, *, source: str = "<yaml>") -> Knobs:
     version = data.pop("version", YAML_VERSION)
     if version != YAML_VERSION:
         raise ValueError(f"{source}: unsupported version {version!r} (this workbench reads version {YAML_VERSION})")
+    known = set(knob_names())
+    for key in data:
+        if key not in known:
+            raise ValueError(f"{_where(text, str(key), source)}: unknown knob {key!r}{_did_you_mean(str(key))}")
     try:
-        return knobs_from_dict(data, source=source)
+        knobs_from_dict(data, source=source)
     except ValueError as exc:
         message = str(exc)
         detail = message[len(source) + 2 :] if message.startswith(source + ": ") else message
-        key = detail.split(" ", 1)[0]
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.split(":", 1)[0].strip() == key:
-                raise ValueError(f"{source}:{number}: {detail}") from None
-        raise
+        raise ValueError(f"{_where(text, detail.split(' ', 1)[0], source)}: {detail}") from None
+    return data
+
+
+def _where(text: str, key: str, source: str) -> str:
+    """``source:line`` of the line that sets ``key``, or just ``source``."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.split(":", 1)[0].strip() == key:
+            return f"{source}:{number}"
+    return source
+
+
+def load_knobs(text: str, *, source: str = "<yaml>", base: Knobs | None = None) -> Knobs:
+    """Parse knobs YAML (``dump_knobs`` writes all of them); errors name the source, the line and the key.
+
+    A partial YAML changes only the knobs it names: the others come from ``base`` (the defaults when None).
+    """
+    return knobs_from_dict(read_knobs_yaml(text, source=source), base=base, source=source)
 
 
 def knobs_markdown() -> str:

@@ -8,6 +8,7 @@ arguments overlay a second run (the pinned A of an A/B comparison) on the same a
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ PINNED = "#2a9d8f"
 VERBATIM = "#4c78a8"
 TRIGGER = "#f58518"
 HARD_CAP = "#b0772b"
+KEPT = "#17becf"
 WINDOW = "#d62728"
 BASELINE = "#7f7f7f"
 COMPARE = "#222222"
@@ -42,10 +44,42 @@ LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.01, "xanchor": "left",
 FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 12}
 
 
+MAX_POINTS = 2_000  # a line with more points than this is thinned (peaks kept): the browser draws it faster
+
+
+def _template() -> go.layout.Template:
+    """plotly_white's layout and its scatter, bar and heatmap styles only: copying the whole template into every
+    figure (all 30 trace types) took 18 ms a figure and 4 KB of JSON, on every slider move."""
+    import plotly.io as pio
+
+    full = pio.templates["plotly_white"]
+    return go.layout.Template(layout=full.layout, data={"scatter": full.data.scatter, "bar": full.data.bar,
+                                                         "heatmap": full.data.heatmap})
+
+
+TEMPLATE = _template()
+
+
+def thin(values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indices of at most about ``max_points`` rows that keep the shape: per bucket its first, lowest and highest
+    row, and the last row, so a sawtooth keeps every peak and trough at its height. All rows when few."""
+    n = len(values)
+    if n <= max_points:
+        return np.arange(n)
+    buckets = max(1, max_points // 3)
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    keep = [n - 1]
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if hi > lo:
+            part = values[lo:hi]
+            keep += [int(lo), int(lo + np.argmin(part)), int(lo + np.argmax(part))]
+    return np.unique(np.asarray(keep, dtype=np.int64))
+
+
 def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 15}},
-        template="plotly_white",
+        template=TEMPLATE,
         font=FONT,
         height=height,
         margin={"l": 70, "r": 20, "t": 85, "b": 55},
@@ -55,6 +89,7 @@ def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
     return fig
 
 
+@functools.lru_cache(maxsize=65_536)
 def _wrap(text: str, width: int = 60) -> str:
     """Break a preview into lines for a hover box (plotly needs <br>)."""
     text = text.replace("<", "&lt;").replace(">", "&gt;")
@@ -66,7 +101,7 @@ def _wrap(text: str, width: int = 60) -> str:
         else:
             line = f"{line} {word}" if line else word
     lines.append(line)
-    return "<br>".join(lines[:3])
+    return "<br>".join(lines[:2])  # two lines: a third added 70 KB to every slider move on the long sample
 
 
 # -- context over time ----------------------------------------------------------------------------
@@ -86,6 +121,8 @@ def context_figure(
     no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
     """
     tl = run.timeline
+    if tl.height > MAX_POINTS:  # markers below use the run's own compressions, so every event stays exact
+        tl = tl[thin(tl["total"].to_numpy())]
     k = run.knobs
     window = k.context_window_tokens
     x = tl["index"].to_numpy()
@@ -130,16 +167,27 @@ def context_figure(
         )
     )
     trigger = tl["trigger"].to_numpy()
+    lim = run.limits
+    bind = lim.trigger.binding if lim is not None else None
     if np.isfinite(trigger).any():
+        name = f"trigger ({bind.label})" if bind is not None else "trigger"
         fig.add_trace(
             go.Scatter(
-                x=x, y=trigger, name="trigger", mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
-                                                                    "shape": "hv"},
+                x=x, y=trigger, name=name, mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
+                                                               "shape": "hv"},
                 hovertemplate="trigger: %{y:,.0f}<extra></extra>", connectgaps=False,
             )
         )
-    cap_binds = k.trigger_ratio >= 0 and k.trigger_hard_cap_tokens <= k.trigger_ratio * window
-    if k.trigger_hard_cap_tokens < window and not (cap_binds and np.isfinite(trigger).any()):
+    if lim is not None:  # the terms that do not bind, faint, so the chart shows why the trigger sits where it does
+        for term in lim.trigger.terms:
+            if term.name != lim.trigger.binds and term.tokens <= top * 1.08:
+                fig.add_hline(y=term.tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1})
+                _legend_line(fig, f"{term.label} (not binding)", HARD_CAP, "dot")
+        kept = lim.kept
+        if kept is not None and kept.tokens is not None and kept.tokens <= top * 1.08:
+            fig.add_hline(y=kept.tokens, line={"color": KEPT, "dash": "dot", "width": 1.2})
+            _legend_line(fig, "kept budget", KEPT, "dot")
+    elif k.trigger_hard_cap_tokens < window and not np.isfinite(trigger).any():
         fig.add_hline(y=k.trigger_hard_cap_tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1.2})
         _legend_line(fig, "hard cap", HARD_CAP, "dot")
     fig.add_hline(y=window, line={"color": WINDOW, "width": 1.6})
@@ -147,6 +195,8 @@ def context_figure(
     _markers(fig, run)
     if compare is not None:
         ct = compare.timeline
+        if ct.height > MAX_POINTS:
+            ct = ct[thin(ct["total"].to_numpy())]
         fig.add_trace(
             go.Scatter(
                 x=ct["index"].to_numpy(), y=ct["total"].to_numpy(), name=f"{labels[1]}: context", mode="lines",
@@ -159,7 +209,28 @@ def context_figure(
                 and other.height else 0, 1)
     fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
     fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
-    return _layout(fig, f"Context over the conversation — {run.history_id}")
+    _layout(fig, f"Context over the conversation — {run.history_id}", height=540)
+    # Eleven entries wrap on a laptop screen: below the axis they push the plot down, above it they hit the title.
+    fig.update_layout(legend={"y": -0.16, "yanchor": "top"}, margin={"t": 45, "b": 40})
+    return fig
+
+
+def binding_caption(run: Run) -> str:
+    """One sentence under the context chart: what sets the trigger and the kept budget, and why walks stopped."""
+    lim = run.limits
+    if lim is None:
+        return ""
+    parts = [lim.trigger.describe()]
+    if lim.kept is not None:
+        parts.append(lim.kept.describe())
+    stops = run.stops()
+    if stops:
+        from workbench.policies.limits import STOP_WORDS
+
+        parts.append("boundaries stopped: " + ", ".join(f"{STOP_WORDS.get(k, k)} ({v})" for k, v in stops.items()))
+    parts += list(lim.clauses)
+    text = "; ".join(parts) + "."
+    return text[0].upper() + text[1:]
 
 
 def _legend_line(fig: go.Figure, name: str, color: str, dash: str) -> None:
@@ -301,6 +372,11 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
         titles.append(title + (f" · no compaction: {shown}, off the chart" if off else ""))
         tops.append(top)
         offs.append(off)
+    if frame.height > MAX_POINTS:  # cumulative curves: evenly spaced rows (and the last) lose nothing visible
+        frame = frame[np.unique(np.append(np.linspace(0, frame.height - 1, MAX_POINTS).astype(np.int64),
+                                          frame.height - 1))]
+    if compare is not None and compare.height > MAX_POINTS:
+        compare = compare[np.unique(np.linspace(0, compare.height - 1, MAX_POINTS).astype(np.int64))]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles)
     x = frame["index"].to_numpy()
     for (row, col, base_col, _), top in zip(panels, tops, strict=True):
@@ -347,8 +423,14 @@ def _short(value: float) -> str:
 # -- sweeps ---------------------------------------------------------------------------------------
 
 
-def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str) -> tuple[list, list, np.ndarray]:
-    """(x values, y values, z[y][x]) with the metric averaged over every other column (e.g. histories)."""
+def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str, *, history: str | None = None,
+                 ) -> tuple[list, list, np.ndarray]:
+    """(x values, y values, z[y][x]) with the metric averaged over every other column (e.g. histories).
+
+    ``history``: only that history's rows (the per-history view of a sweep).
+    """
+    if history is not None and "history" in frame.columns:
+        frame = frame.filter(pl.col("history") == history)
     grouped = frame.group_by([x, y]).agg(pl.col(metric).cast(pl.Float64).mean())
     xs = sorted(grouped[x].unique().to_list())
     ys = sorted(grouped[y].unique().to_list())
@@ -360,21 +442,64 @@ def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str) -> tuple[list
     return xs, ys, z
 
 
-def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str | None = None) -> go.Figure:
-    """Heatmap of ``metric`` over a two-knob grid (mean over histories); cells carry their values as text."""
-    xs, ys, z = pivot_metric(frame, x, y, metric)
-    fmt = ".2f" if np.nanmax(np.abs(z), initial=0) < 10 else ",.0f"
+def tick(value: float) -> str:
+    """A knob value as an axis tick: 0.08333 → '0.0833', 40000 → '40k', 12 → '12'."""
+    v = float(value)
+    if v.is_integer() and abs(v) >= 1_000:
+        return _short(v)
+    if v.is_integer():
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def _cell_text(value: float, fmt: str) -> str:
+    return _short(value) if fmt == ".3s" else format(value, fmt)
+
+
+def cell_key(value: object) -> str:
+    """The category string a heatmap cell uses for a knob value (what a click reports back)."""
+    return str(value)
+
+
+def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str | None = None,
+                 history: str | None = None, metric_label: str | None = None) -> go.Figure:
+    """Heatmap of ``metric`` over a two-knob grid (mean over histories, or one ``history``).
+
+    Plotly heatmaps cannot be selected, so an invisible marker sits on every cell centre: clicking a
+    cell selects that marker (trace 1), whose x and y are the cell's category strings (``cell_key``).
+    Ticks are rounded (``tick``); cells carry their values as text.
+    """
+    from workbench.ui.labels import KNOB_TITLES
+
+    xs, ys, z = pivot_metric(frame, x, y, metric, history=history)
+    top = np.nanmax(np.abs(z), initial=0)
+    fmt = ".2f" if top < 10 else ",.0f" if top < 100_000 else ".3s"  # 28.7M, not 28,742,787, in a cell
+    label = metric_label or metric
+    cx, cy = [cell_key(v) for v in xs], [cell_key(v) for v in ys]
     fig = go.Figure(
         go.Heatmap(
-            x=[str(v) for v in xs], y=[str(v) for v in ys], z=z, colorscale="Viridis", reversescale=True,
-            texttemplate=f"%{{z:{fmt}}}", textfont={"size": 11},
-            hovertemplate=f"{x} = %{{x}}<br>{y} = %{{y}}<br>{metric} = %{{z:{fmt}}}<extra></extra>",
-            colorbar={"title": {"text": metric, "side": "right"}},
+            x=cx, y=cy, z=z, colorscale="Viridis", reversescale=True, texttemplate=f"%{{z:{fmt}}}",
+            textfont={"size": 11}, hoverinfo="skip", colorbar={"title": {"text": label, "side": "right"}},
         )
     )
-    fig.update_xaxes(title_text=x, type="category")
-    fig.update_yaxes(title_text=y, type="category")
-    return _layout(fig, title or f"{metric} over {x} × {y} (mean over histories)", height=460)
+    gx, gy = np.meshgrid(np.arange(len(xs)), np.arange(len(ys)))
+    fig.add_trace(go.Scatter(
+        x=[cx[i] for i in gx.ravel()], y=[cy[j] for j in gy.ravel()], mode="markers", name="cells",
+        showlegend=False, marker={"size": 28, "color": "rgba(0,0,0,0)", "symbol": "square"},
+        customdata=np.column_stack([[tick(xs[i]) for i in gx.ravel()], [tick(ys[j]) for j in gy.ravel()],
+                                    ["—" if np.isnan(v) else _cell_text(v, fmt) for v in z.ravel()]])
+        if z.size else None,
+        hovertemplate=f"{x} = %{{customdata[0]}}<br>{y} = %{{customdata[1]}}<br>{label} = %{{customdata[2]}}"
+        "<br><i>click to load this cell</i><extra></extra>",
+        selected={"marker": {"color": "rgba(255,255,255,0.35)"}}, unselected={"marker": {"opacity": 1}},
+    ))
+    fig.update_xaxes(title_text=KNOB_TITLES.get(x, x), type="category", tickvals=cx,
+                     ticktext=[tick(v) for v in xs])
+    fig.update_yaxes(title_text=KNOB_TITLES.get(y, y), type="category", tickvals=cy,
+                     ticktext=[tick(v) for v in ys])
+    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
+    where = history or "mean over histories"
+    return _layout(fig, title or f"{label} over {x} × {y} ({where})", height=460)
 
 
 # -- auto-tune ------------------------------------------------------------------------------------

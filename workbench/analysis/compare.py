@@ -12,20 +12,24 @@ import polars as pl
 from workbench.knobs import Knobs
 from workbench.replay import Metrics
 
-# (metric field, label, lower is better) in the order the app shows them.
-HEADLINE_METRICS: tuple[tuple[str, str, bool], ...] = (
+# (metric field, label, lower is better) in the order the app shows them; None: neither direction is better
+# (a smaller largest briefing is less context but also less carried over).
+HEADLINE_METRICS: tuple[tuple[str, str, bool | None], ...] = (
     ("peak_tokens", "peak context (tokens)", True),
     ("peak_ratio", "peak / window", True),
     ("compressions", "compressions", True),
     ("overflows", "overflows (checks above window)", True),
     ("failed_compressions", "failed compressions", True),
+    ("thrash_events", "thrash (compactions right after another)", True),
+    ("ineffective_compressions", "ineffective compactions", True),
     ("tokens_per_task", "tokens per task", True),
     ("dollars_per_task", "dollars per task", True),
     ("dollars_per_task_cached", "dollars per task, prompt caching", True),
     ("mean_context_tokens", "mean context (tokens)", True),
-    ("max_briefing_chars", "largest briefing (chars)", False),
+    ("max_briefing_chars", "largest briefing (chars)", None),
     ("briefer_dollars", "briefer dollars", True),
 )
+LOWER_IS_BETTER = {name: lower for name, _, lower in HEADLINE_METRICS}
 
 
 def metric_deltas(a: Metrics, b: Metrics) -> pl.DataFrame:
@@ -42,7 +46,7 @@ def metric_deltas(a: Metrics, b: Metrics) -> pl.DataFrame:
                 "B": vb,
                 "delta": delta,
                 "change": delta / va if va else None,
-                "better": None if delta == 0 else (delta < 0) == lower_better,
+                "better": None if delta == 0 or lower_better is None else (delta < 0) == lower_better,
             }
         )
     schema = {"name": pl.Utf8, "metric": pl.Utf8, "A": pl.Float64, "B": pl.Float64, "delta": pl.Float64, "change": pl.Float64,
@@ -85,6 +89,22 @@ def compact_number(value: float, *, dollars: bool = False) -> str:
     return f"{value:,.0f}"
 
 
+def format_delta(name: str, delta: float, value: float | None = None) -> str:
+    """A card's delta in the card's own short form: "-9.6M" under "63.3M", "-5.8k" under "13.0k", "-$28.8"
+    under "$205", "+3%" under "52%". ``value`` (the card's value) sets the unit, so both read alike."""
+    if name.endswith("_ratio"):
+        return f"{delta:+.0%}" if abs(delta) >= 0.01 else f"{delta:+.1%}"
+    sign = "+" if delta > 0 else ""  # compact_number writes the minus itself
+    if "dollars" in name:
+        return sign + compact_number(delta, dollars=True)
+    scale = max(abs(delta), abs(value) if value is not None else 0.0)
+    if 1e4 <= scale < 999_950 and abs(delta) < 99_950:
+        return f"{sign}{delta / 1e3:.1f}k"
+    if 999_950 <= scale < 999_950_000 and abs(delta) < 999_950:
+        return f"{sign}{delta / 1e6:.2f}M"
+    return sign + compact_number(delta)
+
+
 def display_deltas(frame: pl.DataFrame) -> pl.DataFrame:
     """``metric_deltas`` as text, each row in its own unit (the app's table)."""
     rows = [
@@ -94,7 +114,8 @@ def display_deltas(frame: pl.DataFrame) -> pl.DataFrame:
             "B": format_metric(r["name"], r["B"]),
             "B − A": format_metric(r["name"], r["delta"], signed=True),
             "change": "" if r["change"] is None else f"{r['change']:+.1%}",
-            "B better": {True: "yes", False: "no", None: ""}[r["better"]],
+            "B better": "neither" if r["better"] is None and r["delta"] and LOWER_IS_BETTER.get(r["name"], True) is None
+            else {True: "yes", False: "no", None: ""}[r["better"]],
         }
         for r in frame.iter_rows(named=True)
     ]

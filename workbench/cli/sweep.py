@@ -138,6 +138,12 @@ def run(args: argparse.Namespace) -> int:
     right = [True, True, True, True, *([True] if probes else []), *([False] * len(varying))]
     title = "cheapest knob sets by mean tokens per task" if len(knob_sets) > 1 else "the one knob set"
     print_table(columns, rows, title=title, right=right)
+    if len(paths) > 1 and table.height:  # the mean above hides histories that never compress
+        from workbench.cli.tune import print_per_history
+        from workbench.explore.tune import history_rows
+
+        best = int(table.row(0, named=True)["config"])
+        print_per_history(history_rows(frame.filter(pl.col("config") == best)), who=f"config {best}")
     if probes:
         print(f"fact retention: facts of the folded spans still in context after each compaction, pooled over "
               f"histories; briefer {args.briefer}"

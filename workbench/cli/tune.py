@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args
 from workbench.cli.progress import ProgressBar
@@ -19,18 +20,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--objective", choices=("tokens", "dollars"), default="tokens",
                         help="minimise mean tokens or dollars per task (default tokens)")
     parser.add_argument("--max-overflows", type=int, default=0, help="checks above the window, all histories (0)")
-    parser.add_argument("--min-retention", type=float, default=0.0,
-                        help="pooled fact retention at least this (0..1; default 0)")
+    parser.add_argument("--min-retention", type=float, default=None,
+                        help="pooled fact retention at least this (0..1; default: the base config's retention "
+                             "minus 0.05, so the winner does not trade facts away; 0 = no floor)")
     parser.add_argument("--max-compressions", type=int, help="compressions of any one history at most this")
     parser.add_argument("--space", action="append", default=[], metavar="KNOB=LOW:HIGH|A,B",
                         help="a knob to search (repeatable); default trigger_ratio, kept_budget_ratio, "
-                             "target_briefing_chars")
+                             "target_briefing_chars over the ranges where they change these histories")
     parser.add_argument("--points", type=int, default=4, help="grid points per knob in the first round (4)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (2)")
     parser.add_argument("--keep", type=int, default=3, help="configs refined each round (3)")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
-    parser.add_argument("--briefer", choices=("simulated", "extractive"), default="simulated",
-                        help="who writes briefings (default simulated: retention then counts kept messages only)")
+    parser.add_argument("--briefer", choices=("simulated", "extractive"), default="extractive",
+                        help="who writes briefings (default extractive, whose text retention can check; the "
+                             "simulated size model writes none, so retention then counts kept messages only)")
     parser.add_argument("--out", type=Path, help="write the winner's knobs YAML here")
     parser.add_argument("--trials", type=Path, help="write every config tried (.parquet or .csv)")
     parser.add_argument("--no-progress", action="store_true", help="do not draw the progress bar on stderr")
@@ -39,19 +42,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.command import changed_knobs
     from workbench.explore.sweep import expand_history_paths, write_sweep
-    from workbench.explore.tune import Constraints, tune
+    from workbench.explore.tune import Constraints, check_config, retention_floor, tune
 
-    if not 0.0 <= args.min_retention <= 1.0:
+    if args.min_retention is not None and not 0.0 <= args.min_retention <= 1.0:
         raise ValueError(f"--min-retention must be in [0, 1], got {args.min_retention}")
     base = knobs_from_args(args)
     paths = expand_history_paths(args.histories)
     space = dict(parse_space(s, option="--space") for s in args.space) or None
-    constraints = Constraints(max_overflows=args.max_overflows, min_retention=args.min_retention,
+    briefer = make_briefer(args.briefer)
+    label = retention_label(args.briefer)
+    min_retention = args.min_retention
+    if min_retention is None:
+        before = check_config(base, paths, Constraints(), briefer=briefer)
+        min_retention = retention_floor(before["retention"])
+        print(f"min fact retention {min_retention:.2f}: the base config keeps {before['retention']:.3f} {label}, "
+              "less 0.05 (--min-retention 0 for no floor)")
+    constraints = Constraints(max_overflows=args.max_overflows, min_retention=min_retention,
                               max_compressions=args.max_compressions)
     with ProgressBar("runs", enabled=not args.no_progress) as bar:
         result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
-                      points=args.points, rounds=args.rounds, keep=args.keep, briefer=make_briefer(args.briefer),
+                      points=args.points, rounds=args.rounds, keep=args.keep, briefer=briefer,
                       workers=args.workers, progress=bar)
+    print("searched " + ", ".join(f"{n} {v[0]:g}–{v[1]:g}" if isinstance(v, tuple) else f"{n} {v}"
+                                  for n, v in result.space.items()))
     tried = result.trials.height
     print(f"tried {tried} configs × {len(paths)} histories in {result.seconds:.1f}s; "
           f"{result.trials['feasible'].sum()} met the constraints, {result.front.height} on the Pareto front")
@@ -61,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if result.best is None:
         print("no config met the constraints; the closest:")
         row = result.trials.sort(["violation", "objective"]).row(0, named=True)
-        print(f"  overflows {row['overflows']}, retention {row['retention']:.3f}, "
+        print(f"  overflows {row['overflows']}, retention {row['retention']:.3f} {label}, "
               f"max compressions {row['max_compressions']}")
         return 1
     row = result.best_row or {}
@@ -69,9 +82,42 @@ def run(args: argparse.Namespace) -> int:
     for name, value in changed_knobs(result.best, base).items():
         print(f"  {name}: {value}")
     print(f"  mean tokens per task {row['tokens_per_task']:,.0f}  (${row['dollars_per_task']:,.4f})")
-    print(f"  overflows {row['overflows']}, fact retention {row['retention']:.3f}, "
+    print(f"  overflows {row['overflows']}, fact retention {row['retention']:.3f} {label}, "
           f"max compressions {row['max_compressions']}, max peak {row['max_peak_ratio']:.1%} of the window")
+    print_per_history(result.per_history())
+    for edge in result.edges():
+        lo, hi = edge.widened
+        print(f"warning: {edge.describe()} (--space {edge.knob}={lo:g}:{hi:g})")
     if args.out is not None:
         args.out.write_text(result.best_yaml(), encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
+
+
+def retention_label(briefer: str) -> str:
+    """Who the retention numbers are about: a text briefer, or the size model that writes no text."""
+    if briefer == "simulated":
+        return "(simulated briefer: no briefing text, kept messages only)"
+    return f"({briefer} briefer)"
+
+
+def print_per_history(rows: Any, *, who: str = "the winner") -> None:
+    """``who`` on each history: a mean over histories that never compress hides the ones that do."""
+    from workbench.cli.progress import print_table
+
+    if rows is None or not rows.height:
+        return
+    has_retention = "retention" in rows.columns
+    table = []
+    for r in rows.iter_rows(named=True):
+        line = [r["history"], f"{r['compressions']:,}", f"{r['tokens_per_task']:,.0f}", f"{r['overflows']:,}"]
+        if has_retention:
+            line.append(f"{r['retention']:.3f}")
+        line.append("" if r["compresses"] else "never compresses: the knobs do not touch it")
+        table.append(line)
+    columns = ["history", "compressions", "tokens/task", "overflows", *(["retention"] if has_retention else []), ""]
+    print_table(columns, table, title=f"{who} on each history",
+                right=[False, True, True, True, *([True] if has_retention else []), False])
+    idle = rows.filter(~rows["compresses"]).height
+    if idle:
+        print(f"{idle} of {rows.height} histories never compress under {who}: the mean moves with the others")

@@ -143,7 +143,7 @@ def _run_task(task: _Task) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         run = simulate(history, knobs, task.briefer, cache=_WORKER_CACHE)
         row: dict[str, Any] = {"config": config, "history": history.id, "history_path": path,
-                               "_position": task.position}
+                               "_position": task.position, "briefer": run.briefer}
         row.update(dataclasses.asdict(knobs))
         row.update(run.metrics.to_dict())
         if task.probes:
@@ -275,7 +275,7 @@ def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 def sweep_metric_columns(frame: pl.DataFrame) -> list[str]:
     """The columns of a sweep frame that are results (metrics and probes), not inputs."""
-    inputs = {"config", "history", "history_path", *(f.name for f in dataclasses.fields(Knobs))}
+    inputs = {"config", "history", "history_path", "briefer", *(f.name for f in dataclasses.fields(Knobs))}
     return [c for c in frame.columns if c not in inputs]
 
 

@@ -7,7 +7,11 @@ config stays in the result: the Pareto front of cost vs fact retention vs overfl
 Each config is scored over all histories together: the objective is its mean tokens (or dollars) per
 task, overflows are summed, compactions are the most any one history needed, and fact retention is
 pooled over every (compression, fact) pair (see ``workbench.analysis.probes``; with the simulated briefer it
-counts what the kept messages carry). Runs go through :func:`workbench.explore.sweep.sweep`, so any executor works.
+counts what the kept messages carry, so the faces tune with the extractive briefer and say which one it was).
+The default search space is where the knobs change these histories (``default_space``), the faces' default
+retention floor is the base config's retention less 5 points (``retention_floor``), a winner on the end of
+its range is reported (``TuneResult.edges``) and each history's numbers stay visible (``per_history``).
+Runs go through :func:`workbench.explore.sweep.sweep`, so any executor works.
 """
 
 from __future__ import annotations
@@ -26,15 +30,13 @@ import polars as pl
 
 from workbench.briefing.base import Briefer
 from workbench.explore.sweep import HistorySource, ProgressFn, default_executor, sweep
+from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, Knobs, dump_knobs, knobs_from_dict
 
 OBJECTIVES = {"tokens": "tokens_per_task", "dollars": "dollars_per_task"}
-# Ranges that matter on real sessions: below 0.2 the agent compacts constantly, above 0.9 it overflows.
-DEFAULT_SPACE: dict[str, tuple[float, float] | list[Any]] = {
-    "trigger_ratio": (0.2, 0.9),
-    "kept_budget_ratio": (0.02, 0.4),
-    "target_briefing_chars": (4_000, 40_000),
-}
+# The knobs searched by default; their ranges come from the histories (``default_space``).
+DEFAULT_KNOBS = ("trigger_ratio", "kept_budget_ratio", "target_briefing_chars")
+RETENTION_SLACK = 0.05  # the default floor: the base config's fact retention minus this
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +67,41 @@ class TuneResult:
     objective: str
     constraints: Constraints
     seconds: float
+    space: dict[str, Any] = dataclasses.field(default_factory=dict)  # what was searched
+    briefer: str = "simulated"  # who wrote the briefings, so who the retention numbers are about
+
+    def edges(self) -> list[Edge]:
+        """Searched ranges whose winner sits on an end that the knob's own range would let go further."""
+        if self.best is None:
+            return []
+        out = []
+        for name, spec in self.space.items():
+            if not _is_range(spec):
+                continue
+            lo, hi = float(spec[0]), float(spec[1])
+            value = float(getattr(self.best, name))
+            ks = KNOB_SPECS.get(name)
+            low = float(ks.low) if ks is not None and ks.low is not None else -np.inf
+            high = float(ks.high) if ks is not None and ks.high is not None else np.inf
+            tol = max(abs(hi - lo) * 1e-6, 1e-12)
+            span = hi - lo
+            if value <= lo + tol and lo > low:  # halve a positive low end; ratios near 0 are degenerate
+                new_lo = lo / 2 if lo > 0 else lo - span
+                out.append(Edge(knob=name, value=value, side="low", low=lo, high=hi,
+                                widened=(_round_like(name, max(low, new_lo)), hi)))
+            elif value >= hi - tol and hi < high:
+                out.append(Edge(knob=name, value=value, side="high", low=lo, high=hi,
+                                widened=(lo, _round_like(name, min(high, hi + span / 2)))))
+        return out
+
+    def per_history(self, config: int | None = None) -> pl.DataFrame:
+        """One row per history for a config (the winner by default): a mean over histories hides the ones
+        that never compress, so this shows each history's compressions, cost, retention and overflows."""
+        if config is None:
+            if self.best_row is None:
+                return pl.DataFrame()
+            config = int(self.best_row["config"])
+        return history_rows(self.runs.filter(pl.col("config") == config))
 
     @property
     def front(self) -> pl.DataFrame:
@@ -76,6 +113,57 @@ class TuneResult:
         if self.best is None:
             raise ValueError("no config met the constraints; loosen them or widen the search space")
         return dump_knobs(self.best)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edge:
+    """A winner on the end of its searched range: the true optimum may lie beyond it."""
+
+    knob: str
+    value: float
+    side: str  # low | high
+    low: float
+    high: float
+    widened: tuple[float, float]  # the range to try next: the low end halved or the high end half a span on
+
+    def describe(self) -> str:
+        return (f"{self.knob} = {self.value:g} sits on the {self.side} end of its range {self.low:g}–{self.high:g}: "
+                f"the optimum may lie beyond it; try {self.widened[0]:g}–{self.widened[1]:g}")
+
+
+HISTORY_COLUMNS = ("history", "compressions", "tokens_per_task", "dollars_per_task", "overflows", "peak_ratio",
+                   "thrash_events", "retention", "facts_checked")
+
+
+def history_rows(runs: pl.DataFrame) -> pl.DataFrame:
+    """Per-history rows of a sweep or tune frame for one config, with ``compresses`` saying whether it did."""
+    cols = [c for c in HISTORY_COLUMNS if c in runs.columns]
+    return runs.select(cols).with_columns((pl.col("compressions") > 0).alias("compresses"))
+
+
+def _round_like(name: str, value: float) -> float:
+    return float(round(value)) if _is_int(name) else float(f"{value:.3g}")
+
+
+def retention_floor(base_retention: float) -> float:
+    """The default minimum retention: what the base config keeps, less ``RETENTION_SLACK`` (never below 0)."""
+    return max(0.0, float(np.floor((base_retention - RETENTION_SLACK) * 100) / 100))
+
+
+def default_space(
+    histories: Sequence[HistorySource], base: Knobs, names: Sequence[str] = DEFAULT_KNOBS,
+) -> dict[str, tuple[float, float] | list[Any]]:
+    """Where each knob changes the result on these histories: its live range under ``base`` (replayed here).
+
+    The trigger between what a compaction leaves and the history's peak, the kept budget below what the
+    floor messages hold (``workbench.analysis.binding.live_range``), unioned over the histories that compress.
+    """
+    from workbench.analysis.binding import live_ranges
+    from workbench.explore.sweep import _history_of
+    from workbench.replay import simulate
+
+    runs = [simulate(_history_of(h if isinstance(h, History) else os.fspath(h)), base) for h in histories]
+    return dict(live_ranges(runs, list(names)))
 
 
 def aggregate(runs: pl.DataFrame, objective: str, constraints: Constraints) -> pl.DataFrame:
@@ -193,7 +281,7 @@ def tune(
     metrics = {f.name for f in dataclasses.fields(Metrics)}
     if objective not in OBJECTIVES and objective not in metrics:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} or a metric name, got {objective!r}")
-    space = dict(space or DEFAULT_SPACE)
+    space = dict(space or default_space(histories, base))
     _check_space(space)
     names = list(space)
     axes = {n: _axis_values(n, space[n], points) for n in names}
@@ -260,7 +348,8 @@ def tune(
     best_row = feasible.row(0, named=True) if feasible.height else None
     best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
     return TuneResult(best=best, best_row=best_row, trials=trials, runs=runs, objective=objective,
-                      constraints=constraints, seconds=time.perf_counter() - t0)
+                      constraints=constraints, seconds=time.perf_counter() - t0, space=space,
+                      briefer=getattr(briefer, "name", "simulated") if briefer is not None else "simulated")
 
 
 def _trials(frames: list[pl.DataFrame], objective: str, constraints: Constraints) -> pl.DataFrame:

@@ -107,6 +107,9 @@ class Compact:
     regenerate: bool = False  # the briefer re-reads the raw history from the start (regenerative family)
     sections: bool = False  # ask for an anchored sectioned briefing
     opaque: bool = False  # a high-ratio, unreadable briefing (opaque family, e.g. Codex remote compaction)
+    stop: str = ""  # why the boundary fell here: a ``workbench.policies.limits`` STOP_* value
+    floor_tokens: int | None = None  # the walk's tokens of the newest floor messages (does the budget bind?)
+    fit_messages: int | None = None  # how many newest messages the kept budget holds, floor aside
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,7 +251,8 @@ class Policy(Protocol):
     """When to look, and what to do when the context is above the watch threshold.
 
     Optional: ``watches(state) -> tuple[Watch, ...]`` replaces ``watch_threshold`` for firing (the
-    latter still labels the timeline's trigger column).
+    latter still labels the timeline's trigger column). ``limits() -> Limits`` says which term of the
+    trigger and of the kept budget binds (``workbench.policies.limits``); faces explain knobs with it.
     """
 
     @property

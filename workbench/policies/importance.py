@@ -30,6 +30,8 @@ class ImportancePolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "importance"
+    soft = "stub the largest old tool outputs down to"
+    soft_watch = False  # the soft ratio is the target of the elision, not a watch
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         k = self.knobs

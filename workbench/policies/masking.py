@@ -81,6 +81,7 @@ class ObservationMaskingPolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "observation_masking"
+    reads = ("mask_last_n_observations",)  # Limits: the one rules knob only this policy reads
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         out = trigger_watches(state, self.knobs)

@@ -24,6 +24,7 @@ class MsagentPolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "msagent"
+    tail_rule = "messages"  # the last keep_recent_messages non-system messages
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         keep = max(1, self.knobs.keep_recent_messages)  # upstream validates ge=1 and migrates 0 to 6

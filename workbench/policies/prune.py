@@ -11,6 +11,7 @@ its policy's own compaction and also wakes on its own when enough becomes prunab
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from workbench.knobs import Knobs
 from workbench.policies.base import Action, Elide, Policy, ReplayState, Skip, Watch
+from workbench.policies.limits import Limits
 from workbench.policies.rules import first_index_where
 
 
@@ -76,6 +78,17 @@ class Pruned:
         if start is not None:
             out = (*out, Watch(tokens=-math.inf, from_index=start, reason="prune", cooldown=False))
         return out
+
+    def limits(self) -> Limits | None:
+        """The inner policy's limits with the pruning pre-pass named among the clauses."""
+        inner = getattr(self.inner, "limits", None)
+        found = inner() if inner is not None else None
+        if found is None:
+            return None
+        k = self.knobs
+        clause = (f"prune tool outputs beyond the newest {k.prune_protect_tokens:,} tokens when more than "
+                  f"{k.prune_minimum_tokens:,} can be freed")
+        return dataclasses.replace(found, clauses=(clause, *found.clauses))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         if state.trigger not in ("manual", "reactive"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.knobs import Knobs
+from workbench.policies import limits as lim
 from workbench.policies.base import Action, Compact, ReplayState, Skip, Watch
 
 
@@ -45,6 +46,42 @@ class WatchesTriggers:
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         return tuple(trigger_watches(state, self.knobs))
+
+    def limits(self) -> lim.Limits:
+        """The OR-ed trigger clauses and the keep_rule tail (``tail_rule`` when the policy fixes it)."""
+        return rules_limits(self.knobs, rule=getattr(self, "tail_rule", None), soft=getattr(self, "soft", ""),
+                            soft_watch=getattr(self, "soft_watch", True), reads=getattr(self, "reads", ()))
+
+
+def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_watch: bool = True,
+                 reads: tuple[str, ...] = ()) -> lim.Limits:
+    """Limits of a rules-based policy; ``soft`` names what the soft threshold does for it ("" = unused).
+
+    ``soft_watch``: the soft threshold is a watch of its own (staged, task_boundary), which only fires
+    first when it sits below the trigger; importance uses it as the target of its elision instead.
+    """
+    k = knobs
+    fixed = rule is not None
+    rule = rule or k.keep_rule
+    clauses = lim.watch_clauses(k)
+    soft_tokens = None
+    trigger = lim.trigger_limit(k)
+    if soft:
+        soft_tokens = k.soft_trigger_ratio * k.context_window_tokens
+        text = f"{soft} {k.soft_trigger_ratio:g} × window = {soft_tokens:,.0f}"
+        if soft_watch and trigger.tokens is not None and soft_tokens >= trigger.tokens:
+            text += " (not below the trigger, so it never fires first)"
+        clauses = (text, *clauses)
+    return lim.Limits(
+        trigger=trigger,
+        strict=not k.trigger_at_equal,
+        clauses=clauses,
+        kept=lim.kept_limit(k) if rule == "budget" else None,
+        tail=lim.tail_words(k, rule),
+        floor_messages=k.keep_min_messages,
+        soft_tokens=soft_tokens,
+        unused=lim.rules_unused(rule, soft=bool(soft), rule_fixed=fixed, reads=reads),
+    )
 
 
 def messages_in_context(state: ReplayState, index: int | None = None) -> int:
@@ -134,6 +171,9 @@ class Tail:
     start: int
     rule: str
     pinned: tuple[int, ...] = ()
+    stop: str = ""  # why the tail starts here (``workbench.policies.limits`` STOP_*)
+    floor_tokens: int | None = None  # budget rule: tokens of the newest keep_min_messages messages
+    fit_messages: int | None = None  # budget rule: newest messages the budget holds
 
 
 def kept_budget(knobs: Knobs) -> int:
@@ -164,33 +204,49 @@ def select_tail(
     rule = rule or knobs.keep_rule
     layout = state.layout
     pinned: tuple[int, ...] = ()
+    floor_tokens = fit = None
     if rule == "budget":
-        start = i + 1 - _fit_from_end(state.walk_tokens(b, i + 1), kept_budget(knobs))
+        span = state.walk_tokens(b, i + 1)
+        fit = _fit_from_end(span, kept_budget(knobs))
+        start = i + 1 - fit
+        stop = lim.STOP_BOUNDARY if fit == len(span) else lim.STOP_BUDGET
+        floor_tokens = int(span[::-1][: knobs.keep_min_messages].sum())
     elif rule == "share":
         span = state.walk_tokens(b, i + 1)
         start = i + 1 - _fit_from_end(span, knobs.keep_recent_share * float(span.sum()))
+        stop = lim.STOP_SHARE
     elif rule in ("messages", "turns"):
         pool = layout.nonsystem_idx if rule == "messages" else layout.turn_starts
         default = knobs.keep_recent_messages if rule == "messages" else knobs.keep_recent_turns
         n = default if count is None else count
         lo, hi = np.searchsorted(pool, b), np.searchsorted(pool, i, side="right")
+        stop = lim.STOP_COUNT
         if n <= 0:
             start = i + 1
         elif hi - lo <= n:
-            start = b
+            start, stop = b, lim.STOP_BOUNDARY
         else:
             start = int(pool[hi - n])
     elif rule == "user_messages":
-        start = i + 1
+        start, stop = i + 1, lim.STOP_USER_MESSAGES
         pinned = _kept_user_messages(state, knobs, i)
     else:  # "none"
-        start = i + 1
-    start = max(b, min(start, i + 1 - knobs.keep_min_messages))
+        start, stop = i + 1, lim.STOP_NONE
+    floored = max(b, min(start, i + 1 - knobs.keep_min_messages))
+    if floored < start:  # a budget that holds no message at all keeps the newest one alone
+        stop = lim.STOP_SINGLE if rule == "budget" and fit == 0 else lim.STOP_MIN_MESSAGES
+    elif floored > start:
+        stop = lim.STOP_BOUNDARY
+    start = floored
     if knobs.keep_starts_at_user and start <= i:
         users = layout.user_idx[(layout.user_idx >= b) & (layout.user_idx <= start)]
-        start = int(users[-1]) if len(users) else start
-    start = layout.align_back(start, b)
-    return Tail(start=start, rule=rule, pinned=pinned)
+        moved = int(users[-1]) if len(users) else start
+        if moved != start:
+            start, stop = moved, lim.STOP_USER_TURN
+    aligned = layout.align_back(start, b)
+    if aligned != start:
+        start, stop = aligned, lim.STOP_TOOL_PAIR
+    return Tail(start=start, rule=rule, pinned=pinned, stop=stop, floor_tokens=floor_tokens, fit_messages=fit)
 
 
 def _kept_user_messages(state: ReplayState, knobs: Knobs, i: int) -> tuple[int, ...]:
@@ -233,6 +289,9 @@ def compact_action(
         regenerate=mode == "regenerative",
         sections=mode == "anchored",
         opaque=mode == "opaque",
+        stop=tail.stop,
+        floor_tokens=tail.floor_tokens,
+        fit_messages=tail.fit_messages,
     )
 
 

@@ -20,6 +20,7 @@ class SlidingWindowPolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "sliding_window"
+    tail_rule = "turns"  # the tail is always keep_recent_turns turns
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         tail = select_tail(state, self.knobs, rule="turns")

@@ -36,6 +36,7 @@ class StagedPolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "staged"
+    soft = "stub old tool outputs above"  # what the soft threshold does (Limits.clauses)
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         k = self.knobs

@@ -12,10 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
+import numpy as np
+
 from workbench.history.model import Message
 from workbench.knobs import Knobs
 from workbench.policies.base import Action, Compact, ReplayState, Skip, policy
-from workbench.stagewise.core import select_boundary
+from workbench.policies.limits import RULES_ONLY, STAGEWISE_STOPS, Limits, kept_limit, trigger_limit, watch_clauses
+from workbench.stagewise.core import MIN_FLOOR, select_boundary
 
 
 class _Prefix(Sequence[Message]):
@@ -69,14 +72,55 @@ class StagewisePolicy:
         )
         if result.boundary_index is None:
             return (Skip(reason=result.outcome),)
+        n = state.index + 1
+        floor = int(min(result.preferred_floor, n))
         return (
             Compact(
                 boundary=result.boundary_index,
                 outcome=result.outcome,
                 kept_count=result.kept_count,
                 kept_tokens=result.kept_tokens,
+                stop=STAGEWISE_STOPS.get(result.outcome, result.outcome),
+                floor_tokens=int(_newest_tokens(state, n, floor).sum()),
+                fit_messages=_fit_count(state, n, result.kept_budget),
             ),
         )
+
+    def limits(self) -> Limits:
+        """min(ratio × window, hard cap) fires it; min(floor(window × ratio), kept cap) or the floor stops the walk."""
+        k = self.knobs
+        floor = int(max(MIN_FLOOR, k.min_kept_messages))
+        return Limits(
+            trigger=trigger_limit(k, reserve=False),
+            strict=True,
+            clauses=watch_clauses(k, count=False),
+            kept=kept_limit(k, floor=False),
+            tail=f"newest messages within the kept budget, stopping once {floor} are kept "
+                 f"(max({MIN_FLOOR}, min_kept_messages))",
+            floor_messages=floor,
+            unused=RULES_ONLY,
+        )
+
+
+def _newest_tokens(state: ReplayState, n: int, count: int) -> np.ndarray:
+    """The walk's estimates of the newest ``count`` of messages [0, n), newest first (briefing overlays counted)."""
+    lo = max(0, n - count)
+    tokens = np.array(state.estimate_tokens[lo:n], dtype=np.int64)
+    for j in state.briefing_at:
+        if lo <= j < n:
+            tokens[j - lo] = state.estimate_of(j)
+    return tokens[::-1]
+
+
+def _fit_count(state: ReplayState, n: int, budget: int) -> int:
+    """How many of the newest messages fit the kept budget together, whatever the floor (explains a floor stop)."""
+    count = 64
+    while True:
+        sums = np.cumsum(_newest_tokens(state, n, count))
+        fit = int(np.searchsorted(sums, budget, side="right"))
+        if fit < len(sums) or count >= n:
+            return fit
+        count *= 4
 
 
 @policy("stagewise")

@@ -31,6 +31,7 @@ class TaskBoundaryPolicy(WatchesTriggers):
 
     knobs: Knobs
     name: str = "task_boundary"
+    soft = "compact at the next new user turn above"
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
         k = self.knobs

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from workbench.counting.tokens import HistoryCounts
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies.base import Compact
+from workbench.policies.limits import Limits
 from workbench.replay.context import InContext
 from workbench.replay.results import Compression
 from workbench.stagewise.core import budget_bucket
@@ -138,8 +140,20 @@ class Landing:
     thrash: bool
 
 
+def bound_fields(flight: InFlight, limits: Limits | None, window: int) -> dict[str, Any]:
+    """The Compression fields that say what bound: trigger and budget terms, and why the walk stopped."""
+    act = flight.action
+    tokens, binds = limits.trigger_for(flight.trigger, window) if limits is not None else (None, "")
+    kept = limits.kept if limits is not None else None
+    return {"trigger_tokens": tokens, "trigger_binds": binds,
+            "kept_budget_tokens": kept.tokens if kept is not None else None,
+            "budget_binds": kept.binds if kept is not None else "", "stop": act.stop,
+            "floor_tokens": act.floor_tokens, "fit_messages": act.fit_messages}
+
+
 def compression_record(
-    flight: InFlight, status: str | None, checks: np.ndarray, k: int | None = None, landing: Landing | None = None
+    flight: InFlight, status: str | None, checks: np.ndarray, k: int | None = None, landing: Landing | None = None,
+    *, limits: Limits | None = None, window: int = 0,
 ) -> Compression:
     """The Run's record of ``flight``, ended at check ``k`` with ``status`` (None: still in flight)."""
     act, rec, req = flight.action, flight.record, flight.request
@@ -175,4 +189,5 @@ def compression_record(
         thrash=landing.thrash if landing else False,
         pinned=act.pinned,
         style=briefing_style(act),
+        **bound_fields(flight, limits, window),
     )

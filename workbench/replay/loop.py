@@ -114,6 +114,8 @@ class _Replay:
         self.pin_mask = pin_mask(history, knobs)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
+        explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
+        self.limits = explain() if explain is not None else None
 
     # -- what the policy sees ----------------------------------------------------------------
     def context_at(self, i: int) -> int:
@@ -285,7 +287,8 @@ class _Replay:
         self, flight: InFlight, status: str | None, k: int | None = None, landing: Landing | None = None
     ) -> None:
         """Record ``flight`` as a Compression (``status`` None: still in flight at the end)."""
-        comp = compression_record(flight, status, self.checks, k, landing)
+        comp = compression_record(flight, status, self.checks, k, landing, limits=self.limits,
+                                  window=self.knobs.context_window_tokens)
         self.compressions.append(comp)
         if self.on_compression is not None:
             self.on_compression(len(self.compressions), comp)
@@ -396,6 +399,7 @@ class _Replay:
             metrics=metrics,
             briefer=getattr(self.briefer, "name", type(self.briefer).__name__),
             notes=notes,
+            limits=self.limits,
         )
 
 

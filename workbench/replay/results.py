@@ -14,6 +14,7 @@ import polars as pl
 
 from workbench.briefing.base import BriefRecord
 from workbench.knobs import Knobs
+from workbench.policies.limits import Limits
 
 if TYPE_CHECKING:  # accounting imports Compression from here
     from workbench.replay.accounting import AgentCalls, BrieferCalls
@@ -54,6 +55,15 @@ class Compression:
     thrash: bool = False  # landed within thrash_window_checks of the previous landing
     pinned: tuple[int, ...] = ()  # messages before the boundary kept in context (never folded)
     style: str = "incremental"  # briefing family: incremental, anchored, regenerative, opaque, none
+    # What bound (``workbench.policies.limits``): the effective trigger of the watch that started it and
+    # which term set it, the kept budget and its binding term, and why the boundary stopped where it did.
+    trigger_tokens: float | None = None  # None for a count, manual or prune trigger
+    trigger_binds: str = ""  # ratio | cap | reserve | window | soft | count | manual | ...
+    kept_budget_tokens: float | None = None  # None when the tail is not a token budget
+    budget_binds: str = ""  # ratio | cap | floor
+    stop: str = ""  # budget | floor | single-message | boundary | count | min-messages | tool-pair | ...
+    floor_tokens: int | None = None  # the walk's tokens of the newest floor messages (budget binds iff above it)
+    fit_messages: int | None = None  # newest messages the kept budget holds, floor aside
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -137,6 +147,15 @@ class Run:
     metrics: Metrics
     briefer: str = "simulated"
     notes: tuple[str, ...] = ()
+    limits: Limits | None = None  # the policy's effective trigger and kept budget, and which terms bind
+
+    def stops(self) -> dict[str, int]:
+        """Why each landed boundary stopped: stop reason → compressions (e.g. {"floor": 19})."""
+        out: dict[str, int] = {}
+        for c in self.compressions:
+            if c.status == "landed" and c.stop:
+                out[c.stop] = out.get(c.stop, 0) + 1
+        return out
 
     def compressions_frame(self) -> pl.DataFrame:
         """One row per compression (the briefing text left out)."""
@@ -157,6 +176,8 @@ class Run:
             "compressions": [c.to_dict() for c in self.compressions],
             "events": [asdict(e) for e in self.events],
         }
+        if self.limits is not None:
+            out["limits"] = asdict(self.limits)
         if timeline:
             out["timeline"] = self.timeline.to_dicts()
         return out

@@ -8,7 +8,7 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
-from workbench.analysis.compare import compact_number
+from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
 from workbench.replay import Metrics, Run
 
 if TYPE_CHECKING:
@@ -20,32 +20,61 @@ COUNTERFACTUAL = (
 
 
 def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
-    """Peak context, peak/window, compressions, overflows, failures, tokens and dollars per task (Δ vs A)."""
+    """Ten cards in two rows (context and cost, then what the compactions did), each with its Δ against A.
 
-    def delta(name: str, fmt: str) -> str | None:
-        if a is None:
-            return None
-        d = getattr(m, name) - getattr(a, name)
-        return fmt.format(d) if d else None
+    Two rows of five fit a 1280 px screen with the sidebar open; values use the short forms of
+    ``compact_number`` and deltas the same form, with the colour saying whether the move is better.
+    """
 
-    cols = st.columns(7)
-    cards = (
-        ("peak context", compact_number(m.peak_tokens), delta("peak_tokens", "{:+,}"),
-         f"{m.peak_tokens:,} tokens; no compaction: {m.baseline_peak_tokens:,}"),
-        ("peak / window", f"{m.peak_ratio:.0%}", delta("peak_ratio", "{:+.1%}"), f"window {m.window_tokens:,} tokens"),
-        ("compressions", f"{m.compressions:,}", delta("compressions", "{:+,}"), "landed compressions"),
-        ("overflows", f"{m.overflows:,}", delta("overflows", "{:+,}"),
-         f"checks above the window, in {m.overflow_events} runs"),
-        ("failed", f"{m.failed_compressions:,}", delta("failed_compressions", "{:+,}"),
-         "failed compressions: the briefer failed and the history stayed uncompressed"),
-        ("tokens / task", compact_number(m.tokens_per_task), delta("tokens_per_task", "{:+,}"),
-         f"tokens per task: {m.tokens_per_task:,} (agent + briefer, in and out); no compaction: {m.baseline_tokens_per_task:,}"),
-        ("dollars / task", compact_number(m.dollars_per_task, dollars=True), delta("dollars_per_task", "{:+,.2f}"),
-         f"dollars per task; ${m.dollars_per_task_cached:,.2f} with prompt caching"
-         + ("" if m.prices_known else "; model not in the price registry")),
+    def card(col: object, label: str, name: str, value: str, help_text: str) -> None:
+        d = None
+        if a is not None:
+            diff = getattr(m, name) - getattr(a, name)
+            d = format_delta(name, diff, getattr(m, name)) if diff else None
+        lower = LOWER_IS_BETTER.get(name, True)
+        colour = "off" if lower is None else "inverse" if lower else "normal"
+        col.metric(label, value, d, delta_color=colour, help=help_text, border=True)  # type: ignore[attr-defined]
+
+    prices = "" if m.prices_known else "; model not in the price registry"
+    first = (
+        ("peak context", "peak_tokens", compact_number(m.peak_tokens),
+         f"{m.peak_tokens:,} tokens at the fullest check; no compaction: {m.baseline_peak_tokens:,}"),
+        ("peak / window", "peak_ratio", f"{m.peak_ratio:.0%}", f"peak context over the {m.window_tokens:,}-token window"),
+        ("overflows", "overflows", f"{m.overflows:,}", f"checks above the window, in {m.overflow_events} runs"),
+        ("tokens / task", "tokens_per_task", compact_number(m.tokens_per_task),
+         f"{m.tokens_per_task:,} tokens per task (agent + briefer, in and out); no compaction: "
+         f"{m.baseline_tokens_per_task:,}"),
+        ("$ / task", "dollars_per_task", compact_number(m.dollars_per_task, dollars=True),
+         f"${m.dollars_per_task:,.2f} per task at list price; ${m.dollars_per_task_cached:,.2f} with prompt caching"
+         + prices),
     )
-    for col, (label, value, d, help_text) in zip(cols, cards, strict=True):
-        col.metric(label, value, d, delta_color="inverse", help=help_text, border=True)
+    second = (
+        ("compressions", "compressions", f"{m.compressions:,}", f"landed compactions in {m.checks:,} checks"),
+        ("failed", "failed_compressions", f"{m.failed_compressions:,}",
+         "failed compactions: the briefer failed and the history stayed uncompressed"),
+        ("thrash", "thrash_events", f"{m.thrash_events:,}",
+         "compactions that landed within thrash_window_checks of the previous one: the context refilled at once"),
+        ("ineffective", "ineffective_compressions", f"{m.ineffective_compressions:,}",
+         "compactions that freed less than min_savings_ratio of the context"),
+        ("largest briefing", "max_briefing_chars", compact_number(m.max_briefing_chars),
+         f"{m.max_briefing_chars:,} chars, the longest briefing of the chain; the last one: {m.final_briefing_chars:,}"),
+    )
+    for row in (first, second):
+        for col, (label, name, value, help_text) in zip(st.columns(len(row)), row, strict=True):
+            card(col, label, name, value, help_text)
+
+
+def page_style() -> None:
+    """Less empty space above the header, so the cards and the first chart fit a laptop screen."""
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem}</style>")
+
+
+def run_warnings(run: Run) -> None:
+    """Thrash, ineffective compactions and an oversized briefing target, above the tabs (``analysis.health``)."""
+    from workbench.analysis.health import run_findings
+
+    for finding in run_findings(run):
+        st.warning(finding.text, icon="⚠️")
 
 
 BANDS_NOTE = (
@@ -66,6 +95,7 @@ def charts_tab(run: Run, previews: list[str], cost: pl.DataFrame) -> None:
     """The three charts of one run."""
     with st.container(key="context_chart"):
         show(plots.context_figure(run, previews=previews), "context")
+        st.caption(plots.binding_caption(run))
     left, right = st.columns(2)
     with left:
         show(plots.briefing_figure(run), "briefing")

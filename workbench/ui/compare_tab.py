@@ -48,7 +48,13 @@ def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer:
         return
     diff = knob_differences(run_a.knobs, knobs)
     if diff.height:
-        st.dataframe(diff, hide_index=True, key="ab_knobs")
+        import polars as pl
+
+        from workbench.ui.labels import knob_title
+
+        titled = diff.select(pl.col("knob").map_elements(knob_title, return_dtype=pl.Utf8).alias("knob"),
+                             pl.col("knob").alias("name"), "A", "B")
+        st.dataframe(titled, hide_index=True, key="ab_knobs")
     else:
         st.caption("A and B have the same knobs: move a slider to compare.")
     st.dataframe(display_deltas(metric_deltas(run_a.metrics, run.metrics)), hide_index=True, key="ab_metrics")

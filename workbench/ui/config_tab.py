@@ -19,11 +19,15 @@ def _queue_yaml_upload() -> None:
         except UnicodeDecodeError:
             ui_state.flash(st.session_state, "error", f"{upload.name}: not UTF-8 text")
             return
-        st.session_state[ui_state.PENDING_YAML] = (upload.name, text)
+        st.session_state[ui_state.PENDING_YAML] = (upload.name, text, _mode())
+
+
+def _mode() -> str:
+    return "replace" if st.session_state.get(ui_state.YAML_MODE) == "replace" else "merge"
 
 
 def _queue_pasted_yaml() -> None:
-    st.session_state[ui_state.PENDING_YAML] = ("pasted YAML", st.session_state.get("yaml_paste", ""))
+    st.session_state[ui_state.PENDING_YAML] = ("pasted YAML", st.session_state.get("yaml_paste", ""), _mode())
 
 
 def _short_path(path: str) -> str:
@@ -46,8 +50,13 @@ def render(knobs: Knobs, history_path: str) -> None:
         st.code(text, language="yaml", height=480)
     with right:
         st.subheader("Load a YAML")
+        st.session_state.setdefault(ui_state.YAML_MODE, "merge")
+        st.radio("a YAML that names only some knobs", ["merge", "replace"], key=ui_state.YAML_MODE, horizontal=True,
+                 format_func={"merge": "changes only those knobs", "replace": "replace all (the rest to defaults)"}.get,
+                 help="The download names every knob, so it sets them all either way.")
         st.file_uploader("upload knobs.yaml", type=["yaml", "yml"], key="yaml_upload", on_change=_queue_yaml_upload,
-                         help="Sets every widget from the file (the format of the download, version 1).")
+                         help="The format of the download (version 1); an unknown or repeated knob is refused "
+                              "with its line.")
         st.text_area("or paste YAML", key="yaml_paste", height=140)
         st.button("Apply pasted YAML", key="yaml_apply", on_click=_queue_pasted_yaml)
         st.subheader("Command line")

@@ -10,8 +10,8 @@ from workbench.replay import Run
 
 LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
 COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",
-           "tokens_before", "tokens_after", "previous_chars", "bucket", "briefing_chars", "briefer_model",
-           "briefer_cache_hit", "briefer_cost_usd", "outcome")
+           "stop", "tokens_before", "tokens_after", "previous_chars", "bucket", "briefing_chars", "briefer_model",
+           "briefer_cache_hit", "briefer_cost_usd")
 
 
 def render(run: Run, history: History) -> None:
@@ -25,11 +25,22 @@ def render(run: Run, history: History) -> None:
     if not run.compressions:
         st.info("No compression in this run: lower trigger_ratio or the hard cap in the sidebar.")
         return
+    import polars as pl
+
+    from workbench.ui import labels
+
     frame = run.compressions_frame()
     shown = frame.select([c for c in COLUMNS if c in frame.columns])
-    numbers = {c: st.column_config.NumberColumn(format="localized") for c in shown.columns
-               if c.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed", "boundary"))}
-    numbers["briefer_cost_usd"] = st.column_config.NumberColumn(format="dollar")
+    words = {"bucket": labels.bucket_words, "stop": labels.stop_words}  # codes (lt60, floor) as words
+    shown = shown.with_columns(pl.col(col).map_elements(f, return_dtype=pl.Utf8) for col, f in words.items()
+                               if col in shown.columns)
+    numbers = {col: st.column_config.NumberColumn(labels.COLUMNS.get(col, col), format="localized")
+               for col in shown.columns
+               if col.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed",
+                                "boundary", "messages_folded", "kept"))}
+    numbers["briefer_cost_usd"] = st.column_config.NumberColumn(labels.COLUMNS["briefer_cost_usd"], format="dollar")
+    for col in shown.columns:  # every other column: its words as the header, the identifier in the tooltip
+        numbers.setdefault(col, st.column_config.Column(labels.COLUMNS.get(col, col), help=f"`{col}`"))
     event = st.dataframe(shown, hide_index=True, key="inspect_table", on_select="rerun", selection_mode="single-row",
                          height=min(400, 38 + 35 * shown.height), column_config=numbers)
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
@@ -52,7 +63,8 @@ def render(run: Run, history: History) -> None:
         f"**#{c.chain_index}** {c.status}: started at message {c.index_started:,} with {c.tokens_before:,} tokens "
         f"in context → {after} after. Folded messages {c.folded_from:,}–{c.boundary - 1:,} "
         f"({c.messages_folded:,} new), kept {c.kept:,} verbatim from {c.boundary:,}. "
-        f"Previous briefing {c.previous_chars:,} chars → budget hint `{c.bucket}` ({c.percent}% of target)."
+        f"Previous briefing {c.previous_chars:,} chars → budget hint: {labels.bucket_words(c.bucket)} "
+        f"({c.percent}% of target). The boundary stopped because: {labels.stop_words(c.stop) or '—'}."
     )
     left, right = st.columns(2)
     with left:

@@ -14,7 +14,8 @@ from workbench.knobs import Knobs
 from workbench.replay import Run
 
 
-def _briefer(name: str):  # noqa: ANN202 - a Briefer
+def briefer_of(name: str):  # noqa: ANN201 - a Briefer, or None for the simulated size model
+    """The offline briefer a name picks (picklable, so sweeps and tunes can use it too)."""
     if name == "extractive":
         from workbench.briefing.extractive import ExtractiveBriefer
 
@@ -27,7 +28,7 @@ def replay(history_key: str, knobs: Knobs, briefer: str, _history: History) -> R
     """``simulate`` once per (history digest, knobs, offline briefer)."""
     from workbench.replay import simulate
 
-    return simulate(_history, knobs, _briefer(briefer))
+    return simulate(_history, knobs, briefer_of(briefer))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

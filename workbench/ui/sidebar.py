@@ -20,6 +20,7 @@ import streamlit as st
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
+from workbench.ui import labels
 from workbench.ui import state as ui_state
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
@@ -108,18 +109,29 @@ def history_loaders() -> dict[str, Callable[[], History]]:
     return out
 
 
-def _queue_history_upload() -> None:
-    upload = st.session_state.get("history_upload")
-    if upload is not None:
-        st.session_state[ui_state.PENDING_HISTORY] = (upload.name, upload.getvalue())
+def _queue_history_upload(key: str = "history_upload") -> None:
+    """The uploader's callback: queue every file's bytes; ``consume_pending`` reads them before the next run."""
+    upload = st.session_state.get(key)
+    files = upload if isinstance(upload, list) else [upload] if upload is not None else []
+    if files:
+        queued = [(f.name, f.getvalue()) for f in files]
+        st.session_state[ui_state.PENDING_HISTORY] = queued[0] if len(queued) == 1 else queued
 
 
 def _upload_widget() -> None:
     st.sidebar.file_uploader(
-        "upload a history", key="history_upload", on_change=_queue_history_upload,
-        help="Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex JSON(L), stagewise "
-        "JSON or SQLite store. The format is detected.",
+        "upload histories", key="history_upload", on_change=_queue_history_upload, accept_multiple_files=True,
+        help="One file or several. Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex "
+        "JSON(L), stagewise JSON or SQLite store. The format is detected; a file that cannot be read is named "
+        "and skipped.",
     )
+    with st.sidebar.expander("or a whole folder"):
+        st.file_uploader(
+            "folder", key="history_folder", on_change=_queue_history_upload, args=("history_folder",),
+            accept_multiple_files="directory", label_visibility="collapsed",
+            help="Every .jsonl, .json, .ndjson, .sqlite or .db file in the folder joins the picker and the Sweep "
+            "tab; other files are skipped.",
+        )
 
 
 # -- knobs ------------------------------------------------------------------------------------------
@@ -141,7 +153,8 @@ def _int_step(default: int) -> int:
 
 
 def _label(name: str, spec: KnobSpec | None) -> str:
-    return f"{name} ({spec.unit})" if spec and spec.unit else name
+    """The knob's title in words; the identifier is the first thing its help says."""
+    return labels.knob_title(name)
 
 
 def _on_model_change() -> None:
@@ -160,7 +173,7 @@ def knob_widget(name: str, field_type: str, default: Any) -> None:
     spec = KNOB_SPECS.get(name)
     key = ui_state.widget_key(name)
     label = _label(name, spec)
-    help_text = spec.help if spec else None
+    help_text = labels.knob_help(name)
     sources = _option_sources()
     if field_type == "bool":
         st.toggle(label, key=key, help=help_text)
@@ -192,7 +205,7 @@ def knob_widget(name: str, field_type: str, default: Any) -> None:
         st.number_input(label, step=_int_step(int(default)), key=key, help=help_text, disabled=off, **kwargs)
     if spec is not None and spec.allow:
         special = ", ".join(f"{a:g}" for a in spec.allow)
-        st.checkbox(f"off ({name} = {special})", key=ui_state.off_key(name))
+        st.checkbox("off", key=ui_state.off_key(name), help=f"`{name}` = {special}")
     if name == "model":
         _price_caption(st.session_state.get(key, default))
 
@@ -217,12 +230,20 @@ def _apply_preset() -> None:
         ui_state.flash(st.session_state, "success", f"Loaded preset {name}.")
 
 
-def knob_widgets() -> Knobs | None:
-    """Every knob in the sidebar: the six mission knobs first, then one expander per group."""
+def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
+    """Every knob in the sidebar: the six mission knobs first, then one expander per group.
+
+    ``slots`` (optional) receives an empty placeholder under each knob, which ``knob_notes`` fills once
+    the run is known ("no effect: the hard cap binds").
+    """
     from workbench.presets import list_presets
 
     for key, value in ui_state.widget_values(Knobs()).items():
         st.session_state.setdefault(key, value)
+        # Closed groups draw no widgets (lazy, like the tabs), and Streamlit forgets an undrawn widget's value
+        # at the end of a run: re-asserting it makes it a value of the session, kept while the group is shut.
+        st.session_state[key] = st.session_state[key]
+    unused = _unused_knobs()
     presets = list_presets()
     names = [p.name for p in presets]
     st.session_state.setdefault("preset", "stagewise" if "stagewise" in names else (names[0] if names else None))
@@ -240,6 +261,8 @@ def knob_widgets() -> Knobs | None:
         def draw(name: str) -> None:
             ftype = fields[name].type
             knob_widget(name, ftype if isinstance(ftype, str) else ftype.__name__, getattr(default, name))
+            if slots is not None:
+                slots[name] = st.empty()
 
         for name in MISSION_KNOBS:
             draw(name)
@@ -249,9 +272,14 @@ def knob_widgets() -> Knobs | None:
                 spec = KNOB_SPECS.get(name)
                 groups.setdefault(spec.group if spec else "other", []).append(name)
         for group, names in groups.items():
-            with st.expander(GROUP_TITLES.get(group, group.replace("_", " ").capitalize()), expanded=group == "core"):
-                for name in names:
-                    draw(name)
+            title = GROUP_TITLES.get(group, group.replace("_", " ").capitalize())
+            if unused and all(n in unused for n in names):
+                title += f" · not read by {unused[names[0]]}"
+            box = st.expander(title, expanded=group == "core", key=f"knob_group_{group}", on_change="rerun")
+            with box:
+                if box.open is not False:  # only an open group draws its widgets: a faster page
+                    for name in names:
+                        draw(name)
     try:
         knobs = ui_state.knobs_from_values(st.session_state)
     except ValueError as exc:
@@ -261,6 +289,19 @@ def knob_widgets() -> Knobs | None:
     for warning in knobs.warnings():
         st.sidebar.warning(warning)
     return knobs
+
+
+def _unused_knobs() -> dict[str, str]:
+    """Knob → strategy name, for the knobs the sidebar's strategy never reads (to label whole groups)."""
+    from workbench.policies import get_policy
+
+    try:
+        knobs = ui_state.knobs_from_values(st.session_state)
+        limits = getattr(get_policy(knobs), "limits", None)
+    except ValueError:
+        return {}
+    found = limits() if limits is not None else None
+    return {n: knobs.strategy for n in (found.unused if found is not None else ())}
 
 
 def _preset_caption(note: Any, knobs: Knobs) -> None:
@@ -273,6 +314,16 @@ def _preset_caption(note: Any, knobs: Knobs) -> None:
     changed = changed_knobs(knobs, get_preset(name))
     if changed:
         note.caption(f"Changed from preset {name}: {', '.join(changed)}")
+
+
+def knob_notes(slots: dict[str, Any], run: Any) -> None:
+    """Under each knob that currently has no effect, say why and what would make it matter."""
+    from workbench.analysis.binding import knob_notes as notes_of
+
+    for name, note in notes_of(run).items():
+        slot = slots.get(name)
+        if slot is not None:
+            slot.caption(f":orange[{note.text}]")
 
 
 def briefer_choice() -> str:

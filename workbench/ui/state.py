@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.sources import read_upload
-from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs
+from workbench.history.sources import SUFFIXES, read_upload
+from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs, read_knobs_yaml
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
 # Mapping types are invariant in their key, so neither MutableMapping[str, Any] nor [str | int, Any] would
@@ -23,12 +24,14 @@ SessionState = MutableMapping[Any, Any]
 ReadOnlyState = Mapping[Any, Any]
 
 KNOB_PREFIX = "knob_"
-PENDING_YAML = "pending_yaml"  # (source name, YAML text)
-PENDING_HISTORY = "pending_history"  # (file name, bytes)
+PENDING_YAML = "pending_yaml"  # (source name, YAML text[, "merge" | "replace"]); merge is the default
+YAML_MODE = "yaml_mode"  # the YAML tab's choice: a partial YAML changes only its knobs, or replaces all
+PENDING_HISTORY = "pending_history"  # (file name, bytes), or a list of them (several files, a folder)
 UPLOADED = "uploaded_histories"  # label -> History
 HISTORY = "history"  # the history picker's widget key (a label)
 FLASH = "flash"  # [(kind, text)] shown once: kind is success | error | info
 UPLOAD_PREFIX = "uploaded: "
+SWEEP_HISTORIES = "sweep_histories"  # the Sweep tab's multiselect of histories
 # Widgets inside tabs: Streamlit forgets a widget's value while it is not drawn (a closed lazy tab),
 # so the app re-asserts these at the top of every run. The API key is deliberately not among them.
 PERSISTENT = (
@@ -36,7 +39,7 @@ PERSISTENT = (
     "sweep_x", "sweep_y", "sweep_x_from", "sweep_x_to", "sweep_x_steps", "sweep_y_from", "sweep_y_to",
     "sweep_y_steps", "sweep_histories", "sweep_metric", "sweep_cell", "inspect_pick", "inspect_run", "yaml_paste",
     "tune_objective", "tune_max_overflows", "tune_min_retention", "tune_max_compressions", "tune_space", "tune_points",
-    "tune_rounds",
+    "tune_rounds", "sweep_over", "tune_floor_from_base", "tune_briefer", "yaml_mode",
 )
 
 
@@ -103,9 +106,20 @@ def apply_knobs(state: SessionState, knobs: Knobs) -> None:
         state[key] = value
 
 
-def apply_yaml(state: SessionState, text: str, *, source: str = "uploaded YAML") -> Knobs:
-    """Parse knob YAML (``dump_knobs`` format) and set every widget from it; raises ValueError naming the line."""
-    knobs = load_knobs(text, source=source)
+def apply_yaml(state: SessionState, text: str, *, source: str = "uploaded YAML",
+               mode: str = "merge") -> Knobs:
+    """Parse knob YAML and set the widgets from it; raises ValueError naming the line.
+
+    ``merge``: only the knobs the YAML names change, the others keep what the widgets show; ``replace``:
+    the knobs it does not name go back to their defaults (a full ``dump_knobs`` text is the same either way).
+    """
+    base = None
+    if mode == "merge":
+        try:
+            base = knobs_from_values(state)
+        except ValueError:  # the widgets hold something invalid: start from the defaults
+            base = None
+    knobs = load_knobs(text, source=source, base=base)
     apply_knobs(state, knobs)
     return knobs
 
@@ -114,8 +128,9 @@ def flash(state: SessionState, kind: str, text: str) -> None:
     state.setdefault(FLASH, []).append((kind, text))
 
 
-def add_uploaded_history(state: SessionState, name: str, data: bytes) -> list[str]:
-    """Read an uploaded history, remember it under a picker label and select it; returns the labels."""
+def add_uploaded_history(state: SessionState, name: str, data: bytes, *, select: bool = True
+                         ) -> list[str]:
+    """Read an uploaded history, remember it under a picker label and (``select``) choose it; returns the labels."""
     histories = read_upload(name, data)
     store = state.setdefault(UPLOADED, {})
     labels = []
@@ -125,30 +140,71 @@ def add_uploaded_history(state: SessionState, name: str, data: bytes) -> list[st
             label += f" — {h.meta.get('title') or h.id}"
         store[label] = h
         labels.append(label)
-    state[HISTORY] = labels[0]
+    if select:
+        state[HISTORY] = labels[0]
     return labels
+
+
+def history_files(files: list[tuple[str, bytes]]) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """(history files, names skipped): a folder upload brings READMEs and images too; only history formats stay."""
+    keep = [(name, data) for name, data in files if Path(name).suffix.lower() in SUFFIXES]
+    skipped = [name for name, _ in files if Path(name).suffix.lower() not in SUFFIXES]
+    return keep, skipped
 
 
 def consume_pending(state: SessionState) -> None:
     """Apply a queued YAML or history upload; problems become an error message, never an exception."""
     pending = state.pop(PENDING_YAML, None)
     if pending is not None:
-        source, text = pending if isinstance(pending, tuple) else ("uploaded YAML", pending)
+        source, text, mode = (tuple(pending) + ("merge",))[:3] if isinstance(pending, tuple) else (
+            "uploaded YAML", pending, "merge")
         try:
-            apply_yaml(state, text, source=source)
+            named = read_knobs_yaml(text, source=source)
+            apply_yaml(state, text, source=source, mode=mode)
         except ValueError as exc:
             flash(state, "error", str(exc))
         else:
-            flash(state, "success", f"Loaded every knob from {source}.")
+            every = len(named) == len(dataclasses.fields(Knobs))
+            if every:
+                flash(state, "success", f"Loaded every knob from {source}.")
+            elif mode == "replace":
+                flash(state, "success", f"Loaded {len(named)} knob(s) from {source} ({', '.join(named)}); every "
+                      "other knob went back to its default.")
+            else:
+                flash(state, "success", f"Changed only the {len(named)} knob(s) {source} names "
+                      f"({', '.join(named)}); the others kept their values. Choose \"replace all\" to reset them.")
     pending = state.pop(PENDING_HISTORY, None)
     if pending is not None:
-        name, data = pending
+        _consume_histories(state, [pending] if isinstance(pending, tuple) else list(pending))
+
+
+def _consume_histories(state: SessionState, files: list[tuple[str, bytes]]) -> None:
+    """Read every queued file; a bad one is reported by name and skipped, the others load (the first is chosen)."""
+    many = len(files) > 1
+    if many:
+        files, skipped = history_files(files)
+        if skipped:
+            flash(state, "info", f"Skipped {len(skipped)} file(s) that are not histories: {', '.join(skipped[:5])}"
+                  + (" …" if len(skipped) > 5 else ""))
+    loaded: list[tuple[str, list[str]]] = []
+    for name, data in files:
         try:
-            labels = add_uploaded_history(state, name, data)
+            labels = add_uploaded_history(state, name, data, select=not loaded)
         except HistoryError as exc:
             flash(state, "error", f"Could not read this history: {exc}")
         except Exception as exc:  # noqa: BLE001 - a reader bug must still reach the user as one line
             flash(state, "error", f"Could not read this history: {name}: {type(exc).__name__}: {exc}")
         else:
-            chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
-            flash(state, "success", f"Loaded {name}{chats}.")
+            loaded.append((name, labels))
+    if not loaded:
+        return
+    if len(loaded) == 1:
+        name, labels = loaded[0]
+        chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
+        flash(state, "success", f"Loaded {name}{chats}.")
+        return
+    every = [label for _, labels in loaded for label in labels]
+    state[SWEEP_HISTORIES] = every  # the Sweep tab compares them all at once
+    names = ", ".join(name for name, _ in loaded[:4]) + (" …" if len(loaded) > 4 else "")
+    flash(state, "success", f"Loaded {len(loaded)} histories ({names}); the first is shown, and the Sweep tab "
+          "runs over all of them.")

@@ -1,0 +1,199 @@
+"""The app in a real browser: how long a person waits, measured with playwright in Debian's chromium.
+
+Two figures, both on the shipped long sample (2,200 messages, 1,100 checks), both from a fresh
+``streamlit run`` so the first one includes its imports:
+
+- cold start: ``page.goto`` until the context chart has drawn its traces (the server already answers
+  its health check; the script's first run, the history's loading and counting, the replay, building
+  and sending the figures and plotly's drawing are all inside);
+- slider move: a key press on the trigger slider until the context chart shows the new trigger line
+  (the hard cap is raised first so the ratio binds and every move changes the chart).
+
+Run as ``python benchmarks/run.py --only browser`` or alone: ``python benchmarks/browser.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHART = ".st-key-context_chart .js-plotly-plot"
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+TRIGGER_Y = """() => { const gd = document.querySelector('.st-key-context_chart .js-plotly-plot');
+    if (!gd || !gd._fullData) return null;
+    const t = gd._fullData.find(d => d.name && d.name.startsWith('trigger'));
+    if (!t || !t.y) return null;
+    const y = Array.from(t.y).find(v => v !== null && !Number.isNaN(v));
+    return y === undefined ? null : y; }"""
+
+
+def chromium() -> str | None:
+    """Debian's chromium, or None when it is not installed."""
+    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py"):  # noqa: ANN201 - yields the URL
+    """``streamlit run workbench/app.py`` of the checkout at ``root`` on a free port until the block ends.
+
+    ``root`` other than this checkout (an exported older commit) is put first on PYTHONPATH, so the same
+    interpreter serves that version's ``workbench``: before/after comparisons on one machine, back to back.
+    """
+    port = _free_port()
+    env = {} if root == ROOT else {"PYTHONPATH": str(root)}
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=root, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+# The floor: a Streamlit page with one small plotly chart and one metric, nothing of ours.
+MINIMAL_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+st.set_page_config(layout="wide")
+st.sidebar.title("minimal")
+st.metric("a", 1)
+with st.container(key="context_chart"):
+    st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2], name="trigger")), key="context")
+"""
+
+
+@dataclass
+class Timings:
+    cold: list[float] = field(default_factory=list)  # seconds from goto to the first chart, one per server
+    slider: list[float] = field(default_factory=list)  # seconds from a key press to the updated context chart
+    settled: list[float] = field(default_factory=list)  # seconds from a key press until the whole page is idle
+    floor: list[float] = field(default_factory=list)  # cold start of MINIMAL_APP, back to back with ours
+    load: list[float] = field(default_factory=list)  # 1-minute load average before each cold start
+    notes: list[str] = field(default_factory=list)
+
+
+def _first_chart(page: Any, url: str) -> float:
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=120_000)
+    return time.perf_counter() - t0
+
+
+def _settle(page: Any) -> None:
+    """Wait until the app has finished its run (no 'running' indicator) and the chart has a trigger line."""
+    page.wait_for_function(f"() => ({TRIGGER_Y})() !== null", timeout=60_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+
+
+def _slider_moves(page: Any, moves: int) -> tuple[list[float], list[float]]:
+    """Press ArrowLeft on the trigger slider ``moves`` times; each time until the chart's trigger line moves."""
+    cap = page.locator(".st-key-knob_trigger_hard_cap_tokens input")
+    cap.fill("1000000")  # the hard cap stops binding, so every ratio moves the trigger line
+    cap.press("Enter")
+    page.wait_for_function(f"() => ({TRIGGER_Y})() > 100001", timeout=60_000)
+    _settle(page)
+    thumb = page.locator(".st-key-knob_trigger_ratio input[type=range]")
+    chart, whole = [], []
+    for _ in range(moves):
+        before = page.evaluate(TRIGGER_Y)
+        thumb.focus()
+        t0 = time.perf_counter()
+        thumb.press("ArrowLeft")
+        page.wait_for_function(f"() => {{ const y = ({TRIGGER_Y})(); return y !== null && y !== {before}; }}",
+                               polling="raf", timeout=60_000)
+        chart.append(time.perf_counter() - t0)
+        _settle(page)
+        whole.append(time.perf_counter() - t0)
+        page.wait_for_timeout(300)
+    return chart, whole
+
+
+def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT) -> Timings:
+    """``runs`` fresh servers: the cold start of each, and ``moves`` slider moves on the first."""
+    path = chromium()
+    if path is None:
+        raise RuntimeError(f"Debian's chromium is not installed ({CHROMIUM}); apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+
+    t = Timings()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="workbench-browser-") as tmp, sync_playwright() as p:
+        minimal = Path(tmp) / "minimal_app.py"
+        minimal.write_text(MINIMAL_APP)
+        browser = p.chromium.launch(executable_path=path, args=ARGS)
+        try:
+            for r in range(runs):
+                t.load.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
+                with served(Path(tmp) / f"minimal-{r}.log", root, str(minimal)) as url:
+                    page = browser.new_page(viewport={"width": width, "height": 1000})
+                    t.floor.append(_first_chart(page, url))
+                    page.close()
+                with served(Path(tmp) / f"streamlit-{r}.log", root) as url:
+                    page = browser.new_page(viewport={"width": width, "height": 1000})
+                    t.cold.append(_first_chart(page, url))
+                    if r == 0:
+                        _settle(page)
+                        chart, whole = _slider_moves(page, moves)
+                        t.slider.extend(chart)
+                        t.settled.extend(whole)
+                    page.close()
+        finally:
+            browser.close()
+    t.notes.append(f"viewport {width} px, long sample (2,200 messages, 1,100 checks), {runs} fresh servers, "
+                   f"{moves} slider moves")
+    return t
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="serve this checkout instead (e.g. an older commit)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--moves", type=int, default=7)
+    args = parser.parse_args()
+    found = measure(args.runs, args.moves, root=args.root.resolve())
+    for name, values in (("cold start", found.cold), ("one-chart page", found.floor), ("slider move", found.slider),
+                         ("page settled", found.settled), ("load average", found.load)):
+        print(f"{name}:", ", ".join(f"{x:.3f}" for x in values), f"median {statistics.median(values):.3f}")
