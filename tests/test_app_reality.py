@@ -4,7 +4,7 @@ puts the logged compactions beside the predicted ones, shows the real summary, a
 from __future__ import annotations
 
 from agent_log_builders import CodexLog
-from test_app import app, no_errors, widget
+from test_app import app, no_errors
 from test_reality import claude_crossing
 
 from workbench.ui import state as ui_state
@@ -22,10 +22,11 @@ def opened(name: str, data: bytes, **state):
 def test_a_claude_code_log_opens_with_its_own_preset_window_and_model():
     at = opened("session.jsonl", claude_log_bytes())
     no_errors(at)
-    assert widget(at, "knob_context_window_tokens").value == 200_000
-    assert widget(at, "knob_strategy").value == "summarize"
-    assert widget(at, "knob_check_point").value == "call"
-    assert widget(at, "knob_model").value == "claude-opus-4-5-20251101"
+    state = at.session_state  # knob groups draw their widgets only while open; their values live here
+    assert state["knob_context_window_tokens"] == 200_000
+    assert state["knob_strategy"] == "summarize"
+    assert state["knob_check_point"] == "call"
+    assert state["knob_model"] == "claude-opus-4-5-20251101"
     assert any("preset `claude_code`" in i.value for i in at.info)
     assert at.session_state["preset"] == "claude_code"
 
@@ -34,8 +35,8 @@ def test_a_codex_log_opens_with_the_raw_window_it_logged():
     log = CodexLog(window_logged=121_600).turn().user("Start.").reasoning().say("ok").tokens(20_000, 10).end_turn()
     at = opened("rollout.jsonl", log.text().encode())
     no_errors(at)
-    assert widget(at, "knob_context_window_tokens").value == 128_000
-    assert widget(at, "knob_trigger_ratio").value == 0.9
+    assert at.session_state["knob_context_window_tokens"] == 128_000
+    assert at.session_state["knob_trigger_ratio"] == 0.9
 
 
 def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
@@ -58,10 +59,10 @@ def test_without_usage_the_tab_says_so_and_predicts_from_the_estimate():
 
 def test_calibrate_loads_the_fitted_knobs_into_the_sidebar():
     at = opened("session.jsonl", claude_log_bytes())
-    before = widget(at, "knob_hidden_prefix_tokens").value
+    before = at.session_state["knob_hidden_prefix_tokens"]
     next(b for b in at.button if b.key == "reality_calibrate").click().run()
     no_errors(at)
-    after = widget(at, "knob_hidden_prefix_tokens").value
+    after = at.session_state["knob_hidden_prefix_tokens"]
     assert after != before
     assert any("the calibration of this log" in s.value for s in at.success)
 
