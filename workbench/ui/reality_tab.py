@@ -108,7 +108,7 @@ def _summaries(history: History, session: Any) -> None:
         st.markdown("**The agent's real summary**")
         if chosen.summary:
             with st.container(height=360, key=f"real_summary_{pick}"):
-                st.markdown(chosen.summary)
+                st.markdown(_small_headings(chosen.summary))
         else:
             kept = "\n\n".join(m.text for m in chosen.kept)
             st.info("Encrypted (Codex remote compaction): only what the agent kept verbatim can be read.")
@@ -119,9 +119,14 @@ def _summaries(history: History, session: Any) -> None:
         st.markdown("**The extractive briefer's, for the same span**")
         if score is not None and score.extractive_text:
             with st.container(height=360, key=f"ours_{pick}"):
-                st.markdown(_visible_paths(score.extractive_text))
+                st.markdown(_small_headings(_visible_paths(score.extractive_text)))
     if score is not None:
         _score(score)
+
+
+def _small_headings(text: str) -> str:
+    """A briefing's own headings, shown at the size of the page's small headings (not as page titles)."""
+    return re.sub(r"(?m)^#{1,4} ", "##### ", text)
 
 
 def _visible_paths(text: str) -> str:
