@@ -71,3 +71,16 @@ def test_a_transcript_is_not_a_log_and_the_tab_says_what_to_open():
     at = app(tab="Reality")
     no_errors(at)
     assert any("not an agent's own log" in i.value for i in at.info)
+
+
+def test_the_context_chart_of_a_real_log_shows_the_logged_context_and_compactions():
+    at = app(tab="Charts", **{ui_state.PENDING_HISTORY: ("session.jsonl", claude_log_bytes())})
+    no_errors(at)
+    context = next(c for c in at.get("plotly_chart") if "logged: the agent" in c.proto.spec)
+    assert "logged compaction" in context.proto.spec
+
+
+def test_the_context_chart_of_a_transcript_has_no_logged_line():
+    at = app(tab="Charts")
+    no_errors(at)
+    assert not any("logged: the agent" in c.proto.spec for c in at.get("plotly_chart"))

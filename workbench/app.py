@@ -61,7 +61,9 @@ tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "
                on_change="rerun")
 with tabs[0]:
     if tabs[0].open is not False:
-        charts.charts_tab(run, runs.previews(key, history), runs.costs(key, knobs, briefer, run, history))
+        charts.charts_tab(run, runs.previews(key, history), runs.costs(key, knobs, briefer, run, history),
+                          runs.logged(key, history),
+                          tuple(c.index for c in history.log.compactions) if history.log else ())
 with tabs[1]:
     if tabs[1].open:
         inspect_tab.render(run, history)

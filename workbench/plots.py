@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 SYSTEM = "#9aa0a6"
 BRIEFING = "#8e6cc9"
 PINNED = "#2a9d8f"
+RESTORED = "#c9a26c"
+REAL = "#111111"  # what an agent's own log says
+PREDICTED = "#f58518"
 VERBATIM = "#4c78a8"
 TRIGGER = "#f58518"
 HARD_CAP = "#b0772b"
@@ -113,12 +116,16 @@ def context_figure(
     previews: Sequence[str] | None = None,
     compare: Run | None = None,
     labels: tuple[str, str] = ("B", "A"),
+    logged: pl.DataFrame | None = None,
+    logged_compactions: Sequence[int] = (),
 ) -> go.Figure:
     """Stacked context per check (system, briefing, pinned, verbatim) with trigger, hard cap and window.
 
     ``previews``: one text per message of the history (hover shows the check's message). Markers show
     where compressions started, landed or failed and where the context overflowed the window; the
     no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
+    A real agent log adds ``logged`` (``workbench.analysis.reality.logged_context_frame``): the context as
+    the agent measured it from its bill, and its own compactions (``logged_compactions``, first message after).
     """
     tl = run.timeline
     if tl.height > MAX_POINTS:  # markers below use the run's own compressions, so every event stays exact
@@ -127,9 +134,12 @@ def context_figure(
     window = k.context_window_tokens
     x = tl["index"].to_numpy()
     fig = go.Figure()
-    stack = [("system", "system prompt", SYSTEM), ("briefing", "briefing", BRIEFING), ("pinned", "pinned", PINNED),
+    stack = [("system", "hidden prefix", SYSTEM), ("briefing", "briefing", BRIEFING),
+             ("restored", "restored after compaction", RESTORED), ("pinned", "pinned", PINNED),
              ("verbatim", "verbatim messages", VERBATIM)]
     for col, name, color in stack:
+        if col not in tl.columns:
+            continue
         values = tl[col].to_numpy()
         if col != "verbatim" and not values.any():
             continue
@@ -204,6 +214,16 @@ def context_figure(
                 hovertemplate=f"{labels[1]} context: %{{y:,}}<extra></extra>",
             )
         )
+    if logged is not None and logged.height:
+        measured = logged["measure"].to_numpy()
+        top = max(top, int(measured.max()))
+        fig.add_trace(go.Scatter(x=logged["index"].to_numpy(), y=measured, name="logged: the agent's measure",
+                                 mode="lines", line={"width": 1.6, "color": REAL},
+                                 hovertemplate="logged (the agent's bill): %{y:,}<extra></extra>"))
+        for j, index in enumerate(logged_compactions):
+            fig.add_vline(x=index, line={"color": REAL, "width": 1.2, "dash": "longdash"})
+            if j == 0:
+                _legend_line(fig, "logged compaction", REAL, "longdash")
     fig.update_yaxes(range=[0, top * 1.08], title_text="context (tokens)", tickformat="~s", rangemode="tozero")
     right = max(int(x.max()) if len(x) else 1, int(other["index"].to_numpy().max()) if other is not None
                 and other.height else 0, 1)
@@ -590,9 +610,6 @@ def _searched_knobs(trials: pl.DataFrame) -> list[str]:
     names = [f.name for f in dataclasses.fields(Knobs)]
     return [n for n in names if n in trials.columns and trials[n].n_unique() > 1]
 
-
-REAL = "#111111"
-PREDICTED = "#f58518"
 
 
 def reality_figure(frame: pl.DataFrame, session: object, *, threshold: float | None = None,

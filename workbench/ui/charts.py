@@ -91,10 +91,12 @@ def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
     return st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
 
 
-def charts_tab(run: Run, previews: list[str], cost: pl.DataFrame) -> None:
-    """The three charts of one run."""
+def charts_tab(run: Run, previews: list[str], cost: pl.DataFrame, logged: pl.DataFrame | None = None,
+               logged_compactions: tuple[int, ...] = ()) -> None:
+    """The three charts of one run (a real agent log adds its logged context and compactions to the first)."""
     with st.container(key="context_chart"):
-        show(plots.context_figure(run, previews=previews), "context")
+        show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
+             "context")
         st.caption(plots.binding_caption(run))
     left, right = st.columns(2)
     with left:

@@ -45,3 +45,13 @@ def costs(history_key: str, knobs: Knobs, briefer: str, _run: Run, _history: His
     from workbench.analysis.costs import cost_frame
 
     return cost_frame(_run, _history)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def logged(history_key: str, _history: History) -> pl.DataFrame | None:
+    """A real agent log's own context measure per message (None for a plain transcript)."""
+    if _history.log is None or not _history.log.calls:
+        return None
+    from workbench.analysis.reality import logged_context_frame
+
+    return logged_context_frame(_history)
