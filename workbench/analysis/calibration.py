@@ -155,6 +155,12 @@ def _image_measure(history: History, knobs: Knobs, cache: CountCache) -> tuple[s
         assert u0 is not None and u1 is not None
         growth = u1.context_tokens - u0.total_tokens
         text = int(sum(est[before + 1 : after]))
+        between = sum(len(msgs[i].images()) for i in range(before + 1, after))
+        if between > 1:  # the calls bracket several images: what one of them cost
+            return (_name(history), (growth - text) // between, sum(
+                image_tokens(r, knobs.image_token_rule if knobs.image_token_rule != "serialized" else "anthropic",
+                             knobs.image_default_tokens) for i in range(before + 1, after)
+                for r in msgs[i].images()) // between)
         rule = sum(image_tokens(r, knobs.image_token_rule if knobs.image_token_rule != "serialized" else "anthropic",
                                 knobs.image_default_tokens) for r in msgs[j].images())
         return (_name(history), growth - text, rule)
