@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
 
 NAME = "bundles"
 HELP = "Write playground bundles (prompt, user message, compact history, output, metadata) per compression."
@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--out {out} is not empty; pass --force to write into it")
     knobs = knobs_from_args(args)
     histories = load_real_histories(args.history, chat_id=args.chat_id)
+    for h in histories:
+        show_warnings(NAME, h)
     # Chats are numbered newest first, as stagewise's script lists them.
     histories.sort(key=lambda h: -_number(h.meta.get("last_message_at")) if isinstance(h.meta, dict) else 0)
     briefer = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import Any
 
 from workbench.knobs import Knobs, knobs_from_dict, load_knobs, parse_knob_assignment
 
@@ -40,3 +42,18 @@ def knobs_from_args(args: argparse.Namespace) -> Knobs:
 def _changed(knobs: Knobs) -> dict[str, object]:
     default = Knobs()
     return {k: v for k, v in knobs.__dict__.items() if getattr(default, k) != v}
+
+
+MAX_LINE_CHARS = 500  # an error or warning line on stderr is cut past this, saying how long it was
+
+
+def one_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` on one line of at most ``limit`` characters (multi-line sqlite errors, 5 MB values)."""
+    flat = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat):,} chars)"
+
+
+def show_warnings(command: str, history: Any) -> None:
+    """Print a history's load warnings on stderr, one line each (``History.warnings``)."""
+    for w in getattr(history, "warnings", ()):
+        print(f"workbench {command}: warning: {one_line(str(w))}", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
+    show_warnings(NAME, history)
     briefer = briefer_from_args(args)
     run_ = simulate(history, knobs, briefer)
     report = probe_run(run_, history)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
 
 NAME = "simulate"
 HELP = "Replay a recorded conversation against a set of knobs."
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
+    show_warnings(NAME, history)
     outcome = None
     if args.briefer == "live":
         outcome = run_live_from_args(args, history, knobs)

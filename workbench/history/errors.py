@@ -5,6 +5,8 @@ The message always says where: file, then line (and column for JSON syntax error
 
 from __future__ import annotations
 
+MAX_PROBLEM_CHARS = 400  # a message quoting a 5 MB value stays one short line
+
 
 class HistoryError(ValueError):
     """Bad history input, located: ``chat.jsonl:17: field 'role': unknown role 'robot' (...)``."""
@@ -38,7 +40,10 @@ class HistoryError(ValueError):
             pieces.append(self.where)
         if self.field:
             pieces.append(f"field '{self.field}'")
-        pieces.append(self.problem)
+        problem = " ".join(self.problem.split("\n"))
+        if len(problem) > MAX_PROBLEM_CHARS:
+            problem = f"{problem[:MAX_PROBLEM_CHARS]}… ({len(problem):,} chars)"
+        pieces.append(problem)
         return ": ".join(pieces)
 
     def located(self, *, source: str | None = None, line: int | None = None, where: str | None = None) -> HistoryError:

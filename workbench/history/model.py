@@ -14,6 +14,8 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench.history.warnings import LoadWarning
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
@@ -239,13 +241,18 @@ class Message:
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class History:
-    """A whole recorded conversation, in order, with where it came from."""
+    """A whole recorded conversation, in order, with where it came from.
+
+    ``warnings`` are what the reader accepted but a person should see (a cut-off last line, records
+    it skipped), each naming file, line and field; they take no part in equality or the digest.
+    """
 
     id: str
     messages: tuple[Message, ...]
     source_format: str = "canonical"
     source_path: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[LoadWarning, ...] = ()
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -280,7 +287,7 @@ class History:
                 msgs = tuple(m.with_metadata(compressedHistory=None) if m.briefing is not None else m
                              for m in self.messages)
                 cached = History(id=self.id, messages=msgs, source_format=self.source_format,
-                                 source_path=self.source_path, meta=self.meta)
+                                 source_path=self.source_path, meta=self.meta, warnings=self.warnings)
             object.__setattr__(self, "_without_briefings", cached)
         return cached if isinstance(cached, History) else self
 
