@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workbench.knobs import Knobs, knobs_from_dict, load_knobs, parse_knob_assignment
+from workbench.knobs import (
+    MAX_YAML_CHARS,
+    Knobs,
+    decode_knobs_file,
+    key_line,
+    knobs_from_dict,
+    load_knobs,
+    parse_knob_assignment,
+)
 
 
 def add_knob_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +34,13 @@ def knobs_from_args(args: argparse.Namespace) -> Knobs:
         from workbench.presets import get_preset
 
         knobs = get_preset(args.preset)
+    text = ""
     if getattr(args, "config", None):
         path: Path = args.config
-        text = path.read_text(encoding="utf-8")
+        from workbench.history.readers import check_history_file
+
+        check_history_file(path, max_bytes=MAX_YAML_CHARS * 4, what="a knobs file")  # not /dev/zero
+        text = decode_knobs_file(path.read_bytes(), source=str(path))
         loaded = load_knobs(text, source=str(path))
         knobs = loaded if not getattr(args, "preset", None) else knobs_from_dict(
             _changed(loaded), base=knobs, source=str(path)
@@ -36,7 +48,27 @@ def knobs_from_args(args: argparse.Namespace) -> Knobs:
     overrides = dict(parse_knob_assignment(a) for a in getattr(args, "assignments", []) or [])
     if overrides:
         knobs = knobs_from_dict(overrides, base=knobs, source="--set")
+    _check_strategy(knobs, args, text)
     return knobs
+
+
+def _check_strategy(knobs: Knobs, args: argparse.Namespace, config_text: str) -> None:
+    """An unknown strategy fails here, naming where it was set (a config line or --set), not mid-replay."""
+    from workbench.policies import list_policy_names
+
+    names = list_policy_names()
+    if knobs.strategy in names:
+        return
+    from workbench.history.warnings import shown
+
+    problem = f"strategy must be one of {', '.join(names)}, got {shown(knobs.strategy)}"
+    assigned = any(a.split("=", 1)[0].strip() == "strategy" for a in getattr(args, "assignments", []) or [])
+    if assigned:
+        raise ValueError(f"--set: {problem}")
+    if config_text:
+        line = key_line(config_text, "strategy")
+        raise ValueError(f"{args.config}{f':{line}' if line else ''}: {problem}")
+    raise ValueError(problem)
 
 
 def _changed(knobs: Knobs) -> dict[str, object]:

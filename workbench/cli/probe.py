@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
             out["facts"] = facts_frame(report.facts).to_dicts()
         if judged is not None:
             out["judge"] = judged.to_dicts()
-        json.dump(out, sys.stdout, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
+        from workbench.history.files import json_text
+
+        sys.stdout.write(json_text(out, default=str) + "\n")
         return 0
     print(format_report(report))
     if args.facts:

@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = edge.widened
         print(f"warning: {edge.describe()} (--space {edge.knob}={lo:g}:{hi:g})")
     if args.out is not None:
-        args.out.write_text(result.best_yaml(), encoding="utf-8")
+        from workbench.history.files import atomic_write_text
+
+        atomic_write_text(args.out, result.best_yaml())
         print(f"wrote {args.out}")
     return 0
 

@@ -287,14 +287,17 @@ def knobs_of_row(row: Mapping[str, Any]) -> Knobs:
 
 def write_sweep(frame: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a sweep frame as parquet (``.parquet``) or CSV (``.csv``), chosen by the suffix."""
+    from workbench.history.files import atomic_path
+
     out = Path(path)
     suffix = out.suffix.lower()
-    if suffix == ".parquet":
-        frame.write_parquet(out)
-    elif suffix == ".csv":
-        frame.write_csv(out)
-    else:
+    if suffix not in (".parquet", ".csv"):
         raise ValueError(f"{out}: unknown sweep output format {suffix or '(none)'}; use .parquet or .csv")
+    with atomic_path(out) as tmp:  # a crash mid-write leaves the previous file as it was
+        if suffix == ".parquet":
+            frame.write_parquet(tmp)
+        else:
+            frame.write_csv(tmp)
     return out
 
 

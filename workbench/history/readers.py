@@ -372,7 +372,7 @@ def max_history_bytes() -> int:
     return int(raw) if raw.isdigit() and len(raw) < 20 else MAX_HISTORY_BYTES
 
 
-def check_history_file(path: Path, *, max_bytes: int | None = None) -> int:
+def check_history_file(path: Path, *, max_bytes: int | None = None, what: str = "a history") -> int:
     """Refuse what cannot be a history before reading it: not a regular file, or over the size limit.
 
     Returns the file's size. ``/dev/zero``, a FIFO or a folder would otherwise be read until memory ran out.
@@ -386,11 +386,11 @@ def check_history_file(path: Path, *, max_bytes: int | None = None) -> int:
         kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
                 else "a block device" if stat.S_ISBLK(st.st_mode) else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
                 else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise HistoryError(f"not a regular file ({kind}): a history must be a file", source=source)
+        raise HistoryError(f"not a regular file ({kind}): {what} must be a file", source=source)
     limit = max_history_bytes() if max_bytes is None else max_bytes
     if st.st_size > limit:
-        raise HistoryError(f"{st.st_size:,} bytes, over the {limit:,}-byte limit for a history "
-                           f"(raise it with {MAX_BYTES_ENV}=N)", source=source)
+        hint = f" (raise it with {MAX_BYTES_ENV}=N)" if what == "a history" else ""
+        raise HistoryError(f"{st.st_size:,} bytes, over the {limit:,}-byte limit for {what}{hint}", source=source)
     return st.st_size
 
 
