@@ -92,10 +92,10 @@ def _judge(args: argparse.Namespace, run_: Run, history: History) -> pl.DataFram
     import os
 
     from workbench.analysis.probe_judge import judge_run
-    from workbench.briefing.cache import BriefingCache
+    from workbench.cli.briefers import open_cache
 
     key = os.environ.get(args.api_key_env) if getattr(args, "api_key_env", None) else None
-    cache = None if args.no_cache else BriefingCache(args.cache_dir)
+    cache = None if args.no_cache else open_cache(args)
     return judge_run(run_, history, model=args.judge_model, cache=cache, api_base=args.api_base, api_key=key,
                      max_compressions=args.judge_compressions)
 
