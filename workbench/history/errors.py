@@ -46,6 +46,9 @@ class HistoryError(ValueError):
         pieces.append(problem)
         return ": ".join(pieces)
 
+    def __reduce__(self) -> tuple[object, ...]:  # survives a process pool with its location intact
+        return (_rebuild, (self.problem, self.source, self.line, self.column, self.where, self.field))
+
     def located(self, *, source: str | None = None, line: int | None = None, where: str | None = None) -> HistoryError:
         """A copy with missing location filled in (inner helpers know the field, outer ones the line)."""
         return HistoryError(
@@ -56,3 +59,8 @@ class HistoryError(ValueError):
             where=self.where or where,
             field=self.field,
         )
+
+
+def _rebuild(problem: str, source: str | None, line: int | None, column: int | None, where: str | None,
+             field: str | None) -> HistoryError:
+    return HistoryError(problem, source=source, line=line, column=column, where=where, field=field)
