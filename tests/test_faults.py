@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -108,11 +108,8 @@ def _fill(folder: Path, leave_bytes: int) -> None:
     """Fill the filesystem of ``folder`` until ``leave_bytes`` are free."""
     st = os.statvfs(folder)
     free = st.f_bavail * st.f_frsize
-    with (folder / "filler.bin").open("wb") as fh:
-        try:
-            fh.write(b"\0" * max(0, free - leave_bytes))
-        except OSError:
-            pass
+    with (folder / "filler.bin").open("wb") as fh, suppress(OSError):
+        fh.write(b"\0" * max(0, free - leave_bytes))
 
 
 def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_provider, capsys):
