@@ -123,3 +123,27 @@ def test_warning_values_are_shown_cut_with_their_length():
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_one_bad_file_in_a_folder_is_reported_and_skipped(tmp_path, capsys, command):
+    """Issue 13 item 8: `tune DIR` / `sweep DIR` go on without the unreadable file and name it by line."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text(write_canonical_jsonl(uniform_history(40)), encoding="utf-8")
+    (folder / "bad.jsonl").write_text('{"role": "user", "content": 12 34}\n{"role": "user", "content": "x"}\n')
+    extra = ["--points", "2", "--rounds", "0"] if command == "tune" else ["--grid", "trigger_ratio=0.5,0.6"]
+    assert main([command, str(folder), "--workers", "1", "--no-progress", *extra]) == 0
+    captured = capsys.readouterr()
+    assert f"workbench {command}: warning: skipped {folder / 'bad.jsonl'}:1:32: invalid JSON" in captured.err
+    assert "1 of 2 histories skipped" in captured.err
+    assert "× 1 histories" in captured.out
+
+
+def test_a_bad_file_named_explicitly_still_stops_the_sweep(tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    good.write_text(write_canonical_jsonl(uniform_history(40)), encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": 12 34}\n{"role": "user", "content": "x"}\n')
+    assert main(["sweep", str(good), str(bad), "--workers", "1", "--no-progress"]) == 2
+    assert f"{bad}:1:32" in capsys.readouterr().err

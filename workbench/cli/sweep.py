@@ -116,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     bad: list[str] = []
 
+    named = {str(p) for p in args.histories if not p.is_dir()}  # files named on the command line must load
+
     def skip(path: str, reason: str) -> None:
+        """A bad file found in a folder is reported and skipped; a file named explicitly stops the command."""
+        if path in named:
+            raise ValueError(reason)
         bad.append(path)
         note(f"workbench sweep: warning: skipped {one_line(reason)}")
 

@@ -51,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
     space = dict(parse_space(s, option="--space") for s in args.space) or None
     bad: list[str] = []
 
+    named = {str(p) for p in args.histories if not p.is_dir()}  # files named on the command line must load
+
     def skip(path: str, reason: str) -> None:
+        """A bad file found in a folder is reported and skipped; a file named explicitly stops the command."""
+        if path in named:
+            raise ValueError(reason)
         if path in bad:  # the floor's check and the search both meet it: say it once
             return
         bad.append(path)
