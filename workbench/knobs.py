@@ -360,7 +360,7 @@ class PinPattern:
     """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
 
     def __init__(self, pattern: str) -> None:
-        import regex
+        import regex  # type: ignore[import-untyped]  # no stubs shipped
 
         self.pattern = pattern
         try:

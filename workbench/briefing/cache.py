@@ -256,11 +256,12 @@ class BriefingCache:
         """Drop this process's in-flight marker for ``key`` (an answer, or a failure, is in)."""
         if self._cache is None:
             return
+        faults: tuple[type[BaseException], ...] = (*_faults(), ValueError)
         try:
             holder = self._cache.get(INFLIGHT + key)
             if holder is not None and json.loads(holder).get("pid") == os.getpid():
                 self._cache.delete(INFLIGHT + key)
-        except (*_faults(), ValueError) as exc:
+        except faults as exc:
             self._fail(exc, "write")
 
     def wait_for(self, keys: list[str], claim_key: str, ttl_s: float) -> tuple[str, dict[str, Any]] | None:
