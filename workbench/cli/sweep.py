@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
 from workbench.cli.progress import ProgressBar, note, print_table
 
@@ -21,7 +19,9 @@ def parse_values(text: str, *, option: str) -> tuple[str, list[Any]]:
     if "=" not in text:
         raise ValueError(f"{option} {text!r}: expected knob=value,value,...")
     name, raw = text.split("=", 1)
-    values = [yaml.safe_load(v) if v.strip() else "" for v in raw.split(",")]
+    from workbench.knobs import safe_yaml
+
+    values = [safe_yaml(v, source=option) if v.strip() else "" for v in raw.split(",")]
     return name.strip(), values
 
 

@@ -197,6 +197,7 @@ def append_section(target: str | os.PathLike[str], text: str, *, heading: str = 
     final.parent.mkdir(parents=True, exist_ok=True)
     clean, replaced = encodable(text)
     data = clean.encode("utf-8")
+    existed = final.exists()
     fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
@@ -209,8 +210,14 @@ def append_section(target: str | os.PathLike[str], text: str, *, heading: str = 
                 torn_line = _last_heading_line(final, heading.encode("utf-8"))
                 data = (b"\n" if tail.endswith(b"\n") else b"\n\n") + data
         if data:
-            _write_all(fd, data)
-            os.fsync(fd)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                if not existed and os.fstat(fd).st_size == 0:  # never leave a 0-byte log behind
+                    with contextlib.suppress(OSError):
+                        final.unlink()
+                raise
     finally:
         os.close(fd)
     return AppendReport(path=str(final), written=len(data), torn_line=torn_line, replaced_surrogates=replaced)
