@@ -76,7 +76,7 @@ def run(budget: str) -> list[tuple[Tally, float]]:
             worker.close()
             out.append((tally, time.perf_counter() - t0))
             print(f"{family:<12} tried {tally.tried:>5}  clean {tally.clean:>5}  crash {tally.crash:>3}  "
-                  f"hang {tally.hang:>3}  (exit 0: {tally.exit0}, exit 2: {tally.exit2})  "
+                  f"hang {tally.hang:>3}  (exit 0: {tally.exit0}, 1: {tally.exit1}, 2: {tally.exit2})  "
                   f"{time.perf_counter() - t0:.0f}s", flush=True)
             for f in tally.findings[:5]:
                 print("    " + f.replace("\n", " | ")[:400])
@@ -91,10 +91,10 @@ def faults() -> str:
 
 
 def page(results: list[tuple[Tally, float]], budget: str, fault_line: str, seconds: float) -> str:
-    rows = ["| family | what | tried | clean | crash | hang | exit 0 / exit 2 | seconds |", "|---|---|---|---|---|---|---|---|"]
+    rows = ["| family | what | tried | clean | crash | hang | exit 0 / 1 / 2 | seconds |", "|---|---|---|---|---|---|---|---|"]
     for t, s in results:
         rows.append(f"| {t.family} | {WHAT[t.family]} | {t.tried:,} | {t.clean:,} | {t.crash} | {t.hang} | "
-                    f"{t.exit0:,} / {t.exit2:,} | {s:.0f} |")
+                    f"{t.exit0:,} / {t.exit1:,} / {t.exit2:,} | {s:.0f} |")
     total = sum(t.tried for t, _ in results)
     bad = sum(t.crash + t.hang for t, _ in results)
     findings = [f"- {t.family}: {f.splitlines()[0][:300]}" for t, _ in results for f in t.findings[:3]]
@@ -102,10 +102,13 @@ def page(results: list[tuple[Tally, float]], budget: str, fault_line: str, secon
 
 What the bounded fuzz and fault campaign of issue 12 found in the latest run, and how to run it again.
 The rule for every case: exit 0 with a valid result (JSON with its sections, complete bundles, an offload
-log that starts with a section), or exit 2 with exactly one error line of at most 700 characters that
-names the input (the file, with its line and field where there is one, or `--set`); every other stderr
-line is a one-line warning. Anything else is a **crash** (a traceback, exit 1, an unnamed or multi-line
-error); a case over {CASE_BOUND_S:g} s of wall clock is a **hang** (its worker is killed and replaced).
+log that starts with a section), or exit 2 with exactly one error line that names the input (the file,
+with its line and field where there is one, or `--set`); every stderr line (the error, warnings, notes)
+is at most 700 characters. A live run that its guard stopped (every model failing) exits 1 with the JSON
+of the run so far, and counts as clean only then. Anything else is a **crash** (a traceback, another
+exit 1, an unnamed or multi-line error); a case over {CASE_BOUND_S:g} s of wall clock is a **hang** (its
+worker is killed and replaced). Each family runs in one worker process (recycled every 200 cases), so
+a case costs milliseconds: ``workbench.cli.main`` is called with the case's arguments.
 
     python scripts/fuzz_report.py                 # short budget (the one CI runs in tests/test_fuzz.py)
     python scripts/fuzz_report.py --budget long   # long budget; also: python -m pytest -m long tests/test_fuzz.py

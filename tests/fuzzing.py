@@ -150,6 +150,7 @@ class Tally:
     crash: int = 0
     hang: int = 0
     exit0: int = 0
+    exit1: int = 0  # only a live run its guard stopped, with its JSON (the provider family)
     exit2: int = 0
     findings: list[str] = field(default_factory=list)
 
@@ -158,6 +159,8 @@ class Tally:
         setattr(self, verdict, getattr(self, verdict) + 1)
         if code == 0:
             self.exit0 += 1
+        elif code == 1:
+            self.exit1 += 1
         elif code == 2:
             self.exit2 += 1
         if verdict != "clean" and len(self.findings) < 20:
