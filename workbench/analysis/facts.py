@@ -366,10 +366,11 @@ def _text_facts(c: _Collector, i: int, role: str, text: str) -> None:
             c.add("link", target, i, detail="markdown")
     for url in bare_urls(text):
         c.add("link", url, i, detail="url")
-    for m in _BACKTICK_PATH_RE.finditer(text):
-        if "://" not in m.group(1):
-            c.artifact(m.group(1), "mentioned", i)
-    if role == "assistant":
+    if "`" in text:
+        for m in _BACKTICK_PATH_RE.finditer(text):
+            if "://" not in m.group(1):
+                c.artifact(m.group(1), "mentioned", i)
+    if role == "assistant" and "```" in text:
         for m in _FENCE_PATH_RE.finditer(text):  # aider-style edit blocks: the path line, then the fence
             c.artifact(m.group(1), "edited", i)
 
