@@ -167,7 +167,7 @@ def test_item04_huge_numbers_in_set(tmp_path, capsys, args, needles):
         ("version: 1\n~: 2\n", ["k.yaml:2", "knob names must be text", "None"]),
         ("version: 1\ntrigger_ratio: " + "[" * 100_000 + "]" * 100_000 + "\n", ["k.yaml:2", "nested more than"]),
         ("version: 1\ntrigger_ratio: 0.5\nkept_budget_ratio: 0.1\ntrigger_ratio: 0.7\n",
-         ["k.yaml:4", "duplicate key trigger_ratio (first on line 2)"]),
+         ["k.yaml:4", "duplicate knob 'trigger_ratio' (also on line 2)"]),
         ("version: 1\nstrategy: bogus\n", ["k.yaml:2", "strategy must be one of", "'bogus'"]),
     ],
     ids=["int-key", "null-key", "deep-value", "duplicate-key", "unknown-strategy"],
@@ -240,8 +240,15 @@ def test_item07_a_million_unknown_yaml_keys_stop_at_the_node_limit(tmp_path):
     text = "version: 1\n" + "".join(f"k{i}: {i}\n" for i in range(3000))
     with pytest.raises(ValueError, match=r"<yaml>:2500: more than 5,000 YAML values"):
         load_knobs(text)
-    with pytest.raises(ValueError, match=r"unknown knob\(s\) k0, k1, k10, k11, k12 \(and 95 more\)"):
+    with pytest.raises(ValueError, match=r"<yaml>:2: unknown knob 'k0'"):
         load_knobs("version: 1\n" + "".join(f"k{i}: {i}\n" for i in range(100)))
+    from workbench.knobs import knobs_from_dict
+
+    with pytest.raises(ValueError, match=r"unknown knob\(s\) k0, k1, k10, k11, k12 \(and 95 more\)"):
+        knobs_from_dict({f"k{i}": i for i in range(100)})
+    with pytest.raises(ValueError) as info:
+        load_knobs("version: 1\n" + "x" * 900 + ": 1\n")
+    assert len(str(info.value)) < 300 and "(900 chars)" in str(info.value)
 
 
 def test_item08_dev_zero_and_a_fifo_are_refused_without_reading(tmp_path):

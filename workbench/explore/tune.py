@@ -283,12 +283,6 @@ def tune(
     metrics = {f.name for f in dataclasses.fields(Metrics)}
     if objective not in OBJECTIVES and objective not in metrics:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} or a metric name, got {objective!r}")
-    space = dict(space or default_space(histories, base))
-    _check_space(space)
-    names = list(space)
-    axes = {n: _axis_values(n, space[n], points) for n in names}
-    steps = {n: (float(space[n][1]) - float(space[n][0])) / max(1, points - 1)
-             for n in names if _is_range(space[n])}
     bad: dict[str, str] = {}
 
     def bad_history(path: str, reason: str) -> None:
@@ -299,6 +293,24 @@ def tune(
     def readable() -> list[HistorySource]:
         return [x for x in histories if isinstance(x, History) or os.fspath(x) not in bad]
 
+    if space is None and on_bad_history is not None:  # the default ranges replay every history first
+        from workbench.explore.sweep import _history_of
+        from workbench.history.errors import HistoryError
+
+        for x in histories:
+            if not isinstance(x, History):
+                try:
+                    _history_of(os.fspath(x))
+                except (HistoryError, OSError) as exc:
+                    bad_history(os.fspath(x), " ".join(str(exc).split()))
+        if not readable():
+            raise ValueError(f"no history could be read: {'; '.join(bad.values())}")
+    space = dict(space or default_space(readable(), base))
+    _check_space(space)
+    names = list(space)
+    axes = {n: _axis_values(n, space[n], points) for n in names}
+    steps = {n: (float(space[n][1]) - float(space[n][0])) / max(1, points - 1)
+             for n in names if _is_range(space[n])}
     h = len(histories)
     first = list(itertools.product(*axes.values()))
     per_round = keep * 3 ** len(steps)
