@@ -12,6 +12,7 @@ The behaviour of a model is chosen by its name (the part after ``fake-``) or set
     trickle  a good answer sent one byte of padding every 0.1 s for ``slow_s`` seconds first: the
              connection never goes quiet long enough for a read timeout, so the call stays pending
     echo   answers HTTP 401 quoting the request's Authorization header (as careless providers do)
+    parrot a good briefing (HTTP 200) that quotes the request's Authorization header in its text
 
 Every request is counted per model (``GET /stats`` or :attr:`FakeProvider.counts`).
 """
@@ -26,7 +27,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-BEHAVIOURS = ("good", "slow", "fail", "short", "leak", "trickle", "echo")
+BEHAVIOURS = ("good", "slow", "fail", "short", "leak", "trickle", "echo", "parrot")
 _LINK_RE = re.compile(r"\[[^\]\n]*\]\([^)\s]+\)")
 
 
@@ -225,6 +226,8 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 content = briefing_for(messages)
                 if behaviour == "leak":
                     content = f"<previous-chat-history>\n{content}\n</previous-chat-history>"
+                elif behaviour == "parrot":
+                    content += f"\n\nFor the record, you called me with {self.headers.get('Authorization', '')}."
             self._send(200, _completion(model, content, prompt_chars))
 
     return Handler

@@ -363,6 +363,25 @@ def test_bad_yaml_shows_an_error_naming_the_line():
     assert widget(at, "knob_trigger_ratio").value == 0.65
 
 
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("version: 1\ntrigger_ratio: " + "[" * 100_000 + "\n", "hostile.yaml:2: nested more than"),
+        ("version: 1\ntrigger_ratio:\n  a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]\n  b: [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n",
+         "hostile.yaml:4: aliases (*a) are not allowed"),
+        ("version: 1\n1: 2\n", "hostile.yaml:2: knob names must be text"),
+        ("version: 1\ncontext_window_tokens: " + "9" * 400 + "\n", "a 400-digit number"),
+    ],
+    ids=["deep", "alias-bomb", "int-key", "huge-number"],
+)
+def test_hostile_yaml_is_one_error_box_not_a_broken_page(text, needle):
+    """Issue 12 items 4-5: what replaced the whole page (RecursionError, TypeError, MemoryError) is an error box."""
+    at = app(tab="YAML & CLI", **{ui_state.PENDING_YAML: ("hostile.yaml", text)})
+    assert not at.exception
+    assert any(needle in e.value for e in at.error), [e.value[:200] for e in at.error]
+    assert widget(at, "knob_trigger_ratio").value == 0.65
+
+
 def test_cli_command_lists_the_changed_knobs():
     """'Copy as CLI command' names the history and only the knobs that differ from the defaults."""
     at = app(tab="YAML & CLI", knob_trigger_ratio=0.5)

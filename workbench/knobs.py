@@ -15,7 +15,18 @@ from typing import Any
 
 import yaml
 
+from workbench.history.warnings import cut, shown
+
 YAML_VERSION = 1
+# Limits of a knobs file: it is a flat mapping of ~60 scalars, so anything far bigger is a mistake or
+# an attack (a 2 KB alias bomb expands to gigabytes; 1M keys take a minute): refused before building.
+MAX_YAML_CHARS = 1_000_000
+MAX_YAML_NODES = 5_000
+MAX_YAML_DEPTH = 20
+MAX_INT_DIGITS = 18  # a whole-number knob above 10^18 is refused before any float conversion can overflow
+# A user regex (pin_pattern) runs with the `regex` module's timeout per message: a pattern that
+# backtracks catastrophically ('^(a|a)*$' on 'a' * 34 + '!') stops with a clear error instead of hanging.
+PIN_PATTERN_TIMEOUT_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -357,10 +368,7 @@ class Knobs:
             _check_knob(f.name, getattr(self, f.name), f.type)
         parse_check_list(self.manual_compact_checks)
         if self.pin_pattern:
-            try:
-                re.compile(self.pin_pattern)
-            except re.error as exc:
-                raise ValueError(f"pin_pattern must be a regular expression, got {self.pin_pattern!r}: {exc}") from None
+            compile_pin_pattern(self.pin_pattern)
 
     def replace(self, **changes: Any) -> Knobs:
         """A copy with some knobs changed (validated)."""
@@ -418,32 +426,67 @@ MISSION_KNOBS = (
 )
 
 
+class PinPattern:
+    """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
+
+    def __init__(self, pattern: str) -> None:
+        import regex  # type: ignore[import-untyped]  # no stubs shipped
+
+        self.pattern = pattern
+        try:
+            self._rx = regex.compile(pattern)
+        except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+            raise ValueError(f"pin_pattern must be a regular expression, got {shown(pattern)}: "
+                             f"{cut(str(exc), 120)}") from None
+
+    def search(self, text: str, *, where: str = "a message") -> bool:
+        """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
+        try:
+            return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
+        except TimeoutError:
+            raise ValueError(f"pin_pattern {shown(self.pattern)} ran over {PIN_PATTERN_TIMEOUT_S:g}s on {where} "
+                             f"({len(text):,} chars): it backtracks catastrophically; simplify it (e.g. no nested "
+                             "or overlapping repeats)") from None
+
+
+def compile_pin_pattern(pattern: str) -> PinPattern:
+    return PinPattern(pattern)
+
+
 def _check_knob(name: str, value: Any, declared: Any) -> None:
     spec = KNOB_SPECS.get(name)
     type_name = declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
     if type_name == "bool":
         if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {shown(value)}")
         return
     if type_name == "str":
         if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string, got {value!r}")
+            raise ValueError(f"{name} must be a string, got {shown(value)}")
         if spec and spec.choices and value not in spec.choices:
-            raise ValueError(f"{name} must be one of {', '.join(spec.choices)}, got {value!r}")
+            raise ValueError(f"{name} must be one of {', '.join(spec.choices)}, got {shown(value)}")
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if type_name == "int" and not float(value).is_integer():
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
+        raise ValueError(f"{name} must be a number, got {shown(value)}")
+    if isinstance(value, int) and abs(value) >= 10**MAX_INT_DIGITS:
+        raise ValueError(f"{name} must be {_range_text(spec)}, got {shown(value)}")
+    if type_name == "int" and isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{name} must be a whole number, got {shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {shown(value)}")
     if spec is None or spec.low is None or spec.high is None:
         return
     if value in spec.allow:
         return
     if not spec.low <= value <= spec.high:
-        extra = "".join(f" or {a:g}" for a in spec.allow)
-        raise ValueError(f"{name} must be in [{spec.low:g}, {spec.high:g}]{extra}, got {value!r}")
+        raise ValueError(f"{name} must be {_range_text(spec)}, got {shown(value)}")
+
+
+def _range_text(spec: KnobSpec | None) -> str:
+    if spec is None or spec.low is None or spec.high is None:
+        return f"under 10^{MAX_INT_DIGITS}"
+    extra = "".join(f" or {a:g}" for a in spec.allow)
+    return f"in [{spec.low:g}, {spec.high:g}]{extra}"
 
 
 def parse_check_list(text: str) -> tuple[int, ...]:
@@ -452,8 +495,10 @@ def parse_check_list(text: str) -> tuple[int, ...]:
     for token in re.split(r"[,\s]+", text.strip()):
         if not token:
             continue
-        if not token.isdigit():
-            raise ValueError(f"manual_compact_checks must list whole check numbers like '40, 120', got {text!r}")
+        if not (token.isascii() and token.isdigit()):
+            raise ValueError(f"manual_compact_checks must list whole check numbers like '40, 120', got {shown(text)}")
+        if len(token) > 9:
+            raise ValueError(f"manual_compact_checks: a check number must be under 10^9, got {shown(token, 20)}")
         out.add(int(token))
     return tuple(sorted(out))
 
@@ -465,17 +510,23 @@ def knob_names() -> tuple[str, ...]:
 def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: str = "knobs") -> Knobs:
     """Build Knobs from a mapping, refusing unknown keys by name and coercing ints given as floats."""
     names = {f.name: f for f in dataclasses.fields(Knobs)}
-    data = {KNOB_ALIASES.get(k, k) if isinstance(k, str) else k: v for k, v in data.items()}
+    bad_keys = [k for k in data if not isinstance(k, str)]
+    if bad_keys:
+        raise ValueError(f"{source}: knob names must be text, got {shown(bad_keys[0])}")
+    data = {KNOB_ALIASES.get(k, k): v for k, v in data.items()}
     unknown = sorted(set(data) - set(names))
     if unknown:
-        raise ValueError(f"{source}: unknown knob(s) {', '.join(unknown)}; known: {', '.join(names)}")
+        listed = ", ".join(cut(k, 40) for k in unknown[:5]) + (f" (and {len(unknown) - 5:,} more)" if len(unknown) > 5
+                                                                else "")
+        raise ValueError(f"{source}: unknown knob(s) {listed}; known: {', '.join(names)}")
     values: dict[str, Any] = {}
     for key, value in data.items():
         ftype = names[key].type
         tname = ftype if isinstance(ftype, str) else getattr(ftype, "__name__", "")
         if tname == "int" and isinstance(value, float) and value.is_integer():
             value = int(value)
-        if tname == "float" and isinstance(value, int) and not isinstance(value, bool):
+        if (tname == "float" and isinstance(value, int) and not isinstance(value, bool)
+                and abs(value) < 10**MAX_INT_DIGITS):
             value = float(value)
         values[key] = value
     try:
@@ -491,8 +542,8 @@ def parse_knob_assignment(text: str) -> tuple[str, Any]:
     key, raw = text.split("=", 1)
     key = key.strip()
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+        value = safe_yaml(raw, source="--set") if raw.strip() else ""
+    except (yaml.YAMLError, ValueError):
         value = raw
     return key, value
 
@@ -503,24 +554,80 @@ def dump_knobs(knobs: Knobs) -> str:
     return yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 
 
-class _KnobLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice (PyYAML keeps the last silently) and remembers key lines."""
+class _KnobsLoader(yaml.SafeLoader):
+    """SafeLoader that refuses, before building anything, what no knobs file needs: aliases (so an alias
+    bomb cannot expand), nesting past MAX_YAML_DEPTH (no RecursionError), more than MAX_YAML_NODES nodes,
+    keys that are not text, and duplicate keys (PyYAML lets the last one win silently)."""
+
+    def __init__(self, stream: str, source: str) -> None:
+        super().__init__(stream)
+        self.source = source
+        self.nodes = 0
+        self.depth = 0
+
+    def _where(self, mark: Any) -> str:
+        return f"{self.source}:{mark.line + 1}" if mark is not None else self.source
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ValueError(f"{self._where(event.start_mark)}: aliases (*{cut(str(event.anchor), 40)}) are not "
+                             "allowed in a knobs file")
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise ValueError(f"{self._where(self.peek_event().start_mark)}: more than {MAX_YAML_NODES:,} YAML "
+                             "values: a knobs file is a flat mapping of knobs")
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                raise ValueError(f"{self._where(self.peek_event().start_mark)}: nested more than "
+                                 f"{MAX_YAML_DEPTH} levels deep: a knob's value is a number, text or true/false")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            line = key_node.start_mark.line + 1
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                raise ValueError(f"{self.source}:{line}: knob names must be text, got {shown(key, 40)}")
+            if key in seen:
+                raise ValueError(f"{self.source}:{line}: duplicate knob {shown(key, 40)} (also on line {seen[key]}): "
+                                 "give each knob once")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
-def _unique_mapping(loader: _KnobLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        line = key_node.start_mark.line + 1
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate knob {key!r} (also on line {seen[key]}): give each knob once",
-                key_node.start_mark)
-        seen[key] = line
-    return loader.construct_mapping(node, deep=deep)
+def safe_yaml(text: str, *, source: str = "<yaml>") -> Any:
+    """Parse YAML with the knobs file's limits (see ``_KnobsLoader``); limit errors are ValueErrors naming the line."""
+    if len(text) > MAX_YAML_CHARS:
+        raise ValueError(f"{source}: {len(text):,} characters, over the {MAX_YAML_CHARS:,} of a knobs file")
+    loader = _KnobsLoader(text, source)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
-_KnobLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+def decode_knobs_file(data: bytes, *, source: str) -> str:
+    """A knobs file's bytes as text; not UTF-8 is an error naming the file and line (UTF-16 is said so)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
+        raise ValueError(f"{source}:1: not UTF-8 text: looks like UTF-16 or UTF-32; save it as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{source}:{line}: not UTF-8 text (byte {exc.start})") from None
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The line where ``key`` is set in a knobs YAML text (top-level ``key:``), or None."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.split(":", 1)[0].strip().strip("'\"") == key:
+            return number
+    return None
 
 
 def _did_you_mean(name: str) -> str:
@@ -535,15 +642,18 @@ def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
 
     A key given twice, an unknown knob ("did you mean ..."), a wrong version or an invalid value is refused;
     ``version`` is dropped. Knobs the text does not name are simply absent, so callers decide what they keep.
+    The text goes through ``safe_yaml``: aliases, deep nesting, huge files and non-text keys are refused
+    before anything is built.
     """
     try:
-        data = yaml.load(text, Loader=_KnobLoader)  # noqa: S506 - a SafeLoader subclass
+        data = safe_yaml(text, source=source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        prefix = "" if str(problem).startswith("duplicate knob") else "invalid YAML: "
-        raise ValueError(f"{where}: {prefix}{problem}") from None
+        raise ValueError(f"{where}: invalid YAML: {cut(str(problem), 200)}") from None
+    except RecursionError:
+        raise ValueError(f"{source}: nested too deeply") from None
     if data is None:
         raise ValueError(f"{source}: empty YAML, expected a mapping of knobs")
     if not isinstance(data, dict):
@@ -551,11 +661,13 @@ def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
     data = dict(data)
     version = data.pop("version", YAML_VERSION)
     if version != YAML_VERSION:
-        raise ValueError(f"{source}: unsupported version {version!r} (this workbench reads version {YAML_VERSION})")
+        raise ValueError(f"{source}: unsupported version {shown(version)} (this workbench reads version "
+                         f"{YAML_VERSION})")
     known = set(knob_names())
     for key in data:
         if key not in known:
-            raise ValueError(f"{_where(text, str(key), source)}: unknown knob {key!r}{_did_you_mean(str(key))}")
+            raise ValueError(f"{_where(text, str(key), source)}: unknown knob {shown(key, 60)}"
+                             f"{_did_you_mean(str(key)[:100])}")
     try:
         knobs_from_dict(data, source=source)
     except ValueError as exc:
@@ -567,10 +679,8 @@ def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
 
 def _where(text: str, key: str, source: str) -> str:
     """``source:line`` of the line that sets ``key``, or just ``source``."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.split(":", 1)[0].strip() == key:
-            return f"{source}:{number}"
-    return source
+    line = key_line(text, key)
+    return f"{source}:{line}" if line is not None else source
 
 
 def load_knobs(text: str, *, source: str = "<yaml>", base: Knobs | None = None) -> Knobs:

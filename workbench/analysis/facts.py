@@ -284,11 +284,18 @@ def _patch_paths(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _may_hold_exit_code(output: str) -> bool:
+    """Whether ``_EXIT_RE`` can match (every alternative holds 'exit' or '<returncode>', any case)."""
+    low = output.lower()
+    return "exit" in low or "<returncode>" in low
+
+
 def _errors_in(output: str) -> list[str]:
     """Error lines worth remembering in one tool output (tracebacks, failed commands, tool errors)."""
     found: list[str] = []
-    for m in _TOOL_USE_ERROR_RE.finditer(output):
-        found.append(m.group(1).strip().splitlines()[0] if m.group(1).strip() else "tool error")
+    if "<tool_use_error>" in output:  # substring tests first: the regexes scan every output otherwise
+        for m in _TOOL_USE_ERROR_RE.finditer(output):
+            found.append(m.group(1).strip().splitlines()[0] if m.group(1).strip() else "tool error")
     pos = output.find("Traceback (most recent call last)")
     while pos >= 0:
         exc = _EXC_LINE_RE.search(output, pos)
@@ -300,7 +307,7 @@ def _errors_in(output: str) -> list[str]:
         rest = [ln.strip() for ln in head[len("ERROR:"):].splitlines() if ln.strip()]
         if rest:
             found.append(rest[0])
-    if not found:
+    if not found and _may_hold_exit_code(output):
         code = _EXIT_RE.search(output)
         if code and int(code.group(1)) != 0:
             line = _ERROR_LINE_RE.search(output)
@@ -359,10 +366,11 @@ def _text_facts(c: _Collector, i: int, role: str, text: str) -> None:
             c.add("link", target, i, detail="markdown")
     for url in bare_urls(text):
         c.add("link", url, i, detail="url")
-    for m in _BACKTICK_PATH_RE.finditer(text):
-        if "://" not in m.group(1):
-            c.artifact(m.group(1), "mentioned", i)
-    if role == "assistant":
+    if "`" in text:
+        for m in _BACKTICK_PATH_RE.finditer(text):
+            if "://" not in m.group(1):
+                c.artifact(m.group(1), "mentioned", i)
+    if role == "assistant" and "```" in text:
         for m in _FENCE_PATH_RE.finditer(text):  # aider-style edit blocks: the path line, then the fence
             c.artifact(m.group(1), "edited", i)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from workbench.briefing.prompt import build_user_message
+from workbench.history.files import encodable
 from workbench.history.model import History, Message
 from workbench.replay import Compression, Run
 from workbench.stagewise.serialize import serialize_compact_history, serialize_message
@@ -33,7 +34,8 @@ def message_preview(msg: Message, width: int = PREVIEW_CHARS) -> str:
             name = part.tool_name
             kinds.append(f"{part.kind} {name}" if name else part.kind)
         text = "[" + ", ".join(kinds) + "]" if kinds else "[no parts]"
-    return text if len(text) <= width else text[: width - 1] + "…"
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return encodable(text)[0]  # display text: a lone surrogate shows as U+FFFD (polars and the browser need UTF-8)
 
 
 def message_previews(history: History, width: int = PREVIEW_CHARS) -> list[str]:

@@ -151,7 +151,7 @@ class _Caller:
             hit = self.cache.get(key)
             if hit is not None and isinstance(hit.get("text"), str):
                 return hit["text"], True
-        from workbench.briefing.live import import_litellm
+        from workbench.briefing.live import import_litellm, scrub_known
 
         litellm = import_litellm()
         kwargs: dict[str, Any] = {**self.params, **self.extra}
@@ -161,7 +161,7 @@ class _Caller:
             kwargs["api_key"] = self.api_key
         self.requests += 1
         response = litellm.completion(model=model, messages=messages, num_retries=0, timeout=TIMEOUT_S, **kwargs)
-        text = response.choices[0].message.content or ""
+        text = scrub_known(response.choices[0].message.content or "", self.api_key)  # never store a key
         if self.cache is not None and key is not None:
             self.cache.set(key, {"text": text, "model": model, "kind": "probe-judge"})
         return text, False

@@ -14,12 +14,13 @@ LLM judge lives in ``workbench.analysis.probe_judge``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
 
+from workbench.analysis.fact_matcher import FactMatcher
 from workbench.analysis.facts import KINDS, PROBE_OF_KIND, PROBES, Fact, extract_facts, fact_found, word_set
 from workbench.counting.tokens import render_for_tokenizer
 from workbench.history.model import History
@@ -41,21 +42,41 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class FactIndex:
-    """Facts of one history and, per message, which facts it mentions (prefix sums for range queries)."""
+    """Facts of one history and which facts each message mentions, found when first asked.
 
-    history_digest: str
+    A probe asks about the kept and pinned messages of each compression, so each message is matched
+    at most once (``FactMatcher``: cost grows with the message, not with the number of facts) and
+    nothing of size facts × messages is ever built (the old prefix-sum matrix took 2.5 GB at 30k).
+    """
+
+    history: History
     facts: tuple[Fact, ...]
     first: np.ndarray  # message index where each fact was first met
-    mentions: np.ndarray  # (facts, messages + 1) int32 prefix sums of "message j mentions fact f"
     probe_codes: np.ndarray  # index into PROBES per fact
     is_request: np.ndarray
     is_plan: np.ndarray
+    matcher: FactMatcher
+    _mentions: dict[int, np.ndarray] = field(default_factory=dict)
 
-    def mentioned_in(self, lo: int, hi: int) -> np.ndarray:
-        """Per fact: is it mentioned in messages [lo, hi]?"""
-        if hi < lo:
-            return np.zeros(len(self.facts), dtype=bool)
-        return (self.mentions[:, hi + 1] - self.mentions[:, lo]) > 0
+    @property
+    def history_digest(self) -> str:
+        return self.history.digest
+
+    def mentions_of(self, j: int) -> np.ndarray:
+        """Sorted indices of the facts message ``j`` mentions (facts first met at or before ``j``)."""
+        found = self._mentions.get(j)
+        if found is None:
+            text = render_for_tokenizer(self.history.messages[j]).lower()
+            found = self._mentions[j] = self.matcher.found_in(text, word_set(text), max_index=j)
+        return found
+
+    def mentioned_in(self, lo: int, hi: int, ids: np.ndarray | None = None) -> np.ndarray:
+        """Per fact (of ``ids``, default all): is it mentioned in messages [lo, hi]?"""
+        facts = np.arange(len(self.facts), dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
+        if hi < lo or not len(facts):
+            return np.zeros(len(facts), dtype=bool)
+        hits = [self.mentions_of(j) for j in range(max(0, lo), min(hi, len(self.history.messages) - 1) + 1)]
+        return np.isin(facts, np.concatenate(hits)) if hits else np.zeros(len(facts), dtype=bool)
 
 
 _INDEX_CACHE: dict[str, FactIndex] = {}
@@ -63,30 +84,19 @@ _INDEX_CACHE_MAX = 64
 
 
 def fact_index(history: History) -> FactIndex:
-    """The (cached) fact index of ``history``: extraction and the mention matrix run once per history."""
+    """The (cached) fact index of ``history``: facts are extracted once, mentions matched on demand."""
     cached = _INDEX_CACHE.get(history.digest)
     if cached is not None:
         return cached
     facts = extract_facts(history)
-    texts = tuple(render_for_tokenizer(m).lower() for m in history.messages)
-    words = [word_set(t) for t in texts]
-    n, f = len(texts), len(facts)
-    hit = np.zeros((f, n), dtype=np.int32)
-    for j, (t, ws) in enumerate(zip(texts, words, strict=True)):
-        for k, fact in enumerate(facts):
-            if fact.index <= j and fact_found(fact, t, ws):
-                hit[k, j] = 1
-    mentions = np.zeros((f, n + 1), dtype=np.int32)
-    if f and n:
-        np.cumsum(hit, axis=1, out=mentions[:, 1:])
     index = FactIndex(
-        history_digest=history.digest,
+        history=history,
         facts=facts,
         first=np.array([x.index for x in facts], dtype=np.int64),
-        mentions=mentions,
         probe_codes=np.array([PROBES.index(x.probe) for x in facts], dtype=np.int64),
         is_request=np.array([x.kind == "next_step" and x.detail == "request" for x in facts], dtype=bool),
         is_plan=np.array([x.kind == "next_step" and x.detail == "plan" for x in facts], dtype=bool),
+        matcher=FactMatcher(facts),
     )
     if len(_INDEX_CACHE) >= _INDEX_CACHE_MAX:
         _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
@@ -112,6 +122,7 @@ class _Probe:
 def _probes(run: Run, index: FactIndex) -> list[_Probe]:
     out: list[_Probe] = []
     briefing: str | None = None
+    briefing_facts: dict[str, np.ndarray] = {}
     for c in run.compressions:
         if c.status != "landed":
             continue
@@ -127,17 +138,19 @@ def _probes(run: Run, index: FactIndex) -> list[_Probe]:
             if len(cand):
                 sel[cand[np.argmax(index.first[cand])]] = True
         ids = np.flatnonzero(sel)
-        kept = index.mentioned_in(b, end)[ids]
+        kept = index.mentioned_in(b, end, ids)
         pinned_idx = [j for j in c.pinned if j < b]
         pinned = np.zeros(len(ids), dtype=bool)
         if briefing:
-            low = briefing.lower()
-            ws = word_set(low)
-            in_brief = np.array([fact_found(index.facts[k], low, ws) for k in ids], dtype=bool)
+            found = briefing_facts.get(briefing)
+            if found is None:  # one briefing is often probed at several compressions
+                low = briefing.lower()
+                found = briefing_facts[briefing] = index.matcher.found_in(low, word_set(low))
+            in_brief = np.isin(ids, found)
         else:
             in_brief = np.zeros(len(ids), dtype=bool)
         for j in pinned_idx:
-            pinned |= (index.mentions[ids, j + 1] - index.mentions[ids, j]) > 0
+            pinned |= index.mentioned_in(j, j, ids)
         out.append(_Probe(chain_index=c.chain_index, boundary=b, folded_from=c.folded_from, end=end, facts=ids,
                           in_briefing=in_brief, in_kept=kept, in_pinned=pinned))
     return out

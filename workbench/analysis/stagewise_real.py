@@ -281,9 +281,10 @@ def replay_real(
 
 def load_real_histories(path: str | Path, chat_id: str | None = None) -> list[History]:
     """Every chat in a stagewise store (or the one ``chat_id``), or the one history of a JSON export."""
-    from workbench.history.readers import load_history
+    from workbench.history.readers import check_history_file, load_history
 
     p = Path(path)
+    check_history_file(p)
     with p.open("rb") as fh:
         head = fh.read(16)
     if head == b"SQLite format 3\x00":

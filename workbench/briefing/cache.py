@@ -4,6 +4,14 @@ Key = sha256 of canonical JSON of (model, messages, sampling parameters, prompt 
 never enter a key or a value: API keys, api_base and headers are refused by name before hashing.
 The directory comes from the constructor, else ``WORKBENCH_CACHE_DIR``, else
 ``~/.cache/compaction-workbench``. diskcache is imported only when a cache is opened.
+
+Faults never cost an answer: when the disk cache cannot be opened, read or written (read-only
+filesystem, a path under a regular file, a full disk) the cache says so once (``problem``, and the
+``on_problem`` callback) and goes on in memory for the rest of the run, so what was paid for stays
+in the results. Concurrent runs sharing a cache do not pay twice for one prompt: the first claims it
+with an in-flight marker (:meth:`BriefingCache.claim`), the others wait for its answer. A marker
+expires after the cascade's own time bound and is taken over at once when its holder process is
+gone, so a crashed holder cannot block anyone.
 """
 
 from __future__ import annotations
@@ -11,7 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+import socket
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +31,8 @@ ENV_DIR = "WORKBENCH_CACHE_DIR"
 DEFAULT_DIR = Path("~/.cache/compaction-workbench")
 DEFAULT_SIZE_LIMIT_BYTES = 1 << 30  # 1 GiB
 SUBDIR = "briefings"
+INFLIGHT = "inflight:"  # key prefix of in-flight markers (never a sha256 hex key)
+POLL_S = 0.1
 
 # Request fields that identify a completion. Anything else (api_key, api_base, headers, timeouts,
 # retries) either carries a secret or does not change the answer, so it never reaches the key.
@@ -97,14 +110,30 @@ class CacheStats:
         return self.hits / total if total else 0.0
 
 
+def _faults() -> tuple[type[BaseException], ...]:
+    """What a disk cache raises when the disk, not the caller, is at fault."""
+    out: list[type[BaseException]] = [OSError, sqlite3.Error]
+    try:
+        import diskcache
+
+        out.append(diskcache.Timeout)
+    except ImportError:  # pragma: no cover - diskcache is a dependency
+        pass
+    return tuple(out)
+
+
 class BriefingCache:
     """Briefing answers on disk, keyed by :func:`cache_key`; values are plain JSON-able dicts."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, *, size_limit_bytes: int | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, size_limit_bytes: int | None = None,
+                 on_problem: Callable[[str], None] | None = None) -> None:
         self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
         self.size_limit_bytes = size_limit_bytes or DEFAULT_SIZE_LIMIT_BYTES
         self.hits = 0  # this instance's own counters
         self.misses = 0
+        self.problem: str | None = None  # the first disk fault; from then on answers are kept in memory
+        self.on_problem = on_problem
+        self._memory: dict[str, str] = {}
         self._cache: Any = None
 
     def _open(self) -> Any:
@@ -115,41 +144,157 @@ class BriefingCache:
             self._cache.stats(enable=True)
         return self._cache
 
+    def _disk(self) -> Any:
+        """The diskcache, or None once it failed (or when it cannot be opened)."""
+        if self.problem is not None:
+            return None
+        try:
+            return self._open()
+        except _faults() as exc:
+            self._fail(exc, "open")
+            return None
+
+    def _fail(self, exc: BaseException, action: str) -> None:
+        if self.problem is None:
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+            self.problem = (f"briefing cache {self.directory}: cannot {action} ({detail}); the run goes on with "
+                            "the cache off (answers kept in memory)")
+            if self.on_problem is not None:
+                self.on_problem(self.problem)
+        cache, self._cache = self._cache, None
+        if cache is not None:
+            try:
+                cache.close()
+            except _faults():
+                pass
+
+    def _has(self, key: str) -> bool:
+        """Whether ``key`` is stored (disk or memory); membership touches no hit/miss counter."""
+        disk = self._disk()
+        if disk is not None:
+            try:
+                if key in disk:
+                    return True
+            except _faults() as exc:
+                self._fail(exc, "read")
+        return key in self._memory
+
+    def _read(self, key: str) -> Any:
+        """The stored value for ``key`` (disk, else memory); diskcache counts its hit or miss."""
+        disk = self._disk()
+        if disk is not None:
+            try:
+                value = disk.get(key)
+            except _faults() as exc:
+                self._fail(exc, "read")
+            else:
+                if value is not None:
+                    return value
+        return self._memory.get(key)
+
+    @staticmethod
+    def _decode(value: Any) -> dict[str, Any]:
+        return json.loads(value) if isinstance(value, str) else dict(value)
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored answer for ``key``, or None; counts a hit or a miss."""
-        value = self._open().get(key)
+        value = self._read(key)
         if value is None:
             self.misses += 1
             return None
         self.hits += 1
-        return json.loads(value) if isinstance(value, str) else dict(value)
+        return self._decode(value)
 
-    def lookup(self, keys: list[str]) -> tuple[str, dict[str, Any]] | None:
-        """The first of ``keys`` that is stored, with its answer; one hit or one miss is counted in all."""
-        cache = self._open()
+    def peek(self, keys: list[str]) -> tuple[str, dict[str, Any]] | None:
+        """The first of ``keys`` that is stored, with its answer (a hit); a miss is counted nowhere."""
         for key in keys:
-            if key in cache:  # membership does not touch diskcache's hit/miss counters
+            if self._has(key):
                 value = self.get(key)
                 if value is not None:
                     return key, value
-        if keys:
-            self.get(keys[0])  # record the miss once
         return None
+
+    def lookup(self, keys: list[str]) -> tuple[str, dict[str, Any]] | None:
+        """The first of ``keys`` that is stored, with its answer; one hit or one miss is counted in all."""
+        found = self.peek(keys)
+        if found is None and keys:
+            self.get(keys[0])  # record the miss once
+        return found
 
     def set(self, key: str, value: Mapping[str, Any]) -> None:
         """Store a JSON-able answer (kept as JSON text, so the files hold no pickled objects)."""
-        self._open().set(key, json.dumps(dict(value), ensure_ascii=False))
+        text = json.dumps(dict(value), ensure_ascii=False)
+        self._memory[key] = text  # kept for this run whatever the disk does
+        disk = self._disk()
+        if disk is not None:
+            try:
+                disk.set(key, text)
+            except _faults() as exc:
+                self._fail(exc, "write")
+
+    # -- in-flight markers: one payer per prompt across processes ---------------------------------
+    def claim(self, key: str, ttl_s: float) -> bool:
+        """Mark ``key`` as being paid for by this process for at most ``ttl_s``; False when another live
+        holder has it. A marker whose holder process is gone is taken over."""
+        disk = self._disk()
+        if disk is None:
+            return True
+        marker = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "at": time.time()})
+        try:
+            if disk.add(INFLIGHT + key, marker, expire=ttl_s):
+                return True
+            holder = disk.get(INFLIGHT + key)
+            if holder is None or _holder_gone(holder):
+                disk.delete(INFLIGHT + key)
+                return bool(disk.add(INFLIGHT + key, marker, expire=ttl_s))
+            return False
+        except _faults() as exc:
+            self._fail(exc, "write")
+            return True
+
+    def release(self, key: str) -> None:
+        """Drop this process's in-flight marker for ``key`` (an answer, or a failure, is in)."""
+        if self._cache is None:
+            return
+        faults: tuple[type[BaseException], ...] = (*_faults(), ValueError)
+        try:
+            holder = self._cache.get(INFLIGHT + key)
+            if holder is not None and json.loads(holder).get("pid") == os.getpid():
+                self._cache.delete(INFLIGHT + key)
+        except faults as exc:
+            self._fail(exc, "write")
+
+    def wait_for(self, keys: list[str], claim_key: str, ttl_s: float) -> tuple[str, dict[str, Any]] | None:
+        """Wait while another process pays for this prompt: its answer when it lands (a hit), or None when
+        the holder gave up, died or ran past ``ttl_s`` (the caller then claims and asks itself)."""
+        deadline = time.monotonic() + ttl_s
+        while time.monotonic() < deadline:
+            found = self.peek(keys)
+            if found is not None:
+                return found
+            if self.claim(claim_key, ttl_s):
+                found = self.peek(keys)  # it may have landed just before the marker went
+                if found is not None:
+                    self.release(claim_key)
+                    return found
+                return None
+            time.sleep(POLL_S)
+        return None
 
     def __contains__(self, key: object) -> bool:
-        return key in self._open()
+        return isinstance(key, str) and self._has(key)
 
     def __len__(self) -> int:
-        return len(self._open())
+        return sum(1 for _ in self._keys())
+
+    def _keys(self) -> list[str]:
+        cache = self._open()
+        return [k for k in cache.iterkeys() if isinstance(k, str) and not k.startswith(INFLIGHT)]
 
     def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every (key, answer) pair, e.g. for calibration."""
         cache = self._open()
-        for key in list(cache.iterkeys()):
+        for key in self._keys():
             value = cache.get(key)
             if value is not None:
                 yield key, json.loads(value) if isinstance(value, str) else dict(value)
@@ -159,7 +304,7 @@ class BriefingCache:
         hits, misses = cache.stats()
         return CacheStats(
             directory=str(self.directory),
-            entries=len(cache),
+            entries=len(self._keys()),
             size_bytes=int(cache.volume()),
             size_limit_bytes=self.size_limit_bytes,
             hits=int(hits),
@@ -184,3 +329,31 @@ class BriefingCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _holder_gone(marker: Any) -> bool:
+    """Whether an in-flight marker's process is gone (same host only; elsewhere the expiry decides)."""
+    try:
+        info = json.loads(marker)
+        pid, host = int(info["pid"]), str(info["host"])
+    except (ValueError, KeyError, TypeError):
+        return True
+    if host != socket.gethostname():
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False

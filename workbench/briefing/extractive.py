@@ -102,9 +102,14 @@ def _verb(tool: str, inp: Any, out: Any) -> str:
 
 
 def _paths_in_text(text: str) -> list[str]:
-    scrubbed = _URL_RE.sub(" ", LINK_RE.sub(" ", text))
-    found = [m.group(1) for m in _PATH_RE.finditer(scrubbed)]
-    rest = _PATH_RE.sub(" ", scrubbed)
+    # Each pattern needs a substring that is cheap to test for: skip the scans a text cannot match.
+    if "." not in text:
+        return []
+    scrubbed = LINK_RE.sub(" ", text) if "](" in text else text
+    if "://" in scrubbed:
+        scrubbed = _URL_RE.sub(" ", scrubbed)
+    found = [m.group(1) for m in _PATH_RE.finditer(scrubbed)] if "/" in scrubbed else []
+    rest = _PATH_RE.sub(" ", scrubbed) if found else scrubbed
     found += [m.group(1) for m in _FILE_RE.finditer(rest)]
     return found
 

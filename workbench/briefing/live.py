@@ -59,6 +59,18 @@ def scrub_secrets(text: str, *secrets: str | None) -> str:
     return _URL_USERINFO.sub("***@", _BEARER.sub("Bearer ***", _KEY_LIKE.sub("***", text)))
 
 
+def scrub_known(text: str, *secrets: str | None) -> str:
+    """Remove known key values only (the key given, credential-like environment variables) from any text
+    that is stored or shown, successful answers included; key-shaped words in an answer are left alone."""
+    known = [s for s in secrets if s] + [
+        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
+    ]
+    for value in sorted(set(known), key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, "***")
+    return text
+
+
 def import_litellm() -> Any:
     """Import litellm with its bundled price map (no network fetch) and its banners off."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -157,11 +169,25 @@ class LiveBriefer:
     def __call__(self, request: BriefRequest) -> BriefRecord:
         messages = self.messages_for(request)
         keys = {m: self.cache_key_for(m, messages) for m in self.cascade} if self.cache is not None else {}
-        if self.cache is not None:
-            found = self.cache.lookup([keys[m] for m in self.cascade])
+        if self.cache is None:
+            return self._cascade(request, messages, keys)
+        ordered = [keys[m] for m in self.cascade]
+        found = self.cache.lookup(ordered)
+        if found is not None:
+            return self._from_cache(found[1], request)
+        # One payer per prompt across runs sharing the cache: claim it, or wait for whoever holds it.
+        claim, bound = ordered[0], len(self.cascade) * (self.timeout_s + self.grace_s) + 5.0
+        if not self.cache.claim(claim, bound):
+            found = self.cache.wait_for(ordered, claim, bound)
             if found is not None:
                 self.failures_in_row = 0
                 return self._from_cache(found[1], request)
+        try:
+            return self._cascade(request, messages, keys)
+        finally:
+            self.cache.release(claim)
+
+    def _cascade(self, request: BriefRequest, messages: list[dict[str, str]], keys: dict[str, str]) -> BriefRecord:
         attempts: list[Attempt] = []
         for model in self.cascade:
             held = self._held(model, messages, request)
@@ -296,7 +322,7 @@ class LiveBriefer:
             detail = self._scrub(f"{type(exc).__name__}{http}: {exc}")[:300]
             return _Answer(attempt=Attempt(model=model, outcome=outcome, latency_s=latency, detail=detail))
         response = box["response"]
-        text = _content(response).strip()
+        text = self._scrub_known(_content(response).strip())  # a provider that echoes the key: never stored
         usage = getattr(response, "usage", None)
         in_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
         out_tok = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -343,6 +369,9 @@ class LiveBriefer:
     def _scrub(self, text: str) -> str:
         return scrub_secrets(text, self._api_key)
 
+    def _scrub_known(self, text: str) -> str:
+        return scrub_known(text, self._api_key)
+
     def _cache_value(self, request: BriefRequest, record: BriefRecord) -> dict[str, Any]:
         return {
             "prompt_version": PROMPT_VERSION,
@@ -371,7 +400,7 @@ class LiveBriefer:
 
     def _from_cache(self, value: Mapping[str, Any], request: BriefRequest) -> BriefRecord:
         """The stored answer as a record: same text, model, attempts and cost, ``cache_hit=True``."""
-        text = str(value.get("text") or "")
+        text = self._scrub_known(str(value.get("text") or ""))
         attempts = tuple(Attempt(**{k: a[k] for k in Attempt.__dataclass_fields__ if k in a}) for a in value["attempts"])
         previous, xml = detect_leaks(text)
         chars = utf16_len(text)

@@ -43,12 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (2 for bad input)."""
+    from workbench.cli.common import one_line
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))
-    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        print(f"workbench {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except RecursionError:  # a guard missed something nested: still one line, never a traceback
+        print(f"workbench {args.command}: error: input nested too deeply to process", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # a live run's guard (LiveRunStopped) in bundles/real: said, not a traceback
         from workbench.briefing.guard import LiveRunStopped
@@ -57,13 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"workbench {args.command}: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:  # `workbench ... | head`: the reader left; say nothing more
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the machine, not the input: a full disk, a read-only folder
+        print(f"workbench {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

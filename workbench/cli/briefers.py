@@ -38,6 +38,17 @@ def add_briefer_arguments(parser: argparse.ArgumentParser, *, default: str = "ex
                    help="live: start even if the offline check finds no credentials for a model")
 
 
+def open_cache(args: argparse.Namespace) -> Any:
+    """The answer cache the options name; a disk fault is printed once on stderr and the run goes on in memory."""
+    import sys
+
+    from workbench.briefing.cache import BriefingCache
+
+    command = getattr(args, "command", None) or "workbench"
+    return BriefingCache(args.cache_dir,
+                         on_problem=lambda m: print(f"workbench {command}: warning: {m}", file=sys.stderr))
+
+
 def briefer_from_args(args: argparse.Namespace, *, limits: Any = None, largest_request_tokens: int | None = None) -> Any:
     """The briefer the options name; raises ValueError with the option's name when one is missing.
 
@@ -52,7 +63,6 @@ def briefer_from_args(args: argparse.Namespace, *, limits: Any = None, largest_r
         from workbench.briefing.extractive import ExtractiveBriefer
 
         return ExtractiveBriefer()
-    from workbench.briefing.cache import BriefingCache
     from workbench.briefing.guard import LiveLimits, blocking, preflight
     from workbench.briefing.live import LiveBriefer
     from workbench.cli.progress import note
@@ -74,7 +84,7 @@ def briefer_from_args(args: argparse.Namespace, *, limits: Any = None, largest_r
     errors = blocking(checks)
     if errors and not args.skip_preflight:
         raise ValueError("pre-flight check failed, nothing was sent: " + "; ".join(c.message for c in errors))
-    cache = None if args.no_cache else BriefingCache(args.cache_dir)
+    cache = None if args.no_cache else open_cache(args)
     briefer = LiveBriefer(args.models, fallback_model=args.fallback_model, api_base=args.api_base, api_key=key,
                           timeout_s=args.timeout, cache=cache, limits=limits)
     if args.test_models:

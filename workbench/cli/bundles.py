@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
 
 NAME = "bundles"
 HELP = "Write playground bundles (prompt, user message, compact history, output, metadata) per compression."
@@ -36,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--out {out} is not empty; pass --force to write into it")
     knobs = knobs_from_args(args)
     histories = load_real_histories(args.history, chat_id=args.chat_id)
+    for h in histories:
+        show_warnings(NAME, h)
     # Chats are numbered newest first, as stagewise's script lists them.
     histories.sort(key=lambda h: -_number(h.meta.get("last_message_at")) if isinstance(h.meta, dict) else 0)
     briefer = None
@@ -52,13 +55,32 @@ def run(args: argparse.Namespace) -> int:
                 continue
         number += 1
         files.update(make_bundles(history, run_, channel=args.channel, chat_number=number, host=not args.no_host))
-    for rel, text in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    replaced = write_bundle_files(out, files)
     folders = len({rel.rsplit("/", 1)[0] for rel in files})
     print(f"wrote {folders} compression bundles for {number} chats into {out}")
+    if replaced:
+        print(f"workbench bundles: warning: {replaced:,} lone surrogate(s) written as U+FFFD in the Markdown and XML "
+              "files (metadata.json keeps them as \\u escapes)", file=sys.stderr)
     return 0
+
+
+def write_bundle_files(out: Path, files: dict[str, str]) -> int:
+    """Write every bundle file into a temporary folder, then put it in place (a killed run leaves no half
+    bundle). JSON keeps lone surrogates as escapes; Markdown and XML get U+FFFD. Returns how many were replaced."""
+    from workbench.history.files import atomic_folder, encodable, escape_surrogates
+
+    replaced = 0
+    with atomic_folder(out) as tmp:
+        for rel, text in files.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if rel.endswith(".json"):
+                clean = escape_surrogates(text)
+            else:
+                clean, n = encodable(text)
+                replaced += n
+            path.write_bytes(clean.encode("utf-8"))
+    return replaced
 
 
 def _number(value: object) -> float:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
+    show_warnings(NAME, history)
     briefer = briefer_from_args(args)
     run_ = simulate(history, knobs, briefer)
     report = probe_run(run_, history)
@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
             out["facts"] = facts_frame(report.facts).to_dicts()
         if judged is not None:
             out["judge"] = judged.to_dicts()
-        json.dump(out, sys.stdout, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
+        from workbench.history.files import json_text
+
+        sys.stdout.write(json_text(out, default=str) + "\n")
         return 0
     print(format_report(report))
     if args.facts:
@@ -91,10 +92,10 @@ def _judge(args: argparse.Namespace, run_: Run, history: History) -> pl.DataFram
     import os
 
     from workbench.analysis.probe_judge import judge_run
-    from workbench.briefing.cache import BriefingCache
+    from workbench.cli.briefers import open_cache
 
     key = os.environ.get(args.api_key_env) if getattr(args, "api_key_env", None) else None
-    cache = None if args.no_cache else BriefingCache(args.cache_dir)
+    cache = None if args.no_cache else open_cache(args)
     return judge_run(run_, history, model=args.judge_model, cache=cache, api_base=args.api_base, api_key=key,
                      max_compressions=args.judge_compressions)
 

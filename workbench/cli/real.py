@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -31,8 +30,9 @@ def run(args: argparse.Namespace) -> int:
     replays = [replay_real(h, knobs, briefer) for h in load_real_histories(args.history, chat_id=args.chat_id)
                if h.briefing_indices()]
     if args.json:
-        json.dump([as_dict(r) for r in replays], sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        from workbench.history.files import json_text
+
+        sys.stdout.write(json_text([as_dict(r) for r in replays], indent=2) + "\n")
         return 0
     if not replays:
         print("no stored briefings found")

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from workbench.history.files import atomic_write_bytes, atomic_write_text
 from workbench.history.generate import SAMPLES, Sample
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.model import History
@@ -70,7 +71,7 @@ def write_samples(out: Path) -> None:
     for sample in SAMPLES:
         history = sample.history()
         data = write_canonical_jsonl(history).encode("utf-8")
-        (out / f"{sample.name}.jsonl").write_bytes(data)
+        atomic_write_bytes(out / f"{sample.name}.jsonl", data)
         rows.append((sample, history_stats(history), len(data)))
         print(f"{sample.name}.jsonl: {len(history)} messages, {len(data):,} bytes")
-    (out / "README.md").write_text(readme_text(rows), encoding="utf-8")
+    atomic_write_text(out / "README.md", readme_text(rows))

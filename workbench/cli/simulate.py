@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args
+from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
+from workbench.history.files import json_text
 
 NAME = "simulate"
 HELP = "Replay a recorded conversation against a set of knobs."
@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.replay import simulate
 
     history = load_history(args.history)
+    show_warnings(NAME, history)
     knobs = knobs_for_history(args, history)
     outcome = None
     if args.briefer == "live":
@@ -49,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
             data["offload"] = offload
         if outcome is not None:
             data["live"] = live_json(outcome)
-        json.dump(data, sys.stdout, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(data, default=str) + "\n")  # built whole first: an error never follows half a JSON
         return 0 if outcome is None or outcome.complete else 1
     if outcome is not None and not outcome.complete:
         print(f"live run stopped early ({outcome.stopped.reason}): the numbers below cover messages "
@@ -125,17 +125,21 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     from datetime import UTC, datetime
 
     from workbench.analysis.offload import build_offload, offload_file
+    from workbench.history.files import append_section
 
     thread = thread_id or history.id
     path = offload_file(directory, thread)
     offload = build_offload(result, history, thread_id=thread, now=datetime.now(UTC))
-    if offload.text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:  # append-only, as msagent's backend does
-            fh.write(offload.text)
+    warnings: list[str] = []
+    if offload.text:  # append-only, as msagent's backend does; a torn tail of an earlier crash is reported
+        report = append_section(path, offload.text, heading="## Offloaded at ")
+        warnings = report.warnings()
+        for w in warnings:
+            print(f"workbench simulate: warning: {w}", file=sys.stderr)
     return {
         "file": str(path),
         "appended_chars": len(offload.text),
+        "warnings": warnings,
         "events": [e.to_dict() for e in offload.events],
         "reports": [{**r.to_dict(), "line": r.line()} for r in offload.reports],
     }

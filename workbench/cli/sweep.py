@@ -7,10 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from workbench.cli.common import add_knob_arguments, knobs_from_args
-from workbench.cli.progress import ProgressBar, print_table
+from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
+from workbench.cli.progress import ProgressBar, note, print_table
 
 NAME = "sweep"
 HELP = "Replay a grid (or a random sample) of knobs over histories; one row per run, to parquet or CSV."
@@ -21,7 +19,9 @@ def parse_values(text: str, *, option: str) -> tuple[str, list[Any]]:
     if "=" not in text:
         raise ValueError(f"{option} {text!r}: expected knob=value,value,...")
     name, raw = text.split("=", 1)
-    values = [yaml.safe_load(v) if v.strip() else "" for v in raw.split(",")]
+    from workbench.knobs import safe_yaml
+
+    values = [safe_yaml(v, source=option) if v.strip() else "" for v in raw.split(",")]
     return name.strip(), values
 
 
@@ -114,10 +114,26 @@ def run(args: argparse.Namespace) -> int:
         print("no --grid, --random or --presets given: ran the one knob set of --preset/--config/--set "
               "(add --grid KNOB=V1,V2,... to sweep a knob)")
     t0 = time.perf_counter()
+    bad: list[str] = []
+
+    named = {str(p) for p in args.histories if not p.is_dir()}  # files named on the command line must load
+
+    def skip(path: str, reason: str) -> None:
+        """A bad file found in a folder is reported and skipped; a file named explicitly stops the command."""
+        if path in named:
+            raise ValueError(reason)
+        bad.append(path)
+        note(f"workbench sweep: warning: skipped {one_line(reason)}")
+
     with ProgressBar("runs", enabled=not args.no_progress) as bar:
         frame = sweep(paths, knob_sets, workers=args.workers, chunk_size=args.chunk_size,
-                      briefer=make_briefer(args.briefer), probes=args.probes, progress=bar)
+                      briefer=make_briefer(args.briefer), probes=args.probes, progress=bar, on_bad_history=skip)
     seconds = time.perf_counter() - t0
+    if frame.is_empty():
+        raise ValueError(f"no history could be read ({len(bad)} skipped)")
+    if bad:
+        note(f"workbench sweep: warning: {len(bad)} of {len(paths)} histories skipped (unreadable)")
+        paths = [p for p in paths if str(p) not in bad]
     print(f"{frame.height:,} runs ({len(knob_sets):,} knob sets × {len(paths):,} histories) in {seconds:.1f}s")
     if args.out is not None:
         write_sweep(frame, args.out)

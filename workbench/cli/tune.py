@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench.cli.common import add_knob_arguments, knobs_from_args
-from workbench.cli.progress import ProgressBar
+from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
+from workbench.cli.progress import ProgressBar, note
 from workbench.cli.sweep import make_briefer, parse_space
 
 NAME = "tune"
@@ -49,11 +49,24 @@ def run(args: argparse.Namespace) -> int:
     base = knobs_from_args(args)
     paths = expand_history_paths(args.histories)
     space = dict(parse_space(s, option="--space") for s in args.space) or None
+    bad: list[str] = []
+
+    named = {str(p) for p in args.histories if not p.is_dir()}  # files named on the command line must load
+
+    def skip(path: str, reason: str) -> None:
+        """A bad file found in a folder is reported and skipped; a file named explicitly stops the command."""
+        if path in named:
+            raise ValueError(reason)
+        if path in bad:  # the floor's check and the search both meet it: say it once
+            return
+        bad.append(path)
+        note(f"workbench tune: warning: skipped {one_line(reason)}")
+
     briefer = make_briefer(args.briefer)
     label = retention_label(args.briefer)
     min_retention = args.min_retention
     if min_retention is None:
-        before = check_config(base, paths, Constraints(), briefer=briefer)
+        before = check_config(base, paths, Constraints(), briefer=briefer, on_bad_history=skip)
         min_retention = retention_floor(before["retention"])
         print(f"min fact retention {min_retention:.2f}: the base config keeps {before['retention']:.3f} {label}, "
               "less 0.05 (--min-retention 0 for no floor)")
@@ -62,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     with ProgressBar("runs", enabled=not args.no_progress) as bar:
         result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
                       points=args.points, rounds=args.rounds, keep=args.keep, briefer=briefer,
-                      workers=args.workers, progress=bar)
+                      workers=args.workers, progress=bar, on_bad_history=skip)
+    if bad:
+        note(f"workbench tune: warning: {len(bad)} of {len(paths)} histories skipped (unreadable)")
+        paths = [p for p in paths if str(p) not in bad]
     print("searched " + ", ".join(f"{n} {v[0]:g}–{v[1]:g}" if isinstance(v, tuple) else f"{n} {v}"
                                   for n, v in result.space.items()))
     tried = result.trials.height
@@ -89,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = edge.widened
         print(f"warning: {edge.describe()} (--space {edge.knob}={lo:g}:{hi:g})")
     if args.out is not None:
-        args.out.write_text(result.best_yaml(), encoding="utf-8")
+        from workbench.history.files import atomic_write_text
+
+        atomic_write_text(args.out, result.best_yaml())
         print(f"wrote {args.out}")
     return 0
 

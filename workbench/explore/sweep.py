@@ -32,6 +32,7 @@ from workbench.history.model import History
 from workbench.knobs import Knobs, knobs_from_dict
 
 ProgressFn = Callable[[int, int], None]
+BadHistoryFn = Callable[[str, str], None]  # (path, one-line reason): a history that could not be loaded
 HistorySource = str | os.PathLike[str] | History
 HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")  # as workbench.history.sources
 TASKS_PER_WORKER = 8  # enough tasks per worker to balance long and short histories
@@ -221,8 +222,12 @@ def sweep(
     briefer: Briefer | None = None,
     probes: bool = False,
     progress: ProgressFn | None = None,
+    on_bad_history: BadHistoryFn | None = None,
 ) -> pl.DataFrame:
     """Replay every history under every knob set; one row per run (config, history, knobs, metrics).
+
+    A history file that cannot be read (HistoryError, OSError) stops the sweep, unless
+    ``on_bad_history(path, reason)`` is given: then it is reported once and skipped, the rest go on.
 
     ``executor``: any ``concurrent.futures.Executor`` (e.g. dask's ``client.get_executor()``); when None,
     ``workers`` processes are started for this sweep (``workers=1`` runs in this process, no pool).
@@ -239,11 +244,30 @@ def sweep(
     tasks = _tasks(sources, knobs, workers=n_workers, chunk_size=chunk_size, briefer=briefer, probes=probes)
     rows: list[dict[str, Any]] = []
     done = 0
+    bad: set[str] = set()
+
+    def skipped(task: _Task, exc: BaseException) -> bool:
+        """Report a history that failed to load (once) and say whether to skip it."""
+        from workbench.history.errors import HistoryError
+
+        if on_bad_history is None or isinstance(task.source, History) or not isinstance(exc, (HistoryError, OSError)):
+            return False
+        if task.source not in bad:
+            bad.add(task.source)
+            on_bad_history(task.source, " ".join(str(exc).split()))
+        return True
+
     if progress:
         progress(0, total)
     if inline:
         for task in tasks:
-            rows.extend(_run_task(task))
+            if task.source in bad:
+                continue
+            try:
+                rows.extend(_run_task(task))
+            except Exception as exc:
+                if not skipped(task, exc):
+                    raise
             done += len(task.configs)
             if progress:
                 progress(done, total)
@@ -255,10 +279,11 @@ def sweep(
             task = futures[fut]
             try:
                 rows.extend(fut.result())
-            except BaseException:
-                for other in futures:
-                    other.cancel()
-                raise  # a HistoryError already names the file and line
+            except BaseException as exc:
+                if not skipped(task, exc):
+                    for other in futures:
+                        other.cancel()
+                    raise  # a HistoryError already names the file and line
             done += len(task.configs)
             if progress:
                 progress(done, total)
@@ -269,6 +294,8 @@ def sweep(
 
 
 def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    if not rows:
+        return pl.DataFrame()
     frame = pl.DataFrame(rows, infer_schema_length=None)
     return frame.sort("config", "_position").drop("_position")
 
@@ -287,14 +314,17 @@ def knobs_of_row(row: Mapping[str, Any]) -> Knobs:
 
 def write_sweep(frame: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a sweep frame as parquet (``.parquet``) or CSV (``.csv``), chosen by the suffix."""
+    from workbench.history.files import atomic_path
+
     out = Path(path)
     suffix = out.suffix.lower()
-    if suffix == ".parquet":
-        frame.write_parquet(out)
-    elif suffix == ".csv":
-        frame.write_csv(out)
-    else:
+    if suffix not in (".parquet", ".csv"):
         raise ValueError(f"{out}: unknown sweep output format {suffix or '(none)'}; use .parquet or .csv")
+    with atomic_path(out) as tmp:  # a crash mid-write leaves the previous file as it was
+        if suffix == ".parquet":
+            frame.write_parquet(tmp)
+        else:
+            frame.write_csv(tmp)
     return out
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from workbench.briefing.base import Briefer
-from workbench.explore.sweep import HistorySource, ProgressFn, default_executor, sweep
+from workbench.explore.sweep import BadHistoryFn, HistorySource, ProgressFn, default_executor, sweep
 from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, Knobs, dump_knobs, knobs_from_dict
 
@@ -264,6 +264,7 @@ def tune(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    on_bad_history: BadHistoryFn | None = None,
 ) -> TuneResult:
     """Find the knobs with the lowest mean ``objective`` per task that meet ``constraints`` on ``histories``.
 
@@ -271,7 +272,8 @@ def tune(
     ``points``-per-axis grid; each of ``rounds`` further rounds tries the 3-point neighbourhood (half
     the previous step) around the ``keep`` best configs. ``progress(done, total)`` counts runs; total
     is an upper bound until the last call. ``workers=1`` runs in this process; otherwise one process
-    pool serves every round (or pass ``executor``).
+    pool serves every round (or pass ``executor``). ``on_bad_history(path, reason)``: a history that
+    cannot be read is reported and left out of every round instead of stopping the search.
     """
     t0 = time.perf_counter()
     base = base or Knobs()
@@ -281,7 +283,29 @@ def tune(
     metrics = {f.name for f in dataclasses.fields(Metrics)}
     if objective not in OBJECTIVES and objective not in metrics:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} or a metric name, got {objective!r}")
-    space = dict(space or default_space(histories, base))
+    bad: dict[str, str] = {}
+
+    def bad_history(path: str, reason: str) -> None:
+        bad[path] = reason
+        if on_bad_history is not None:
+            on_bad_history(path, reason)
+
+    def readable() -> list[HistorySource]:
+        return [x for x in histories if isinstance(x, History) or os.fspath(x) not in bad]
+
+    if space is None and on_bad_history is not None:  # the default ranges replay every history first
+        from workbench.explore.sweep import _history_of
+        from workbench.history.errors import HistoryError
+
+        for x in histories:
+            if not isinstance(x, History):
+                try:
+                    _history_of(os.fspath(x))
+                except (HistoryError, OSError) as exc:
+                    bad_history(os.fspath(x), " ".join(str(exc).split()))
+        if not readable():
+            raise ValueError(f"no history could be read: {'; '.join(bad.values())}")
+    space = dict(space or default_space(readable(), base))
     _check_space(space)
     names = list(space)
     axes = {n: _axis_values(n, space[n], points) for n in names}
@@ -312,11 +336,15 @@ def tune(
             if progress:
                 progress(done_before + done, max(total, done_before + done))
 
-        runs = sweep(histories, knobs, executor=pool, workers=1 if pool is None else workers,
-                     briefer=briefer, probes=True, progress=report)
+        runs = sweep(readable(), knobs, executor=pool, workers=1 if pool is None else workers,
+                     briefer=briefer, probes=True, progress=report,
+                     on_bad_history=bad_history if on_bad_history is not None else None)
+        if runs.is_empty():
+            reasons = "; ".join(bad.values()) or "no runs"
+            raise ValueError(f"no history could be read: {reasons}")
         runs = runs.with_columns((pl.col("config") + offset).alias("config"), pl.lit(round_no).alias("round"))
         frames.append(runs)
-        done_before += len(fresh) * h
+        done_before += len(fresh) * len(readable())
 
     try:
         evaluate(first, 0)
@@ -375,8 +403,11 @@ def check_config(
     *,
     objective: str = "tokens",
     briefer: Briefer | None = None,
+    on_bad_history: BadHistoryFn | None = None,
 ) -> dict[str, Any]:
     """Replay ``knobs`` afresh on ``histories`` (in this process) and score it as tune does."""
-    runs = sweep(histories, [knobs], workers=1, briefer=briefer, probes=True)
+    runs = sweep(histories, [knobs], workers=1, briefer=briefer, probes=True, on_bad_history=on_bad_history)
+    if runs.is_empty():
+        raise ValueError("no history could be read")
     row = aggregate(runs, objective, constraints).row(0, named=True)
     return dict(row)

@@ -10,6 +10,7 @@ History out; no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -19,6 +20,23 @@ from workbench.history.errors import HistoryError
 from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, require_object, type_name
 from workbench.history.model import History, Message, Part, text_part
 from workbench.history.session_log import CallUsage, LoggedCall, LoggedCompaction, SessionLog
+from workbench.history.warnings import LoadWarning, shown, with_warnings
+
+# Record types each log is known to hold besides messages; any other type is skipped with a warning.
+_CLAUDE_OTHER_TYPES = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress", "pr-link"})
+_CODEX_TYPES = frozenset({"response_item", "session_meta", "turn_context", "compacted", "event_msg"})
+
+
+def _unknown_type_warnings(first_line: dict[str, Record], counts: Counter[str], *, source: str,
+                           log: str) -> list[LoadWarning]:
+    """One warning per unknown record type: where it first appears and how many lines had it."""
+    out = []
+    for kind, record in first_line.items():
+        n = counts[kind]
+        more = f" (and {n - 1:,} more lines of that type)" if n > 1 else ""
+        out.append(LoadWarning(source=source, line=record[0], where=record[1], field="type",
+                               message=f"not a {log} record type ({shown(kind, 40)}): line skipped{more}"))
+    return out
 
 # -- Claude Code ----------------------------------------------------------------------------------
 
@@ -29,7 +47,9 @@ def parse_claude_code(text: str, *, source: str = "<text>", sidechain: str | Non
 
     A file that holds only sidechains yields its first one. ``meta["sidechains"]`` lists every root uuid.
     """
-    return claude_code_from_records(jsonl_records(text, source=source), source=source, sidechain=sidechain)
+    warnings: list[LoadWarning] = []
+    records = jsonl_records(text, source=source, warnings=warnings)
+    return with_warnings(claude_code_from_records(records, source=source, sidechain=sidechain), warnings)
 
 
 def claude_code_from_records(records: list[Record], *, source: str, sidechain: str | None = None) -> History:
@@ -37,6 +57,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     side: list[Record] = []
     meta: dict[str, Any] = {"summaries": []}
     skipped: Counter[str] = Counter()
+    unknown: dict[str, Record] = {}
     for record in records:
         obj = record[2]
         if not isinstance(obj, dict):
@@ -48,6 +69,8 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
             meta["summaries"].append({"summary": obj.get("summary"), "leafUuid": obj.get("leafUuid")})
         else:
             skipped[str(kind)] += 1
+            if kind not in _CLAUDE_OTHER_TYPES:
+                unknown.setdefault(str(kind), record)
         for key in ("sessionId", "version", "cwd", "gitBranch"):
             if key not in meta and isinstance(obj.get(key), str):
                 meta[key] = obj[key]
@@ -83,7 +106,8 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     log = SessionLog(agent="claude_code", version=meta.get("version"), models=models,
                      calls=logged_calls(history.messages), compactions=tuple(reader.compactions()),
                      session_id=meta.get("sessionId"), extra=extra)
-    return _with_log(history, log)
+    return with_warnings(_with_log(history, log),
+                         _unknown_type_warnings(unknown, skipped, source=source, log="Claude Code"))
 
 
 def logged_calls(messages: tuple[Message, ...]) -> tuple[LoggedCall, ...]:
@@ -103,8 +127,7 @@ def logged_calls(messages: tuple[Message, ...]) -> tuple[LoggedCall, ...]:
 
 
 def _with_log(history: History, log: SessionLog) -> History:
-    return History(id=history.id, messages=history.messages, source_format=history.source_format,
-                   source_path=history.source_path, meta=history.meta, log=log)
+    return dataclasses.replace(history, log=log)
 
 
 def _sidechains(side: list[Record]) -> dict[str, list[Record]]:
@@ -214,16 +237,22 @@ _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_she
 @gc_paused
 def parse_codex(text: str, *, source: str = "<text>") -> History:
     """Read a Codex CLI rollout (``{timestamp, type, payload}`` per line); only ``response_item``s are messages."""
-    return codex_from_records(jsonl_records(text, source=source), source=source)
+    warnings: list[LoadWarning] = []
+    records = jsonl_records(text, source=source, warnings=warnings)
+    return with_warnings(codex_from_records(records, source=source), warnings)
 
 
 def codex_from_records(records: list[Record], *, source: str) -> History:
     reader = _Codex()
+    unknown: dict[str, Record] = {}
     for record in records:
         try:
             reader.line(require_object(record[2], what="a JSON object"), record[0])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
+        kind = record[2].get("type")
+        if kind not in _CODEX_TYPES:
+            unknown.setdefault(str(kind), record)
     reader.end_turn()
     meta = reader.meta
     meta["dropped_items"] = dict(reader.dropped)
@@ -233,7 +262,8 @@ def codex_from_records(records: list[Record], *, source: str) -> History:
     log = SessionLog(agent="codex", version=meta.get("cli_version"), models=tuple(meta["models"]),
                      window_logged=reader.window, calls=logged_calls(history.messages),
                      compactions=tuple(reader.compactions()), session_id=meta.get("session_id"))
-    return _with_log(history, log)
+    return with_warnings(_with_log(history, log),
+                         _unknown_type_warnings(unknown, reader.skipped, source=source, log="Codex"))
 
 
 class _Codex:
@@ -377,7 +407,7 @@ class _Codex:
                 self.b.add("user" if role == "user" else "system", self._content(p.get("content")),
                            id=p.get("id"), metadata=metadata)
             else:
-                raise HistoryError(f"unknown role {role!r} (expected user, developer, assistant)", field="payload.role")
+                raise HistoryError(f"unknown role {shown(role)} (expected user, developer, assistant)", field="payload.role")
         elif kind in _ASSISTANT_ITEMS:
             self.assistant([self._assistant_part(kind, p)], p, metadata)
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):

@@ -24,6 +24,7 @@ from workbench.history.jsontext import (
     type_name,
 )
 from workbench.history.model import History, Part, text_part
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 _OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
                  "tool": "tool", "function": "tool"}
@@ -43,7 +44,9 @@ def parse_openai(text: str, *, source: str = "<text>") -> History:
 @gc_paused
 def parse_openai_jsonl(text: str, *, source: str = "<text>") -> History:
     """Read chat-completions messages one per line (the neutral format of ``shared/real_histories``)."""
-    return openai_from_records(jsonl_records(text, source=source), source=source, source_format="openai_jsonl")
+    warnings: list[LoadWarning] = []
+    records = jsonl_records(text, source=source, warnings=warnings)
+    return with_warnings(openai_from_records(records, source=source, source_format="openai_jsonl"), warnings)
 
 
 def openai_document_records(doc: Any, *, source: str) -> list[Record]:
@@ -60,12 +63,19 @@ def openai_document_records(doc: Any, *, source: str) -> list[Record]:
 
 def openai_from_records(records: list[Record], *, source: str, source_format: str) -> History:
     b = HistoryBuilder()
+    warnings: list[LoadWarning] = []
     for record in records:
         try:
             _openai_message(b, record[2])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
-    return b.build(source=source, source_format=source_format, meta={"tool_calls": b.calls})
+        value = record[2]
+        if isinstance(value, dict) and "parts" in value and "content" not in value and "tool_calls" not in value:
+            warnings.append(LoadWarning(source=source, line=record[0], where=record[1], field="parts",
+                                        message="a UIMessage (it has 'parts', no 'content') among chat-completions "
+                                                "messages: its parts are not read, it loads as an empty message"))
+    history = b.build(source=source, source_format=source_format, meta={"tool_calls": b.calls})
+    return with_warnings(history, warnings)
 
 
 def _openai_message(b: HistoryBuilder, value: Any) -> None:
@@ -76,7 +86,7 @@ def _openai_message(b: HistoryBuilder, value: Any) -> None:
                            field="role")
     role = _OPENAI_ROLES.get(raw_role)
     if role is None:
-        raise HistoryError(f"unknown role {raw_role!r} ({_EXPECTED_ROLES})", field="role")
+        raise HistoryError(f"unknown role {shown(raw_role)} ({_EXPECTED_ROLES})", field="role")
     msg_id = m.get("id")
     content = m.get("content")
     if role == "tool":
@@ -224,8 +234,8 @@ def _anthropic_message(b: HistoryBuilder, value: Any) -> None:
     m = require_object(value)
     role = m.get("role")
     if role not in ("user", "assistant"):
-        shown = "missing" if role is None else f"unknown role {role!r} (expected user, assistant)"
-        raise HistoryError(shown, field="role")
+        problem = "missing" if role is None else f"unknown role {shown(role)} (expected user, assistant)"
+        raise HistoryError(problem, field="role")
     add_anthropic_content(b, role, m.get("content"), id=m.get("id"), metadata=None)
 
 

@@ -5,6 +5,8 @@ The message always says where: file, then line (and column for JSON syntax error
 
 from __future__ import annotations
 
+MAX_PROBLEM_CHARS = 400  # a message quoting a 5 MB value stays one short line
+
 
 class HistoryError(ValueError):
     """Bad history input, located: ``chat.jsonl:17: field 'role': unknown role 'robot' (...)``."""
@@ -38,8 +40,14 @@ class HistoryError(ValueError):
             pieces.append(self.where)
         if self.field:
             pieces.append(f"field '{self.field}'")
-        pieces.append(self.problem)
+        problem = " ".join(self.problem.split("\n"))
+        if len(problem) > MAX_PROBLEM_CHARS:
+            problem = f"{problem[:MAX_PROBLEM_CHARS]}… ({len(problem):,} chars)"
+        pieces.append(problem)
         return ": ".join(pieces)
+
+    def __reduce__(self) -> tuple[object, ...]:  # survives a process pool with its location intact
+        return (_rebuild, (self.problem, self.source, self.line, self.column, self.where, self.field))
 
     def located(self, *, source: str | None = None, line: int | None = None, where: str | None = None) -> HistoryError:
         """A copy with missing location filled in (inner helpers know the field, outer ones the line)."""
@@ -51,3 +59,8 @@ class HistoryError(ValueError):
             where=self.where or where,
             field=self.field,
         )
+
+
+def _rebuild(problem: str, source: str | None, line: int | None, column: int | None, where: str | None,
+             field: str | None) -> HistoryError:
+    return HistoryError(problem, source=source, line=line, column=column, where=where, field=field)

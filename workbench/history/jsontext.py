@@ -10,10 +10,12 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar
 
 from workbench.history.errors import HistoryError
+from workbench.history.warnings import LoadWarning
 
 Record = tuple[int | None, str | None, Any]
 T = TypeVar("T")
@@ -35,6 +37,39 @@ def gc_paused(fn: Callable[P, T]) -> Callable[P, T]:
             gc.enable()
 
     return wrapper
+
+
+# Deeper JSON is refused before parsing: Python's decoder, pickle and every recursive walker of the
+# engine would otherwise hit the interpreter's recursion limit (1,000 frames) somewhere later. Real
+# histories nest a few dozen levels at most.
+MAX_JSON_DEPTH = 200
+_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET_RE = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (brackets inside strings do not count).
+
+    Linear: strings and everything but brackets are removed by two regex passes, then a running sum.
+    """
+    skeleton = _NOT_BRACKET_RE.sub("", _STRING_RE.sub("", text))
+    if not skeleton:
+        return 0
+    import numpy as np
+
+    codes = np.frombuffer(skeleton.encode("ascii"), dtype=np.uint8)
+    steps = np.where((codes == 91) | (codes == 123), 1, -1).astype(np.int64)
+    return int(np.cumsum(steps).max())
+
+
+def check_depth(text: str, *, source: str, line: int | None = None, field: str | None = None) -> None:
+    """Raise a located HistoryError when ``text`` nests deeper than MAX_JSON_DEPTH (cheap when it cannot)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise HistoryError(f"JSON nested {depth:,} levels deep (the limit is {MAX_JSON_DEPTH})", source=source,
+                           line=line, field=field)
 
 
 def strip_bom(text: str) -> str:
@@ -68,6 +103,7 @@ def load_json(text: str, *, source: str) -> Any:
     text = strip_bom(text)
     if not text.strip():
         raise HistoryError("empty file", source=source)
+    check_depth(text, source=source)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -106,23 +142,42 @@ def loads_line(line: str) -> Any:
     return json.loads(line)
 
 
-def jsonl_records(text: str, *, source: str) -> list[Record]:
-    """Parse one JSON value per line (blank lines skipped, numbering kept)."""
+def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None = None) -> list[Record]:
+    """Parse one JSON value per line (blank lines skipped, numbering kept).
+
+    With a ``warnings`` list, a last line that is cut off (no newline after it, or JSON that simply
+    stops: an agent still writing the file) is left out with a warning naming it, when earlier lines
+    parsed; any other bad line, or a cut-off line with nothing before it, raises.
+    """
     text = strip_bom(text)
     loads = loads_line
     out: list[Record] = []
     append = out.append
     # split on "\n" only: str.splitlines would also cut at U+2028 inside JSON strings
-    for number, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    last = len(lines)
+    while last > 0 and (not lines[last - 1] or lines[last - 1].isspace()):
+        last -= 1
+    for number, line in enumerate(lines, 1):
         if not line or line.isspace():
             continue
+        check_depth(line, source=source, line=number)
         try:
             append((number, None, loads(line)))
         except json.JSONDecodeError as exc:
-            raise HistoryError(json_problem(exc, line), source=source, line=number, column=exc.colno) from None
+            problem = json_problem(exc, line)
+            if warnings is not None and number == last and out and (number == len(lines) or "ends early" in problem):
+                warnings.append(cut_off_warning(source, number, problem))
+                break
+            raise HistoryError(problem, source=source, line=number, column=exc.colno) from None
     if not out:
         raise HistoryError("empty file", source=source)
     return out
+
+
+def cut_off_warning(source: str, number: int, problem: str) -> LoadWarning:
+    return LoadWarning(source=source, line=number,
+                       message=f"last line left out: it is cut off ({problem}; is an agent still writing the file?)")
 
 
 def array_records(items: Iterable[Any], *, name: str = "messages") -> list[Record]:

@@ -19,6 +19,8 @@ from workbench.history.session_log import CallUsage, SessionLog
 if TYPE_CHECKING:
     from workbench.history.images import ImageRef
 
+from workbench.history.warnings import LoadWarning
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
@@ -275,7 +277,9 @@ class History:
     """A whole recorded conversation, in order, with where it came from.
 
     ``log`` holds what an agent's own session log adds (billed usage per call, version, model, logged
-    compactions with their real summaries); None for plain transcripts.
+    compactions with their real summaries); None for plain transcripts. ``warnings`` are what the reader
+    accepted but a person should see (a cut-off last line, records it skipped), each naming file, line and
+    field; they take no part in equality or the digest.
     """
 
     id: str
@@ -284,6 +288,7 @@ class History:
     source_path: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     log: SessionLog | None = None
+    warnings: tuple[LoadWarning, ...] = ()
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -318,7 +323,8 @@ class History:
                 msgs = tuple(m.with_metadata(compressedHistory=None) if m.briefing is not None else m
                              for m in self.messages)
                 cached = History(id=self.id, messages=msgs, source_format=self.source_format,
-                                 source_path=self.source_path, meta=self.meta, log=self.log)
+                                 source_path=self.source_path, meta=self.meta, log=self.log,
+                                 warnings=self.warnings)
             object.__setattr__(self, "_without_briefings", cached)
         return cached if isinstance(cached, History) else self
 

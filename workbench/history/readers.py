@@ -7,8 +7,9 @@ return values. ``load_history`` is the only function here that reads a file (SQL
 
 from __future__ import annotations
 
-import gzip
 import json
+import os
+import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,8 @@ from workbench.history.errors import HistoryError
 from workbench.history.jsontext import (
     Record,
     array_records,
+    check_depth,
+    cut_off_warning,
     gc_paused,
     history_id,
     json_problem,
@@ -42,6 +45,7 @@ from workbench.history.session_log import SessionLog
 from workbench.history.stagewise_store import load_stagewise_sqlite
 from workbench.history.superjson import decode_superjson, is_envelope
 from workbench.history.uimessage import messages_from_uimessage_list
+from workbench.history.warnings import LoadWarning, capped, cut, shown, with_warnings
 from workbench.history.writers import CANONICAL_KIND, CANONICAL_VERSION
 
 __all__ = [
@@ -93,7 +97,9 @@ def list_format_names() -> list[str]:
 @gc_paused
 def parse_canonical(text: str, *, source: str = "<text>") -> History:
     """Read our canonical JSONL: an optional header line, then one UIMessage per line."""
-    return canonical_from_records(jsonl_records(text, source=source), source=source)
+    warnings: list[LoadWarning] = []
+    records = jsonl_records(text, source=source, warnings=warnings)
+    return with_warnings(canonical_from_records(records, source=source), warnings)
 
 
 def canonical_from_records(records: list[Record], *, source: str) -> History:
@@ -108,16 +114,21 @@ def canonical_from_records(records: list[Record], *, source: str) -> History:
         except HistoryError as exc:
             raise locate(exc, records[0], source=source) from None
         records = records[1:]
+    warnings: list[LoadWarning] = []
     for record in records:
         try:
             _check_uimessage(record[2])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
+        if "parts" not in record[2] and ("content" in record[2] or "tool_calls" in record[2]):
+            warnings.append(LoadWarning(source=source, line=record[0], where=record[1], field="parts",
+                                        message="missing, but the line has 'content' (a chat-completions "
+                                                "message?): its text is not read"))
     messages = _convert_uimessages(records, source=source)
     if original is not None and original != "canonical":
         meta = {**meta, "original_format": original}
     return History(id=hid, messages=messages, source_format="canonical", source_path=source_path(source), meta=meta,
-                   log=log)
+                   log=log, warnings=capped(warnings, source=source))
 
 
 def _header_log(obj: dict[str, Any]) -> SessionLog | None:
@@ -134,7 +145,7 @@ def _header_log(obj: dict[str, Any]) -> SessionLog | None:
 
 def _header(obj: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
     if obj.get("version") != CANONICAL_VERSION:
-        raise HistoryError(f"unsupported version {obj.get('version')!r} (expected {CANONICAL_VERSION})", field="version")
+        raise HistoryError(f"unsupported version {shown(obj.get('version'))} (expected {CANONICAL_VERSION})", field="version")
     hid = obj.get("id")
     if not isinstance(hid, str):
         raise HistoryError(f"must be a string, got {type_name(hid)}", field="id")
@@ -156,7 +167,7 @@ def _check_uimessage(value: Any) -> None:
     if not isinstance(role, str):
         raise HistoryError("missing" if role is None else f"must be a string, got {type_name(role)}", field="role")
     if role not in ROLES and role != "":  # "" is how the stagewise reader keeps a message that had no role
-        raise HistoryError(f"unknown role {role!r} (expected {', '.join(ROLES)})", field="role")
+        raise HistoryError(f"unknown role {shown(role)} (expected {', '.join(ROLES)})", field="role")
     parts = value.get("parts")
     if parts is not None and not isinstance(parts, list):
         raise HistoryError(f"must be a list of parts, got {type_name(parts)}", field="parts")
@@ -195,9 +206,10 @@ def _unwrap_uimessages(doc: Any) -> list[Any]:
             key = next((k for k in ("messages", "history") if k in doc), None)
             if key is None:
                 raise HistoryError("expected an array of UIMessages or an object with 'messages', 'history' or "
-                                   f"a superjson 'json' (keys: {', '.join(list(doc)[:8])})")
+                                   f"a superjson 'json' (keys: {', '.join(cut(str(k), 40) for k in list(doc)[:8])})")
             doc = doc[key]
             if isinstance(doc, str):  # a superjson cell stored as a string inside an export
+                check_depth(doc, source="", field=key)
                 try:
                     doc = json.loads(doc)
                 except json.JSONDecodeError as exc:
@@ -245,10 +257,10 @@ _FROM_DOCUMENT: dict[str, Callable[..., History]] = {
 
 def detect_format(text: str, *, source: str = "<text>") -> str:
     """The name of the format ``text`` is in; raises HistoryError saying which formats were tried."""
-    return _detect(text, source=source)[0]
+    return _detect(text, source=source, warnings=[])[0]
 
 
-def _detect(text: str, *, source: str) -> tuple[str, Any]:
+def _detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None) -> tuple[str, Any]:
     """(format, parsed value): a JSON document, or JSONL records, so nothing is parsed twice."""
     text = strip_bom(text)
     if not text.strip():
@@ -256,16 +268,21 @@ def _detect(text: str, *, source: str) -> tuple[str, Any]:
     doc: Any = _NOT_JSON
     try:
         doc = json.loads(text)
+    except RecursionError:  # the first value alone nests past the interpreter's limit: say how deep
+        check_depth(text.split("\n", 1)[0], source=source, line=1)
+        check_depth(text, source=source)
+        raise HistoryError("JSON nested too deeply", source=source) from None
     except json.JSONDecodeError as exc:
         # "Extra data" after a first value means JSONL; a .jsonl file reports errors per line.
         if not (exc.msg.startswith("Extra data") or source.lower().endswith((".jsonl", ".ndjson"))):
             raise HistoryError(json_problem(exc, text), source=source, line=exc.lineno, column=exc.colno) from None
     if doc is not _NOT_JSON and not (isinstance(doc, dict) and _jsonl_kind(doc)):
+        check_depth(text, source=source)
         kind = _document_kind(doc)
         if kind is None:
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
         return kind, doc
-    records = jsonl_records(text, source=source)
+    records = jsonl_records(text, source=source, warnings=warnings)
     for record in records[:20]:
         if isinstance(record[2], dict):
             kind = _jsonl_kind(record[2])
@@ -275,7 +292,8 @@ def _detect(text: str, *, source: str) -> tuple[str, Any]:
 
 
 def _unknown(value: Any, tried: tuple[str, ...]) -> str:
-    shape = f"an object with keys {', '.join(list(value)[:8])}" if isinstance(value, dict) else type_name(value)
+    shape = (f"an object with keys {', '.join(cut(str(k), 40) for k in list(value)[:8])}" if isinstance(value, dict)
+             else type_name(value))
     return f"unknown history format (tried {', '.join(tried)}; found {shape})"
 
 
@@ -335,50 +353,126 @@ def _has_anthropic_blocks(content: Any) -> bool:
 @gc_paused
 def parse_history(text: str, *, source: str = "<text>", format: str | None = None) -> History:
     """Read a history from text in any text format; ``format=None`` detects it."""
+    try:
+        return _parse(text, source=source, format=format)
+    except RecursionError:  # a guard missed a deep value: still one located line, never a traceback
+        raise HistoryError("nested too deeply to read", source=source) from None
+
+
+def _parse(text: str, *, source: str, format: str | None) -> History:
+    warnings: list[LoadWarning] = []
     if format is None:
-        kind, parsed = _detect(text, source=source)
+        kind, parsed = _detect(text, source=source, warnings=warnings)
         if kind in _FROM_RECORDS:
-            return _FROM_RECORDS[kind](parsed, source=source)
+            return with_warnings(_FROM_RECORDS[kind](parsed, source=source), warnings)
         return _FROM_DOCUMENT[kind](parsed, source=source)
     if format in _FROM_RECORDS:
-        return _FROM_RECORDS[format](jsonl_records(text, source=source), source=source)
+        records = jsonl_records(text, source=source, warnings=warnings)
+        return with_warnings(_FROM_RECORDS[format](records, source=source), warnings)
     if format in _FROM_DOCUMENT:
         return _FROM_DOCUMENT[format](load_json(text, source=source), source=source)
     if format == "stagewise_sqlite":
         raise HistoryError("stagewise_sqlite is a database file: use load_history(path) or load_stagewise_sqlite",
                            source=source)
-    raise HistoryError(f"unknown format {format!r} (known: {', '.join(FORMATS)})", source=source)
+    raise HistoryError(f"unknown format {shown(format)} (known: {', '.join(FORMATS)})", source=source)
 
 
-def load_history(path: str | Path, *, format: str | None = None, chat_id: str | None = None) -> History:
-    """Read a history file; a stagewise SQLite store needs ``chat_id`` unless it holds a single chat."""
+# Histories bigger than this are refused before reading (a 100k-message log is ~70 MB); raise it with
+# WORKBENCH_MAX_HISTORY_BYTES or load_history(..., max_bytes=...).
+MAX_HISTORY_BYTES = 1 << 30
+MAX_BYTES_ENV = "WORKBENCH_MAX_HISTORY_BYTES"
+
+
+def max_history_bytes() -> int:
+    """The size limit in force: ``$WORKBENCH_MAX_HISTORY_BYTES`` when set to a whole number, else 1 GiB."""
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip().replace("_", "")
+    return int(raw) if raw.isdigit() and len(raw) < 20 else MAX_HISTORY_BYTES
+
+
+def check_history_file(path: Path, *, max_bytes: int | None = None, what: str = "a history") -> int:
+    """Refuse what cannot be a history before reading it: not a regular file, or over the size limit.
+
+    Returns the file's size. ``/dev/zero``, a FIFO or a folder would otherwise be read until memory ran out.
+    """
+    source = str(path)
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
+                else "a block device" if stat.S_ISBLK(st.st_mode) else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise HistoryError(f"not a regular file ({kind}): {what} must be a file", source=source)
+    limit = max_history_bytes() if max_bytes is None else max_bytes
+    if st.st_size > limit:
+        hint = f" (raise it with {MAX_BYTES_ENV}=N)" if what == "a history" else ""
+        raise HistoryError(f"{st.st_size:,} bytes, over the {limit:,}-byte limit for {what}{hint}", source=source)
+    return st.st_size
+
+
+def load_history(path: str | Path, *, format: str | None = None, chat_id: str | None = None,
+                 max_bytes: int | None = None) -> History:
+    """Read a history file; a stagewise SQLite store needs ``chat_id`` unless it holds a single chat.
+
+    Only regular files up to ``max_bytes`` (default :func:`max_history_bytes`) are read.
+    """
     p = Path(path)
     source = str(p)
+    limit = max_history_bytes() if max_bytes is None else max_bytes
+    check_history_file(p, max_bytes=limit)
     try:
         with p.open("rb") as fh:
             head = fh.read(16)
     except OSError as exc:
         raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    if format == "stagewise_sqlite" or (format is None and head == _SQLITE_MAGIC):
-        return _one_chat(p, chat_id)
-    gzipped = head[:2] == _GZIP_MAGIC
-    if format in (None, "canonical") and not gzipped:
-        streamed = _load_canonical_lines(p, source=source)
-        if streamed is not None:
-            return streamed
-    data = p.read_bytes()
-    if gzipped:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise HistoryError(f"not a readable gzip file: {exc}", source=source) from None
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise HistoryError(f"not UTF-8 text (byte {exc.start})", source=source, line=line) from None
-    del data  # the text is a copy: parsing needs only it
-    return parse_history(text, source=source, format=format)
+        if format == "stagewise_sqlite" or (format is None and head == _SQLITE_MAGIC):
+            return _one_chat(p, chat_id)
+        gzipped = head[:2] == _GZIP_MAGIC
+        if format in (None, "canonical") and not gzipped:
+            streamed = _load_canonical_lines(p, source=source)
+            if streamed is not None:
+                return streamed
+        try:
+            with p.open("rb") as fh:
+                data = fh.read(limit + 1)  # the file may have grown since it was checked
+        except OSError as exc:
+            raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
+        if gzipped:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
+            data = _gunzip(data, limit, source=source)
+        if len(data) > limit:
+            raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
+                               source=source)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(data, exc, source=source) from None
+        del data  # the text is a copy: parsing needs only it
+        return parse_history(text, source=source, format=format)
+    except RecursionError:
+        raise HistoryError("nested too deeply to read", source=source) from None
+
+
+def _gunzip(data: bytes, limit: int, *, source: str) -> bytes:
+    """The text a gzip file holds, read no further than ``limit + 1`` bytes (a small file can unpack huge)."""
+    unpack = zlib.decompressobj(wbits=31)
+    try:
+        out = unpack.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise HistoryError(f"not a readable gzip file: {exc}", source=source) from None
+    if len(out) <= limit and not unpack.eof:
+        raise HistoryError("not a readable gzip file: it ends early (truncated?)", source=source)
+    return out
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError, *, source: str) -> HistoryError:
+    """The not-UTF-8 error, naming UTF-16/32 when a byte-order mark or NUL bytes say so."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    hint = ""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
+        hint = ": looks like UTF-16 or UTF-32; save it as UTF-8"
+    return HistoryError(f"not UTF-8 text (byte {exc.start}){hint}", source=source, line=line)
 
 
 @gc_paused
@@ -401,6 +495,7 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
 
     decode = json.JSONDecoder(object_pairs_hook=share_keys).decode
     records: list[Record] = []
+    warnings: list[LoadWarning] = []
     with path.open("rb") as fh:
         offset = 0
         for number, raw in enumerate(fh, 1):
@@ -410,7 +505,8 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                 raise HistoryError(f"not UTF-8 text (byte {offset + exc.start})", source=source,
                                    line=number) from None
             offset += len(raw)
-            if line.endswith("\n"):
+            ended = line.endswith("\n")
+            if ended:
                 line = line[:-1]
             if number == 1:
                 line = strip_bom(line)
@@ -418,6 +514,9 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                 if number == 1:
                     return None
                 continue
+            if number == 1 and (len(line) > 100_000 or '"kind"' not in line):
+                return None  # not our header: the whole-text path reads it
+            check_depth(line, source=source, line=number)
             try:
                 # json.loads's own check (the decoder lacks it), so a stray BOM fails with its message
                 value = json.loads(line) if line.startswith("\ufeff") else decode(line)
@@ -425,13 +524,22 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                 if number == 1:
                     return None
                 _check_utf8(fh, offset, number + 1, source=source)  # the whole-text path reports these first
-                raise HistoryError(json_problem(exc, line), source=source, line=number, column=exc.colno) from None
+                problem = json_problem(exc, line)
+                if (not ended or "ends early" in problem) and _only_blank_left(fh):
+                    warnings.append(cut_off_warning(source, number, problem))
+                    break
+                raise HistoryError(problem, source=source, line=number, column=exc.colno) from None
             if number == 1 and not (isinstance(value, dict) and value.get("kind") == CANONICAL_KIND):
                 return None
             records.append((number, None, value))
     if not records:  # an empty file: the whole-text path says so
         return None
-    return canonical_from_records(records, source=source)
+    return with_warnings(canonical_from_records(records, source=source), warnings)
+
+
+def _only_blank_left(fh: Any) -> bool:
+    """Whether only blank lines remain in ``fh`` (so the line just read was the last one)."""
+    return all(not raw.strip() for raw in fh)
 
 
 def _check_utf8(fh: Any, offset: int, number: int, *, source: str) -> None:

@@ -102,10 +102,13 @@ def read_upload(name: str, data: bytes) -> tuple[History, ...]:
             path.write_bytes(data)
             try:
                 chats = tuple(h for h in load_stagewise_sqlite(path) if h.messages)
-            except HistoryError as exc:
-                raise exc.located(source=name) from None
+            except HistoryError as exc:  # named after the upload, never the temporary copy
+                problem = exc.problem.replace(str(path), name).replace(tmp, "")
+                raise HistoryError(problem, source=name, line=exc.line, column=exc.column, where=exc.where,
+                                   field=exc.field) from None
             except Exception as exc:  # a damaged database surfaces as sqlite3 errors
-                raise HistoryError(f"not a readable stagewise store ({exc})", source=name) from None
+                detail = str(exc).replace(str(path), name).replace(tmp, "")
+                raise HistoryError(f"not a readable stagewise store ({detail})", source=name) from None
         if not chats:
             raise HistoryError("the store holds no chat with messages", source=name)
         return chats

@@ -20,9 +20,19 @@ def message_from_uimessage(item: dict[str, Any]) -> Message:
 
     ``parts: null`` (or any non-array) becomes ``parts=None`` with the raw value kept in ``extra``;
     a missing ``parts`` key becomes ``parts=None`` alone. ``metadata: null`` is kept the same way.
-    A missing ``id``/``role`` becomes ``""`` (stagewise treats both as falsy); other ids stay as-is.
+    A missing ``id``/``role`` becomes ``""`` (stagewise treats both as falsy); other scalar ids stay as-is.
+    An id that is an object or array, or a role that is not text, is refused here: every later step
+    hashes ids and reads roles as text, so such a message would load and then crash a replay.
     """
+    msg_id = item.get("id", "")
+    if isinstance(msg_id, (dict, list)):
+        raise HistoryError(f"must be a string, got {'object' if isinstance(msg_id, dict) else 'array'}", field="id")
+    role = item.get("role", "")
     extra: dict[str, Any] = {}
+    if role is None:
+        role, extra["role"] = "", None  # read as no role, written back as null
+    if not isinstance(role, str):
+        raise HistoryError(f"must be a string, got {type(role).__name__}", field="role")
     parts: tuple[Part, ...] | None = None
     if "parts" in item:
         raw = item["parts"]
@@ -36,7 +46,7 @@ def message_from_uimessage(item: dict[str, Any]) -> Message:
     for key, value in item.items():
         if key not in _OWN_KEYS:
             extra[key] = value
-    return Message(id=item.get("id", ""), role=item.get("role", ""), parts=parts, metadata=metadata, extra=extra)
+    return Message(id=msg_id, role=role, parts=parts, metadata=metadata, extra=extra)
 
 
 def messages_from_uimessage_list(items: list[Any], *, source: str) -> list[Message | None]:

@@ -70,6 +70,6 @@ def write_uimessage_json(history: History, *, indent: int | None = None) -> str:
 
 def dump_canonical_jsonl(history: History, path: str | Path) -> Path:
     """Write canonical JSONL to ``path`` (UTF-8, ``\\n`` line ends) and return the path."""
-    target = Path(path)
-    target.write_bytes(write_canonical_jsonl(history).encode("utf-8"))
-    return target
+    from workbench.history.files import atomic_write_bytes
+
+    return atomic_write_bytes(path, write_canonical_jsonl(history).encode("utf-8"))

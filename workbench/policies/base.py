@@ -16,12 +16,13 @@ tells ``decide`` which one fired (``state.trigger``). Without ``watches`` the re
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+from workbench.knobs import compile_pin_pattern
 
 if TYPE_CHECKING:
     from workbench.history.model import History
@@ -233,9 +234,9 @@ def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: i
         mask[index.user_idx[0]] = True
     mask[: min(first_n, n)] = True
     if pattern:
-        rx = re.compile(pattern)
+        rx = compile_pin_pattern(pattern)  # time-bounded per message: a backtracking pattern errors, never hangs
         for i, m in enumerate(history.messages):
-            if rx.search(m.text):
+            if rx.search(m.text, where=f"message {i} ({m.id})"):
                 mask[i] = True
     mask.flags.writeable = False
     return mask

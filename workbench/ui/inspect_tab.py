@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from workbench.history.files import encodable
 from workbench.history.model import History
 from workbench.replay import Run
 
@@ -79,7 +80,7 @@ def render(run: Run, history: History) -> None:
         st.code(_clip(view.user_message, head=2_000), language="xml", wrap_lines=True)
     if view.briefing is not None:
         st.caption(f"Briefing — {view.briefing_label}")
-        st.code(view.briefing, language="markdown", wrap_lines=True, height=420)
+        st.code(encodable(view.briefing)[0], language="markdown", wrap_lines=True, height=420)
     else:  # one line saying why there is no text (the caption would repeat it)
         st.info(f"Briefing — {view.briefing_label}")
 
@@ -87,5 +88,5 @@ def render(run: Run, history: History) -> None:
 def _clip(text: str, head: int = 20_000, tail: int = 4_000) -> str:
     """Very long transcripts are cut in the middle so the page stays fast (the chars count is exact)."""
     if len(text) <= head + tail:
-        return text
-    return f"{text[:head]}\n\n[… {len(text) - head - tail:,} characters not shown …]\n\n{text[-tail:]}"
+        return encodable(text)[0]  # lone surrogates show as U+FFFD: the page is UTF-8
+    return encodable(f"{text[:head]}\n\n[… {len(text) - head - tail:,} characters not shown …]\n\n{text[-tail:]}")[0]

@@ -179,6 +179,8 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
         if cache is not None:
             cache.close()
     lines = [line[:1].upper() + line[1:] for line in outcome.summary().splitlines()]
+    if cache is not None and cache.problem:  # a disk fault: the run went on with answers kept in memory
+        lines.append(cache.problem)
     st.session_state[LIVE_STATUS] = (digest, {"ok": outcome.complete, "checks": shown, "lines": lines})
     if outcome.run is None:
         st.session_state.pop(LIVE_RUN, None)  # stopped before the first check: nothing to show

@@ -76,6 +76,7 @@ def history_picker() -> tuple[str, History, str] | None:
     )
     _upload_widget()
     if label in uploaded:
+        show_load_warnings(uploaded[label])
         return label, uploaded[label], label.removeprefix(ui_state.UPLOAD_PREFIX)
     if label == "generated sample" and generated is not None:
         return label, generated, "HISTORY.jsonl"
@@ -85,6 +86,7 @@ def history_picker() -> tuple[str, History, str] | None:
     except (HistoryError, OSError) as exc:
         st.sidebar.error(f"Could not read this history: {exc}")
         return None
+    show_load_warnings(history)
     return label, history, str(path)
 
 
@@ -94,6 +96,15 @@ def _file_loader(path: Path) -> Callable[[], History]:
 
 def _given(history: History) -> Callable[[], History]:
     return lambda: history
+
+
+def show_load_warnings(history: History) -> None:
+    """The reader's warnings (cut-off last line, skipped records), each naming file and line, folded away."""
+    if not history.warnings:
+        return
+    with st.sidebar.expander(f"⚠ {len(history.warnings)} load warning(s)"):
+        for w in history.warnings:
+            st.caption(str(w))
 
 
 def history_loaders() -> dict[str, Callable[[], History]]:

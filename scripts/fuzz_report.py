@@ -1,0 +1,169 @@
+"""Run the fuzz campaign of tests/fuzzing.py and write docs/reliability.md with the counts per family.
+
+    python scripts/fuzz_report.py                 # the short budget (what CI runs), ~1 minute
+    python scripts/fuzz_report.py --budget long   # the long budget, ~15 minutes on 2 cores
+    python scripts/fuzz_report.py --no-write      # print the table only
+
+Each family runs in one worker process; a case over the wall-clock bound counts as a hang. The
+fault suite (tests/test_faults.py) is run with pytest and its outcome added to the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from fuzzing import (  # noqa: E402
+    BUDGETS,
+    CASE_BOUND_S,
+    Tally,
+    Worker,
+    hypothesis_family,
+    knob_value_cases,
+    knob_yaml_cases,
+    mutation_cases,
+    provider_cases,
+    run_family,
+)
+
+WHAT = {
+    "samples": "mutations of the shipped samples (first lines of short, tool_heavy, long): truncation, bytes, "
+               "lines, a JSON value swapped for a hostile one, deep nesting, whole-file format changes, lines of "
+               "another format; run through simulate, probe, bundles, the offload log, presets",
+    "shared": "the same mutations of ../shared real transcripts (real_histories, real_sessions)",
+    "histories": "hypothesis-built histories in five formats, two in three well-formed and one hostile",
+    "knob-values": "`--set` with huge, non-finite, YAML-tricky, unicode, regex-bomb and unknown values",
+    "knob-yaml": "`--config` files: bad values, duplicate and non-text keys, alias bombs, deep nesting, 200k keys, "
+                 "binary, UTF-16, cut files, wrong versions",
+    "provider": "live cascades over HTTP against tests/fake_provider.py: slow, failing, short, leaking, trickling, "
+                "key-echoing and key-parroting models, alone and in cascades",
+}
+
+
+def run(budget: str) -> list[tuple[Tally, float]]:
+    from fake_provider import FakeProvider
+
+    out = []
+    with tempfile.TemporaryDirectory(prefix="workbench-fuzz-") as tmp, FakeProvider(slow_s=1.5) as fake:
+        os.environ.setdefault("WORKBENCH_CACHE_DIR", str(Path(tmp) / "default-cache"))
+        for family, n in BUDGETS[budget].items():
+            folder = Path(tmp) / family
+            folder.mkdir()
+            worker = Worker({"WORKBENCH_CACHE_DIR": str(folder / "cache")})
+            t0 = time.perf_counter()
+            if family == "samples":
+                tally = run_family(family, mutation_cases(folder, n, shared=False, seed=1), worker)
+            elif family == "shared":
+                tally = run_family(family, mutation_cases(folder, n, shared=True, seed=2), worker)
+            elif family == "histories":
+                tally = hypothesis_family(folder, n, worker, seed=3)
+            elif family == "knob-values":
+                tally = run_family(family, knob_value_cases(folder, n, seed=4), worker)
+            elif family == "knob-yaml":
+                tally = run_family(family, knob_yaml_cases(folder, n, seed=5), worker)
+            else:
+                tally = run_family(family, provider_cases(folder, fake.api_base), worker)
+            worker.close()
+            out.append((tally, time.perf_counter() - t0))
+            print(f"{family:<12} tried {tally.tried:>5}  clean {tally.clean:>5}  crash {tally.crash:>3}  "
+                  f"hang {tally.hang:>3}  (exit 0: {tally.exit0}, 1: {tally.exit1}, 2: {tally.exit2})  "
+                  f"{time.perf_counter() - t0:.0f}s", flush=True)
+            for f in tally.findings[:5]:
+                print("    " + f.replace("\n", " | ")[:400])
+    return out
+
+
+def faults() -> str:
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_faults.py", "-q", "-p", "no:cacheprovider"],
+                          capture_output=True, text=True, cwd=REPO)
+    lines = [line for line in done.stdout.splitlines() if " passed" in line or " failed" in line]
+    return lines[-1].strip("= ") if lines else f"pytest exited {done.returncode}"
+
+
+def page(results: list[tuple[Tally, float]], budget: str, fault_line: str, seconds: float) -> str:
+    rows = ["| family | what | tried | clean | crash | hang | exit 0 / 1 / 2 | seconds |", "|---|---|---|---|---|---|---|---|"]
+    for t, s in results:
+        rows.append(f"| {t.family} | {WHAT[t.family]} | {t.tried:,} | {t.clean:,} | {t.crash} | {t.hang} | "
+                    f"{t.exit0:,} / {t.exit1:,} / {t.exit2:,} | {s:.0f} |")
+    total = sum(t.tried for t, _ in results)
+    bad = sum(t.crash + t.hang for t, _ in results)
+    findings = [f"- {t.family}: {f.splitlines()[0][:300]}" for t, _ in results for f in t.findings[:3]]
+    return f"""# Reliability
+
+What the bounded fuzz and fault campaign of issue 12 found in the latest run, and how to run it again.
+The rule for every case: exit 0 with a valid result (JSON with its sections, complete bundles, an offload
+log that starts with a section), or exit 2 with exactly one error line that names the input (the file,
+with its line and field where there is one, or `--set`); every stderr line (the error, warnings, notes)
+is at most 700 characters. A live run that its guard stopped (every model failing) exits 1 with the JSON
+of the run so far, and counts as clean only then. Anything else is a **crash** (a traceback, another
+exit 1, an unnamed or multi-line error); a case over {CASE_BOUND_S:g} s of wall clock is a **hang** (its
+worker is killed and replaced). Each family runs in one worker process (recycled every 200 cases), so
+a case costs milliseconds: ``workbench.cli.main`` is called with the case's arguments.
+
+    python scripts/fuzz_report.py                 # short budget (the one CI runs in tests/test_fuzz.py)
+    python scripts/fuzz_report.py --budget long   # long budget; also: python -m pytest -m long tests/test_fuzz.py
+
+## Latest run
+
+Budget **{budget}**, {total:,} cases, {bad} crashes or hangs, {seconds:.0f} s on {os.cpu_count()} cores
+({platform.python_implementation()} {platform.python_version()}); seeds are fixed, so a rerun tries the same cases.
+
+{chr(10).join(rows)}
+
+Fault suite (`tests/test_faults.py`: cache under a regular file, on a read-only and on a full tmpfs, two
+concurrent live runs sharing one cache, a crashed in-flight holder, kill -9 in the offload append, the
+sweep outputs, the YAML export and the bundles, and kills from outside at random moments): {fault_line}.
+
+{"Findings of this run:" + chr(10) + chr(10).join(findings) if findings else "No finding in this run."}
+
+## Limits and policies the campaign checks
+
+| what | limit or policy | where |
+|---|---|---|
+| history file | regular files only (a FIFO, a device, a folder are refused before reading); at most 1 GiB, `WORKBENCH_MAX_HISTORY_BYTES=N` or `load_history(..., max_bytes=N)` to change | `workbench/history/readers.py` |
+| JSON nesting | 200 levels, checked on the text before parsing (a linear scan, brackets in strings ignored) | `workbench/history/jsontext.py` |
+| a cut-off last JSONL line | left out with a warning naming it (`History.warnings`), when earlier lines parsed | `workbench/history/jsontext.py` |
+| error and warning lines | one line; a quoted value is cut to 80 characters with its length; a HistoryError's text to 400; a CLI line to 500 | `workbench/history/warnings.py`, `errors.py`, `cli/common.py` |
+| knobs YAML | no aliases (an alias bomb is refused before any expansion), 20 levels, 5,000 values, 1,000,000 characters (a file over 4 MB is not read), text keys only, duplicate keys refused by line | `workbench/knobs.py` |
+| knob numbers | whole numbers at or above 10^18 refused before any float conversion; check lists of at most 9 digits a number | `workbench/knobs.py` |
+| `pin_pattern` | the `regex` module with a 0.25 s timeout per message search: a catastrophic pattern fails with an error naming it and the message | `workbench/knobs.py` (`PinPattern`) |
+| lone surrogates | kept in the engine; JSON outputs write them as `\\udXXX` escapes (lossless); Markdown and XML get U+FFFD and the command says how many | `workbench/history/files.py` |
+| exports | temp file in the same folder, fsync, rename (sweep/tune/probe outputs, YAML, samples, canonical JSONL); bundles: a temp folder renamed into place; a kill leaves at most a hidden `.NAME.*.tmp` | `workbench/history/files.py` |
+| offload log | append-only, one write per run; a torn last section (no closing blank line) is reported with its line and the next section starts on its own line | `workbench/history/files.py` (`append_section`) |
+| answer cache | a fault (read-only, under a file, full) is reported once and the run goes on in memory; one payer per prompt across processes (in-flight marker, expires after the cascade's bound, taken over when its holder is gone); known key values scrubbed from answers | `workbench/briefing/cache.py`, `live.py` |
+
+A torn offload section is detected by its missing closing blank line. A kill that lands exactly after a
+blank line inside a section's dump leaves a file that looks complete; the next section still starts on
+its own line, so nothing is glued, but that one tear is not reported.
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", choices=sorted(BUDGETS), default="short")
+    parser.add_argument("--no-write", action="store_true", help="print only; do not rewrite docs/reliability.md")
+    parser.add_argument("--no-faults", action="store_true", help="skip the fault suite")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    results = run(args.budget)
+    fault_line = "not run" if args.no_faults else faults()
+    print(f"fault suite: {fault_line}")
+    if not args.no_write:
+        (REPO / "docs" / "reliability.md").write_text(page(results, args.budget, fault_line, time.perf_counter() - t0),
+                                                      encoding="utf-8")
+        print("wrote docs/reliability.md")
+    return 1 if any(t.crash or t.hang for t, _ in results) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""The linear fact matcher finds exactly what checking every fact against every message finds.
+
+``workbench probe`` was quadratic (17.6M ``fact_found`` calls at 30k messages, issue 12 item 16); the
+anchors of ``workbench.analysis.fact_matcher`` skip only pairs that cannot match. These tests compare
+against the brute force on shipped samples, real transcripts (when ../shared is there) and texts
+built to sit on the anchors' edge cases. Speed is measured in benchmarks/, not here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO, need_shared, shared_dir
+
+from workbench.analysis.fact_matcher import FactMatcher, runs_of
+from workbench.analysis.facts import Fact, extract_facts, fact_found, word_set
+from workbench.analysis.probes import fact_index
+from workbench.counting.tokens import render_for_tokenizer
+from workbench.history.readers import load_history
+
+
+def _brute(history):
+    facts = extract_facts(history)
+    texts = [render_for_tokenizer(m).lower() for m in history.messages]
+    return {(k, j) for j, t in enumerate(texts) for k, f in enumerate(facts)
+            if f.index <= j and fact_found(f, t, word_set(t))}
+
+
+def _sparse(history):
+    index = fact_index(history)
+    return {(int(k), j) for j in range(len(history.messages)) for k in index.mentions_of(j)}
+
+
+@pytest.mark.parametrize("name", ["short.jsonl", "tool_heavy.jsonl"])
+def test_same_mentions_as_brute_force_on_the_samples(name):
+    history = load_history(REPO / "sample_histories" / name)
+    assert _sparse(history) == _brute(history)
+
+
+def test_same_mentions_as_brute_force_on_real_transcripts():
+    folder = need_shared(shared_dir() / "real_histories")
+    paths = sorted(Path(folder).glob("*.jsonl"))[:6]
+    assert paths
+    for path in paths:
+        history = load_history(path)
+        assert _sparse(history) == _brute(history), path.name
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "found"),
+    [
+        (Fact(kind="artifact", key="a.py", index=0, needles=("a.py",), path_like=True), "see data.py", False),
+        (Fact(kind="artifact", key="a.py", index=0, needles=("a.py",), path_like=True), "see ./a.py now", True),
+        (Fact(kind="artifact", key="x", index=0, needles=("app/x.ts",), path_like=True), "/src/app/x.ts:3", True),
+        (Fact(kind="link", key="u", index=0, needles=("https://ex.com/a",)), "go to https://ex.com/abc", True),
+        (Fact(kind="error", key="e", index=0, needles=("foo bar",)), "xfoo barx", True),  # no exact run: brute
+        (Fact(kind="error", key="e", index=0, needles=("é-ü",)), "café-über", True),
+        (Fact(kind="decision", key="d", index=0, words=("numpy", "pandas", "polars", "arrow", "duckdb")),
+         "we use polars with arrow and duckdb", True),
+        (Fact(kind="decision", key="d", index=0, words=("numpy", "pandas", "polars", "arrow", "duckdb")),
+         "we use polars with arrow", False),
+    ],
+)
+def test_anchors_never_miss_a_match(fact, text, found):
+    """Edge cases of the anchor rule (path boundaries, runs at a needle's ends, unicode, word share)."""
+    low = text.lower()
+    assert fact_found(fact, low, word_set(low)) is found
+    assert (list(FactMatcher([fact]).found_in(low, word_set(low))) == [0]) is found
+
+
+def test_runs_are_maximal_alphanumeric_runs():
+    assert runs_of("src/app_x.ts:3 café") == {"src", "app", "x", "ts", "3", "café"}

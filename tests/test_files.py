@@ -1,0 +1,101 @@
+"""The writers' helper (workbench/history/files.py): atomic files and folders, append-only logs, surrogates."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import pytest
+
+import workbench.history.files as files
+from workbench.history.files import (
+    append_section,
+    atomic_folder,
+    atomic_path,
+    atomic_write_bytes,
+    atomic_write_text,
+    encodable,
+    json_text,
+)
+
+
+def test_atomic_write_replaces_whole_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_a_failing_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def full(fd, data):  # noqa: ANN001, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "_write_all", full)
+    with pytest.raises(OSError, match="No space"):
+        atomic_write_bytes(target, b"new")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+    with pytest.raises(OSError, match="No space"):
+        atomic_write_bytes(tmp_path / "fresh.txt", b"x")
+    assert not (tmp_path / "fresh.txt").exists()  # never a 0-byte file
+
+
+def test_atomic_path_for_writers_that_want_a_path(tmp_path):
+    target = tmp_path / "frame.csv"
+    with atomic_path(target) as tmp:
+        tmp.write_text("a,b\n1,2\n")
+        assert not target.exists()
+    assert target.read_text() == "a,b\n1,2\n"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("writer died")
+    assert target.read_text() == "a,b\n1,2\n" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_atomic_folder_all_or_nothing(tmp_path):
+    out = tmp_path / "bundles"
+    with pytest.raises(RuntimeError), atomic_folder(out) as tmp:
+        (tmp / "a.md").write_text("x")
+        raise RuntimeError("killed")
+    assert not out.exists() and not list(tmp_path.iterdir())
+    with atomic_folder(out) as tmp:
+        (tmp / "d").mkdir()
+        (tmp / "d" / "a.md").write_text("x")
+    assert (out / "d" / "a.md").read_text() == "x"
+    (out / "mine.txt").write_text("keep me")
+    with atomic_folder(out) as tmp:  # into a non-empty folder: file by file, other files stay
+        (tmp / "d").mkdir()
+        (tmp / "d" / "a.md").write_text("y")
+    assert (out / "d" / "a.md").read_text() == "y" and (out / "mine.txt").read_text() == "keep me"
+
+
+def test_append_section_reports_a_torn_tail_and_never_glues(tmp_path):
+    log = tmp_path / "t.md"
+    assert append_section(log, "## A\n\nbody\n\n").torn_line is None
+    with log.open("a") as fh:
+        fh.write("## B\n\nhalf a li")
+    report = append_section(log, "## C\n\nc\n\n")
+    assert report.torn_line == 5 and "t.md:5: the last section was cut off" in report.warnings()[0]
+    assert log.read_text() == "## A\n\nbody\n\n## B\n\nhalf a li\n\n## C\n\nc\n\n"
+
+
+def test_a_failed_first_append_leaves_no_empty_log(tmp_path, monkeypatch):
+    def full(fd, data):  # noqa: ANN001, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "_write_all", full)
+    with pytest.raises(OSError):
+        append_section(tmp_path / "new.md", "## A\n\n")
+    assert not (tmp_path / "new.md").exists()
+
+
+def test_surrogate_policy_json_lossless_text_replaced(tmp_path):
+    value = {"t": "a\ud800b", "ok": "😀"}
+    text = json_text(value)
+    text.encode("utf-8")  # always encodable
+    assert json.loads(text) == value
+    assert encodable("a\ud800b\udfff") == ("a\ufffdb\ufffd", 2)
+    assert atomic_write_text(tmp_path / "x.md", "a\ud800") == 1
+    assert (tmp_path / "x.md").read_text(encoding="utf-8") == "a\ufffd"

@@ -1,0 +1,236 @@
+"""Writing files so that nothing the user had is lost: atomic replace, append-only logs, a text policy.
+
+Every export goes through here. ``atomic_write_*`` and ``atomic_path`` write a temporary file in the
+target's folder, fsync it, and rename it over the target: a crash (even ``kill -9``) leaves either the
+old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.*.tmp`` beside it).
+``atomic_folder`` does the same for a folder of files (playground bundles). ``append_section`` is the
+append-only writer of logs (msagent's offload log): one ``write`` per section, each section on its
+own line, a torn tail left by an earlier crash detected, reported and never glued to.
+
+Text policy for lone surrogates (JS strings may hold them; UTF-8 cannot): JSON outputs keep them
+losslessly as ``\\udXXX`` escapes (:func:`json_text`); text formats (Markdown, XML) get U+FFFD in their
+place (:func:`encodable`), and the writer says how many were replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def encodable(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate replaced by U+FFFD, and how many there were (for Markdown, XML)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE_RE.subn(REPLACEMENT, text)
+    return text, 0
+
+
+def escape_surrogates(json_source: str) -> str:
+    """JSON text with raw lone surrogates written as ``\\udXXX`` escapes (only strings can hold them)."""
+    try:
+        json_source.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_source)
+    return json_source
+
+
+def json_text(value: Any, **kwargs: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **kwargs)`` that always encodes as UTF-8, losing nothing."""
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, **kwargs))
+
+
+def _temp_name(target: Path, suffix: str = ".tmp") -> Path:
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform or filesystem lets a folder be fsynced
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
+    """A temporary path beside ``target`` to write into (for writers that want a path, e.g. polars);
+    renamed over ``target`` when the block ends without error, removed when it fails."""
+    final = Path(target)
+    if final.is_dir():
+        raise IsADirectoryError(f"{final}: is a folder, not a file")
+    tmp = _temp_name(final)
+    try:
+        yield tmp
+        if not tmp.exists():
+            raise FileNotFoundError(f"{final}: the writer produced no file")
+        if fsync:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if fsync:
+        _fsync_dir(final.parent)
+
+
+def atomic_write_bytes(target: str | os.PathLike[str], data: bytes, *, fsync: bool = True) -> Path:
+    """Write ``data`` to ``target`` atomically (temp file in the same folder, fsync, rename)."""
+    final = Path(target)
+    with atomic_path(final, fsync=False) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, data)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    if fsync:
+        _fsync_dir(final.parent)
+    return final
+
+
+def atomic_write_text(target: str | os.PathLike[str], text: str, *, fsync: bool = True) -> int:
+    """Write UTF-8 text atomically; lone surrogates become U+FFFD. Returns how many were replaced."""
+    clean, replaced = encodable(text)
+    atomic_write_bytes(target, clean.encode("utf-8"), fsync=fsync)
+    return replaced
+
+
+@contextlib.contextmanager
+def atomic_folder(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
+    """A temporary folder beside ``target`` to fill; put in place when the block ends without error.
+
+    A new or empty ``target`` is replaced by one rename, so a crash leaves no half folder. Into a
+    non-empty ``target`` (``--force``) each finished file is renamed over its namesake, after every
+    file was written and synced: other files there stay, and no file is ever torn.
+    """
+    final = Path(target)
+    if final.exists() and not final.is_dir():
+        raise NotADirectoryError(f"{final}: exists and is not a folder")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_name(final, ".tmpdir")
+    tmp.mkdir()
+    try:
+        yield tmp
+        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        if fsync:
+            for p in files:
+                fd = os.open(p, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        if final.is_dir() and not any(final.iterdir()):
+            final.rmdir()
+        if not final.exists():
+            os.replace(tmp, final)
+        else:
+            for p in files:
+                dest = final / p.relative_to(tmp)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(p, dest)
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if fsync:
+        _fsync_dir(final.parent)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendReport:
+    """What ``append_section`` did: bytes written, a torn tail it found (line and text), surrogates replaced."""
+
+    path: str
+    written: int
+    torn_line: int | None = None  # the line where the torn (unfinished) last section of the file starts
+    replaced_surrogates: int = 0
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.torn_line is not None:
+            out.append(f"{self.path}:{self.torn_line}: the last section was cut off by an earlier crash (it does "
+                       "not end with a blank line); it is left as it is and the new sections start after it")
+        if self.replaced_surrogates:
+            out.append(f"{self.path}: {self.replaced_surrogates:,} lone surrogate(s) written as U+FFFD")
+        return out
+
+
+SECTION_END = b"\n\n"
+
+
+def append_section(target: str | os.PathLike[str], text: str, *, heading: str = "## ") -> AppendReport:
+    """Append ``text`` (whole sections, each ending with a blank line) to an append-only log.
+
+    The file is never rewritten. If it does not end with a blank line, an earlier writer died mid-section:
+    that is reported (the line where the torn section starts) and the new text starts on a fresh line
+    after a blank one, so it never glues onto the torn line. The text goes out in one ``write`` on an
+    ``O_APPEND`` descriptor and is fsynced.
+    """
+    final = Path(target)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    clean, replaced = encodable(text)
+    data = clean.encode("utf-8")
+    existed = final.exists()
+    fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        torn_line = None
+        if size:
+            with final.open("rb") as fh:
+                fh.seek(max(0, size - len(SECTION_END)))
+                tail = fh.read()
+            if not tail.endswith(SECTION_END):
+                torn_line = _last_heading_line(final, heading.encode("utf-8"))
+                data = (b"\n" if tail.endswith(b"\n") else b"\n\n") + data
+        if data:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                if not existed and os.fstat(fd).st_size == 0:  # never leave a 0-byte log behind
+                    with contextlib.suppress(OSError):
+                        final.unlink()
+                raise
+    finally:
+        os.close(fd)
+    return AppendReport(path=str(final), written=len(data), torn_line=torn_line, replaced_surrogates=replaced)
+
+
+def _last_heading_line(path: Path, heading: bytes) -> int:
+    """The 1-based line of the last line starting with ``heading`` (1 when there is none)."""
+    line = found = 1
+    at_start = True
+    with path.open("rb") as fh:
+        for raw in fh:
+            if at_start and raw.startswith(heading):
+                found = line
+            at_start = raw.endswith(b"\n")
+            line += 1
+    return found
