@@ -600,6 +600,19 @@ class _KnobsLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        # Python refuses to read an integer of more than 4,300 digits (a ValueError naming no line); no knob
+        # holds one, so a long one is refused here, where its line is known.
+        digits = sum(ch.isdigit() for ch in str(node.value))
+        if digits > MAX_YAML_INT_DIGITS:
+            raise ValueError(f"{self._where(node.start_mark)}: a {digits:,}-digit number: no knob takes one")
+        return super().construct_yaml_int(node)
+
+
+_KnobsLoader.add_constructor("tag:yaml.org,2002:int", _KnobsLoader.construct_yaml_int)
+MAX_YAML_INT_DIGITS = 30
+
+
 def safe_yaml(text: str, *, source: str = "<yaml>") -> Any:
     """Parse YAML with the knobs file's limits (see ``_KnobsLoader``); limit errors are ValueErrors naming the line."""
     if len(text) > MAX_YAML_CHARS:
