@@ -116,3 +116,10 @@ def test_yaml_round_trip_is_exact(window, ratio, kept, floor, target, cpt, count
 
 def test_ints_given_as_floats_are_accepted():
     assert knobs_from_dict({"context_window_tokens": 32000.0}).context_window_tokens == 32000
+
+
+def test_an_integer_too_long_for_python_is_refused_with_its_line():
+    """Python reads at most 4,300 digits (a ValueError naming no line); the knobs file says where it is."""
+    text = "version: 1\nmanual_compact_checks: " + "7" * 5000 + "\n"
+    with pytest.raises(ValueError, match=r"^k.yaml:2: a 5,000-digit number"):
+        load_knobs(text, source="k.yaml")
