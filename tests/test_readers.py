@@ -28,6 +28,7 @@ from workbench.history import (
     text_part,
     write_canonical_jsonl,
 )
+from workbench.history.jsontext import jsonl_bytes_records, jsonl_records
 from workbench.history.model import Part
 from workbench.history.readers import parse_canonical, parse_claude_code, parse_stagewise
 from workbench.history.superjson import decode_superjson
@@ -633,3 +634,51 @@ def test_load_history_canonical_errors_match_parse_history(tmp_path, body, messa
             load_history(path, format=fmt)
     with contextlib.suppress(UnicodeDecodeError), pytest.raises(HistoryError, match=message):
         parse_history(path.read_bytes().decode("utf-8"), source=str(path))
+
+
+_CC = '{"type":"user","uuid":"u%d","sessionId":"s","message":{"role":"user","content":%s}}'
+
+
+@pytest.mark.parametrize("lines", [
+    [_CC % (1, '"hi"'), _CC % (2, '"there"')],
+    [_CC % (1, '"hi"'), "", "   \t", _CC % (2, '"a\\u2028b \\ud83d\\ude00"')],  # blank lines, escapes
+    [_CC % (1, '"x"') + "\r", _CC % (2, '"y"') + "\r"],  # CRLF
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "184467440737095516160")],  # an integer past 64 bits
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "1e+300")],
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "NaN")],  # json reads NaN, orjson does not
+    [_CC % (1, '"x"'), _CC % (2, '"lone \\ud800"')],
+    [_CC % (1, '"x"'), "\x0c", "\u00a0", _CC % (2, '"y"')],  # whitespace only str.isspace knows
+    ["\ufeff" + _CC % (1, '"x"'), _CC % (2, '"y"')],
+    [_CC % (1, '"x"')],  # one line: maybe a whole JSON document
+    [_CC % (1, '"x"'), _CC % (2, '"y"'), "\ufeff" + _CC % (3, '"z"')],  # a BOM inside: an error
+    [_CC % (1, '"x"'), '{"broken": ', _CC % (2, '"y\u00e9"')],
+])
+@pytest.mark.parametrize("fmt", [None, "claude_code"])
+def test_jsonl_read_from_bytes_is_the_text_read(tmp_path: Path, lines: list[str], fmt: str | None) -> None:
+    """load_history parses JSONL from the file's bytes (faster); the history or the error is parse_history's."""
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    fast = jsonl_bytes_records(path.read_bytes())
+    if fast is not None:  # the same records, types included (2**70 stays an int, 1e+300 a float)
+        assert repr(fast) == repr(jsonl_records(text.removeprefix("\ufeff"), source="x"))
+    try:
+        expected: object = parse_history(text, source=str(path), format=fmt)
+    except HistoryError as exc:
+        with pytest.raises(HistoryError) as got:
+            load_history(path, format=fmt)
+        assert str(got.value) == str(exc)
+        return
+    got_history = load_history(path, format=fmt)
+    assert got_history == expected
+    assert [m.digest for m in got_history.messages] == [m.digest for m in expected.messages]  # type: ignore[attr-defined]
+    assert (got_history.meta, got_history.log) == (expected.meta, expected.log)  # type: ignore[attr-defined]
+
+
+def test_jsonl_read_from_bytes_reports_bad_utf8_first(tmp_path: Path) -> None:
+    """A JSON error before a byte that is not UTF-8: the UTF-8 error is reported, as from the whole text."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes((_CC % (1, '"x"') + "\n{oops\n").encode() + _CC.encode() % (2, b'"\xff"') + b"\n")
+    with pytest.raises(HistoryError, match="not UTF-8 text") as got:
+        load_history(path)
+    assert ":3" in str(got.value)

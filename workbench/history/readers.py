@@ -33,6 +33,7 @@ from workbench.history.jsontext import (
     gc_paused,
     history_id,
     json_problem,
+    jsonl_bytes_records,
     jsonl_records,
     load_json,
     locate,
@@ -283,11 +284,16 @@ def _detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
         return kind, doc
     records = jsonl_records(text, source=source, warnings=warnings)
+    return _records_kind(records, source=source), records
+
+
+def _records_kind(records: list[Record], *, source: str) -> str:
+    """The JSONL format of the records, judged from the first 20."""
     for record in records[:20]:
         if isinstance(record[2], dict):
             kind = _jsonl_kind(record[2])
             if kind is not None:
-                return kind, records
+                return kind
     raise locate(HistoryError(_unknown(records[0][2], _JSONL_FORMATS)), records[0], source=source)
 
 
@@ -444,6 +450,10 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
         if len(data) > limit:
             raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
                                source=source)
+        if format is None or format in _FROM_RECORDS:
+            loaded = _load_jsonl_bytes(data, source=source, format=format)
+            if loaded is not None:
+                return loaded
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -473,6 +483,16 @@ def _not_utf8(data: bytes, exc: UnicodeDecodeError, *, source: str) -> HistoryEr
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
         hint = ": looks like UTF-16 or UTF-32; save it as UTF-8"
     return HistoryError(f"not UTF-8 text (byte {exc.start}){hint}", source=source, line=line)
+
+
+@gc_paused
+def _load_jsonl_bytes(data: bytes, *, source: str, format: str | None) -> History | None:
+    """A JSONL file read from its bytes (``jsonl_bytes_records``); None when the text path must read it."""
+    records = jsonl_bytes_records(data)
+    if records is None:
+        return None
+    kind = format or _records_kind(records, source=source)
+    return _FROM_RECORDS[kind](records, source=source)
 
 
 @gc_paused
