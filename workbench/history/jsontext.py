@@ -179,6 +179,30 @@ def cut_off_warning(source: str, number: int, problem: str) -> LoadWarning:
     return LoadWarning(source=source, line=number,
                        message=f"last line left out: it is cut off ({problem}; is an agent still writing the file?)")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_MANTISSA = frozenset(b"0123456789.-")
+_BEFORE_VALUE = frozenset(b":,[")
+
+
+def _exponent_number(out: bytes) -> bool:
+    """Whether orjson's output ``out`` may hold a number written with an ``e+`` exponent.
+
+    An integer outside 64 bits reads as a float of at least 9.2e18, which orjson writes so ("9.2e+18"), as a
+    value right after ``:``, ``,``, ``[`` or at the start. An "e+" inside a string (base64 is full of them)
+    counts only when it looks like that too (then json merely reads the line again); the "+" is found first
+    by memchr, as most lines have none.
+    """
+    if b"+" not in out:
+        return False
+    i = out.find(b"e+")
+    while i > 0:
+        j = i - 1
+        if out[j] in _MANTISSA:
+            while j >= 0 and out[j] in _MANTISSA:
+                j -= 1
+            if j < 0 or out[j] in _BEFORE_VALUE:
+                return True
+        i = out.find(b"e+", i + 2)
+    return False
 
 
 def jsonl_bytes_records(data: bytes) -> list[Record] | None:
@@ -207,10 +231,7 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
             value = loads(line)
         except ValueError:
             return None
-        back = dumps(value)
-        # Maybe an integer past 64 bits, which orjson reads as a float: json's value then. (memchr finds the
-        # "+" first: searching "e+" alone is slow in text full of e's.)
-        if b"+" in back and b"e+" in back:
+        if _exponent_number(dumps(value)):  # maybe an integer past 64 bits, which orjson reads as a float
             value = json.loads(line.decode("utf-8"))
         append((number, None, value))
     return out if len(out) >= 2 else None
