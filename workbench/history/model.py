@@ -27,12 +27,13 @@ ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 PartKind = Literal["text", "reasoning", "tool", "tool-result", "file", "step-start", "other"]
 
 
-def _digest(obj: Any) -> str:
+def _digest_bytes(obj: Any) -> bytes:
     """A content hash of a JSON-like value: equal values (same types, same key order) hash equal.
 
     Only in-memory caches use it, so the bytes hashed need not be stable across versions. Pickle in
     fast mode (no memo) writes the value itself, not which objects are shared, and is ~3x faster
-    than ``json.dumps``; that matters because every message of a new history is hashed once.
+    than ``json.dumps``; that matters because every message of a new history is hashed once. SHA-256
+    (16 bytes of it) runs on the CPU's SHA instructions where it has them: ~1.8x blake2b.
     """
     try:
         buf = io.BytesIO()
@@ -43,7 +44,11 @@ def _digest(obj: Any) -> str:
     except Exception:  # noqa: BLE001 - a value pickle refuses: hash its JSON text instead
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False, default=str)
         data = b"json:" + text.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return hashlib.sha256(data).digest()[:16]
+
+
+def _digest(obj: Any) -> str:
+    return _digest_bytes(obj).hex()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -199,9 +204,17 @@ class Message:
         """A content hash, used to cache token counts and serializations per message."""
         cached = self.__dict__.get("_digest")
         if cached is None:
-            parts = None if self.parts is None else [p.data for p in self.parts]
-            cached = _digest((self.id, self.role, parts, self.metadata, self.extra))  # the fields __eq__ compares
+            # the fields __eq__ compares; the parts by their own hash, which a copy with other metadata shares
+            cached = _digest((self.id, self.role, self._parts_digest(), self.metadata, self.extra))
             object.__setattr__(self, "_digest", cached)
+        return cached
+
+    def _parts_digest(self) -> bytes:
+        """The content hash of the parts alone (most of a message's bytes), remembered."""
+        cached = self.__dict__.get("_parts_hash")
+        if cached is None:
+            cached = _digest_bytes(None if self.parts is None else [p.data for p in self.parts])
+            object.__setattr__(self, "_parts_hash", cached)
         return cached
 
     # -- metadata views -------------------------------------------------------------------
@@ -259,7 +272,10 @@ class Message:
             else:
                 meta[key] = value
         extra = {k: v for k, v in self.extra.items() if k != "metadata"}  # a kept `metadata: null` would win
-        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
+        copy = Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
+        # Same parts: their hash is shared, so the copy's digest costs its metadata only (replays digest both).
+        object.__setattr__(copy, "_parts_hash", self._parts_digest())
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         """The UIMessage object: the canonical on-disk form (one per JSONL line)."""
