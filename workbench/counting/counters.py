@@ -82,25 +82,24 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     found = counts.derived.get(key)
     if found is not None:
         return found
-    counter = "estimate" if knobs.trigger_counter == "usage" else knobs.trigger_counter
-    base = _base_tokens(counts, counter, knobs)
-    # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
-    # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
-    if knobs.token_ratio != 1.0 and knobs.trigger_counter != "usage":
-        base = np.rint(base * knobs.token_ratio).astype(np.int64)
-    if not knobs.count_added_since_call and knobs.trigger_counter != "usage":
-        base = _deferred_to_calls(counts, base)
-    if knobs.trigger_counter == "usage":
+    usage = knobs.trigger_counter == "usage"
+    if usage and knobs.agent_estimate == "text":
+        base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
+    else:
+        base = _base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
+        # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
+        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
+        if knobs.token_ratio != 1.0 and not usage:
+            base = np.rint(base * knobs.token_ratio).astype(np.int64)
+        if not knobs.count_added_since_call and not usage:
+            base = _deferred_to_calls(counts, base)
+    if usage:
         checks = counts.derived.get(("checks", knobs.check_point))
         if checks is None:
             checks = check_indices(counts.history, knobs.check_point)
             checks.flags.writeable = False
             counts.derived[("checks", knobs.check_point)] = checks
-        if knobs.agent_estimate == "text":
-            added = _text_estimates(counts, knobs)
-        else:
-            added = base
-        base = usage_tokens(counts.history.messages, added, knobs.hidden_prefix_tokens, checks,
+        base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
                             count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
     return _remember(counts, key, np.array(base, dtype=np.int64, copy=True))
 

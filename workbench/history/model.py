@@ -24,6 +24,8 @@ from workbench.history.warnings import LoadWarning
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
+_UNREAD: Any = object()
+
 PartKind = Literal["text", "reasoning", "tool", "tool-result", "file", "step-start", "other"]
 
 
@@ -237,8 +239,15 @@ class Message:
 
     @property
     def usage(self) -> CallUsage | None:
-        """The provider's billed usage of the model call that wrote this message, where the log has it."""
-        return CallUsage.from_logged(self.meta("usage"))
+        """The provider's billed usage of the model call that wrote this message, where the log has it.
+
+        Remembered (a frozen value of frozen metadata): every replay of a log window reads it per message.
+        """
+        cached = self.__dict__.get("_usage", _UNREAD)
+        if cached is _UNREAD:
+            cached = CallUsage.from_logged(self.meta("usage"))
+            object.__setattr__(self, "_usage", cached)
+        return cached
 
     @property
     def logged_context(self) -> int | None:
