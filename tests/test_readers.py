@@ -644,6 +644,8 @@ _CC = '{"type":"user","uuid":"u%d","sessionId":"s","message":{"role":"user","con
     [_CC % (1, '"hi"'), "", "   \t", _CC % (2, '"a\\u2028b \\ud83d\\ude00"')],  # blank lines, escapes
     [_CC % (1, '"x"') + "\r", _CC % (2, '"y"') + "\r"],  # CRLF
     [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "184467440737095516160")],  # an integer past 64 bits
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "-9223372036854775809")],  # just below 64 bits
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[18446744073709551615, 9223372036854775807]")],
     [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "1e+300")],
     [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "NaN")],  # json reads NaN, orjson does not
     [_CC % (1, '"x"'), _CC % (2, '"lone \\ud800"')],

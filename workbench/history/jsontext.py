@@ -179,6 +179,8 @@ def cut_off_warning(source: str, number: int, problem: str) -> LoadWarning:
     return LoadWarning(source=source, line=number,
                        message=f"last line left out: it is cut off ({problem}; is an agent still writing the file?)")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 46 for b in range(256))  # digits to "0", every other byte to "."
+_LONG_DIGIT_RUN = b"0" * 19  # -2**63 and 2**63 have 19 digits; every integer outside 64 bits has more or as many
 _MANTISSA = frozenset(b"0123456789.-")
 _BEFORE_VALUE = frozenset(b":,[")
 
@@ -231,7 +233,9 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
             value = loads(line)
         except ValueError:
             return None
-        if _exponent_number(dumps(value)):  # maybe an integer past 64 bits, which orjson reads as a float
+        # An integer past 64 bits, which orjson reads as a float, has 19 digits or more: only a line with such a
+        # run of digits (anywhere: a cheap byte map finds it) is checked further, and read by json if need be.
+        if _LONG_DIGIT_RUN in line.translate(_DIGIT_MAP) and _exponent_number(dumps(value)):
             value = json.loads(line.decode("utf-8"))
         append((number, None, value))
     return out if len(out) >= 2 else None
