@@ -90,19 +90,3 @@ def test_the_extractive_briefer_is_priced_like_the_llm_it_stands_in_for():
     assert rec.output_tokens == rec.tokens and rec.input_tokens > run.compressions[0].compact_history_chars // 4
     assert m.briefer_dollars > 0
 
-
-def test_the_price_registry_reads_as_json_reads_it() -> None:
-    """litellm's registry is parsed by orjson where that is exact: the values json.loads gives, types included."""
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    from workbench.counting.prices import _registry
-
-    spec = importlib.util.find_spec("litellm")
-    assert spec is not None and spec.submodule_search_locations
-    path = Path(next(iter(spec.submodule_search_locations))) / "model_prices_and_context_window_backup.json"
-    expected = json.loads(path.read_text(encoding="utf-8"))
-    expected.pop("sample_spec", None)
-    assert len(expected) > 1000
-    assert repr(_registry()) == repr(expected)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from workbench.history.jsontext import loads_line
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,7 +35,7 @@ def _registry() -> dict[str, Any]:
         return {}
     path = Path(next(iter(spec.submodule_search_locations))) / "model_prices_and_context_window_backup.json"
     try:
-        data = loads_line(path.read_text(encoding="utf-8"))  # json's values, by orjson where it reads the same
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return {}
     data.pop("sample_spec", None)
