@@ -8,6 +8,7 @@ No I/O: YAML goes in and out as text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -364,8 +365,9 @@ class Knobs:
     prune_protect_user_turns: int = 2
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            _check_knob(f.name, getattr(self, f.name), f.type)
+        # Every replay builds a few (``replace``): the fields' names, types and specs are looked up once.
+        for name, type_name, spec in _field_checks():
+            _check_value(name, getattr(self, name), type_name, spec)
         parse_check_list(self.manual_compact_checks)
         if self.pin_pattern:
             compile_pin_pattern(self.pin_pattern)
@@ -453,9 +455,21 @@ def compile_pin_pattern(pattern: str) -> PinPattern:
     return PinPattern(pattern)
 
 
+@functools.cache
+def _field_checks() -> tuple[tuple[str, str, KnobSpec | None], ...]:
+    """(name, declared type's name, spec) of every knob, in field order."""
+    return tuple((f.name, _type_name(f.type), KNOB_SPECS.get(f.name)) for f in dataclasses.fields(Knobs))
+
+
+def _type_name(declared: Any) -> str:
+    return declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
+
+
 def _check_knob(name: str, value: Any, declared: Any) -> None:
-    spec = KNOB_SPECS.get(name)
-    type_name = declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
+    _check_value(name, value, _type_name(declared), KNOB_SPECS.get(name))
+
+
+def _check_value(name: str, value: Any, type_name: str, spec: KnobSpec | None) -> None:
     if type_name == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {shown(value)}")

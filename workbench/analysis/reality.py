@@ -230,10 +230,10 @@ def _segment(history: History, window: _Window, *, use_usage: bool) -> tuple[His
 def _measure_before(run: Any, index: int) -> int | None:
     """The replay's measure (no compaction) at the last check before message ``index`` of the window."""
     tl = run.timeline
-    rows = tl.filter(tl["index"] < index)
-    if rows.height == 0:
+    before = tl["index"].to_numpy() < index  # numpy: a polars filter starts its query engine for two numbers
+    if not before.any():
         return None
-    return int(rows["baseline"][-1])
+    return int(tl["baseline"].to_numpy()[before][-1])
 
 
 def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
-from workbench.counting.usage import text_estimate, usage_tokens
+from workbench.counting.usage import text_estimate_counts, usage_tokens
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
@@ -110,8 +110,15 @@ def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     found = counts.derived.get(key)
     if found is None:
         image = knobs.image_default_tokens
-        found = np.fromiter((text_estimate(m, image) for m in counts.history.messages), dtype=np.int64,
-                            count=len(counts.history.messages))
+        store = counts.cache.text_counts  # by content: the windows of a log replay share most messages
+        msgs = counts.history.messages
+        found = np.empty(len(msgs), dtype=np.int64)
+        for i, m in enumerate(msgs):
+            key = m.digest
+            got = store.get(key)
+            if got is None:
+                got = store[key] = text_estimate_counts(m)
+            found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
         found.flags.writeable = False
         counts.derived[key] = found
     return found

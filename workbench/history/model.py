@@ -353,7 +353,8 @@ class History:
         """
         cached = self.__dict__.get("_without_briefings")
         if cached is None:
-            if not any(m.briefing is not None for m in self.messages):
+            if not any(isinstance(md := m.metadata, dict) and isinstance(md.get("compressedHistory"), str)
+                       for m in self.messages):  # m.briefing is not None, inlined: every replay asks
                 cached = True  # "itself": a reference to self would need the cyclic GC (True survives pickling)
             else:
                 msgs = tuple(m.with_metadata(compressedHistory=None) if m.briefing is not None else m
