@@ -114,10 +114,10 @@ def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
         msgs = counts.history.messages
         found = np.empty(len(msgs), dtype=np.int64)
         for i, m in enumerate(msgs):
-            key = m.digest
-            got = store.get(key)
+            digest = m.digest
+            got = store.get(digest)
             if got is None:
-                got = store[key] = text_estimate_counts(m)
+                got = store[digest] = text_estimate_counts(m)
             found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
         found.flags.writeable = False
         counts.derived[key] = found
