@@ -179,31 +179,31 @@ def cut_off_warning(source: str, number: int, problem: str) -> LoadWarning:
     return LoadWarning(source=source, line=number,
                        message=f"last line left out: it is cut off ({problem}; is an agent still writing the file?)")
 _UTF8_BOM = b"\xef\xbb\xbf"
-_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 46 for b in range(256))  # digits to "0", every other byte to "."
-_LONG_DIGIT_RUN = b"0" * 19  # -2**63 and 2**63 have 19 digits; every integer outside 64 bits has more or as many
-_MANTISSA = frozenset(b"0123456789.-")
-_BEFORE_VALUE = frozenset(b":,[")
+_HUGE = 2.0**63
 
 
-def _exponent_number(out: bytes) -> bool:
-    """Whether orjson's output ``out`` may hold a number written with an ``e+`` exponent.
+def _has_huge_float(value: Any) -> bool:
+    """Whether ``value`` holds a float of magnitude 2**63 or more (or not finite).
 
-    An integer outside 64 bits reads as a float of at least 9.2e18, which orjson writes so ("9.2e+18"), as a
-    value right after ``:``, ``,``, ``[`` or at the start. An "e+" inside a string (base64 is full of them)
-    counts only when it looks like that too (then json merely reads the line again); the "+" is found first
-    by memchr, as most lines have none.
+    orjson reads an integer outside 64 bits (below -2**63, from 2**64 on) as such a float, where json keeps the
+    int; a float literal that large is rare, and json reads it the same. The walk skips strings, which are
+    most of an agent log's bytes: it costs less than scanning the line for long runs of digits.
     """
-    if b"+" not in out:
-        return False
-    i = out.find(b"e+")
-    while i > 0:
-        j = i - 1
-        if out[j] in _MANTISSA:
-            while j >= 0 and out[j] in _MANTISSA:
-                j -= 1
-            if j < 0 or out[j] in _BEFORE_VALUE:
-                return True
-        i = out.find(b"e+", i + 2)
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is dict:
+            for x in v.values():
+                if type(x) is not str:
+                    push(x)
+        elif t is list:
+            for x in v:
+                if type(x) is not str:
+                    push(x)
+        elif t is float and not -_HUGE < v < _HUGE:
+            return True
     return False
 
 
@@ -219,7 +219,7 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
     """
     if _FAST is None:
         return None
-    loads, dumps = _FAST
+    loads = _FAST[0]
     if data.startswith(_UTF8_BOM):
         data = data[3:]
     out: list[Record] = []
@@ -233,9 +233,7 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
             value = loads(line)
         except ValueError:
             return None
-        # An integer past 64 bits, which orjson reads as a float, has 19 digits or more: only a line with such a
-        # run of digits (anywhere: a cheap byte map finds it) is checked further, and read by json if need be.
-        if _LONG_DIGIT_RUN in line.translate(_DIGIT_MAP) and _exponent_number(dumps(value)):
+        if _has_huge_float(value):  # maybe an integer past 64 bits, which orjson reads as a float: json's value
             value = json.loads(line.decode("utf-8"))
         append((number, None, value))
     return out if len(out) >= 2 else None
