@@ -243,7 +243,15 @@ class Message:
     @property
     def text(self) -> str:
         """All text parts joined: what a human reads as this message's words."""
-        return "\n".join(p.text or "" for p in self.parts or () if p.kind == "text")
+        # p.kind == "text" and p.text, inlined (replays ask for every message of a window): a JSON type is
+        # "text" exactly when str() of it is
+        texts = []
+        for p in self.parts or ():
+            data = p.data
+            if isinstance(data, dict) and data.get("type") == "text":
+                value = data.get("text")
+                texts.append(value if isinstance(value, str) and value else "")
+        return "\n".join(texts)
 
     def tool_parts(self) -> tuple[Part, ...]:
         return tuple(p for p in self.parts or () if p.kind in ("tool", "tool-result"))
