@@ -113,7 +113,7 @@ class HistoryBuilder:
         out = []
         for msg_id, role, parts, metadata in self._rows:
             frozen = tuple([
-                tool_call_part(p.name, p.call_id, p.input, state=p.state) if type(p) is _Call else p for p in parts
+                tool_call_part(p.name, p.call_id, p.input, state=p.state) if isinstance(p, _Call) else p for p in parts
             ])
             out.append(Message(id=msg_id, role=role, parts=frozen, metadata=metadata))
         return tuple(out)
