@@ -223,11 +223,12 @@ class Message:
         return cached
 
     def _parts_digest(self) -> bytes:
-        """The content hash of the parts alone (most of a message's bytes), remembered."""
+        """The content hash of the parts alone (most of a message's bytes); a ``with_metadata`` copy carries its
+        original's. Not remembered otherwise: one more attribute would double the size of every message's
+        ``__dict__`` (~350 bytes: it leaves the key-sharing layout), and the digest is remembered anyway."""
         cached = self.__dict__.get("_parts_hash")
         if cached is None:
             cached = _digest_bytes(None if self.parts is None else [p.data for p in self.parts])
-            object.__setattr__(self, "_parts_hash", cached)
         return cached
 
     # -- metadata views -------------------------------------------------------------------
