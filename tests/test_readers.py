@@ -654,6 +654,10 @@ _CC = '{"type":"user","uuid":"u%d","sessionId":"s","message":{"role":"user","con
     [_CC % (1, '"x"')],  # one line: maybe a whole JSON document
     [_CC % (1, '"x"'), _CC % (2, '"y"'), "\ufeff" + _CC % (3, '"z"')],  # a BOM inside: an error
     [_CC % (1, '"x"'), '{"broken": ', _CC % (2, '"y\u00e9"')],
+    [_CC % (1, '"x"'), _CC % (2, '"' + "[{" * 300 + '"')],  # brackets inside a string do not nest
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[" * 198 + "]" * 198)],  # 199 deep, under the limit
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[" * 200 + "]" * 200)],  # 201 deep: refused, located
+    [_CC % (1, '"x"'), _CC % (2, '"y"'), '{"a": 1'],  # a cut-off last line: left out with a warning
 ])
 @pytest.mark.parametrize("fmt", [None, "claude_code"])
 def test_jsonl_read_from_bytes_is_the_text_read(tmp_path: Path, lines: list[str], fmt: str | None) -> None:
@@ -673,6 +677,7 @@ def test_jsonl_read_from_bytes_is_the_text_read(tmp_path: Path, lines: list[str]
         return
     got_history = load_history(path, format=fmt)
     assert got_history == expected
+    assert got_history.warnings == expected.warnings  # type: ignore[attr-defined]
     assert [m.digest for m in got_history.messages] == [m.digest for m in expected.messages]  # type: ignore[attr-defined]
     assert (got_history.meta, got_history.log) == (expected.meta, expected.log)  # type: ignore[attr-defined]
 
@@ -684,3 +689,12 @@ def test_jsonl_read_from_bytes_reports_bad_utf8_first(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match="not UTF-8 text") as got:
         load_history(path)
     assert ":3" in str(got.value)
+
+
+def test_jsonl_read_from_bytes_keeps_its_speed_on_bracket_heavy_lines() -> None:
+    """Tool outputs full of brackets (code, JSON text) stay on the bytes path; only real nesting leaves it."""
+    lines = [_CC % (1, '"x"'), _CC % (2, '"' + "[{" * 300 + '"'),
+             (_CC % (3, '"y"')).replace('"s"', "[" * 198 + "]" * 198)]
+    assert jsonl_bytes_records(("\n".join(lines) + "\n").encode()) is not None
+    deep = (_CC % (3, '"y"')).replace('"s"', "[" * 200 + "]" * 200)
+    assert jsonl_bytes_records(("\n".join([*lines[:2], deep]) + "\n").encode()) is None

@@ -207,6 +207,24 @@ def _has_huge_float(value: Any) -> bool:
     return False
 
 
+def _depth(value: Any) -> int:
+    """How deep ``value``'s lists and objects nest (``json_depth`` of its JSON text: ``{}`` is 1, a scalar 0)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        t = type(v)
+        if t is dict:
+            items: Iterable[Any] = v.values()
+        elif t is list:
+            items = v
+        else:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((x, d + 1) for x in items if type(x) is dict or type(x) is list)
+    return deepest
+
+
 def jsonl_bytes_records(data: bytes) -> list[Record] | None:
     """``jsonl_records`` of the UTF-8 text ``data`` holds, parsed from the bytes; None where only the text can tell.
 
@@ -227,11 +245,14 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
     for number, line in enumerate(data.split(b"\n"), 1):  # UTF-8 never has the byte 0x0A inside a character
         if not line or line.isspace():
             continue
-        if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH:  # check_depth may refuse it: the text path says
-            return None
         try:
             value = loads(line)
         except ValueError:
+            return None
+        # check_depth's rule: a line nested deeper than MAX_JSON_DEPTH is refused (by the text path, located);
+        # the parsed value nests exactly as the text's brackets outside strings do, and only a line with that
+        # many brackets can.
+        if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and _depth(value) > MAX_JSON_DEPTH:
             return None
         if _has_huge_float(value):  # maybe an integer past 64 bits, which orjson reads as a float: json's value
             value = json.loads(line.decode("utf-8"))
