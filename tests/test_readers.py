@@ -698,3 +698,35 @@ def test_jsonl_read_from_bytes_keeps_its_speed_on_bracket_heavy_lines() -> None:
     assert jsonl_bytes_records(("\n".join(lines) + "\n").encode()) is not None
     deep = (_CC % (3, '"y"')).replace('"s"', "[" * 200 + "]" * 200)
     assert jsonl_bytes_records(("\n".join([*lines[:2], deep]) + "\n").encode()) is None
+
+
+def _reference_scan(value: object) -> tuple[bool, int]:
+    if isinstance(value, dict):
+        kids = [_reference_scan(v) for v in value.values()]
+    elif isinstance(value, list):
+        kids = [_reference_scan(v) for v in value]
+    else:
+        return isinstance(value, float) and not abs(value) < 2.0**63, 0
+    return any(h for h, _ in kids), 1 + max((d for _, d in kids), default=0)
+
+
+def test_the_bytes_path_scan_measures_depth_and_huge_floats_as_the_text_would() -> None:
+    """One walk gives json_depth of the value's text and whether a float of 2**63 or more is in it."""
+    import json as _json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from workbench.history.jsontext import _scan, json_depth
+
+    leaves = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=False)
+    values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids,
+                                                                                              max_size=3), max_leaves=20)
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def check(value: object) -> None:
+        assert _scan(value) == _reference_scan(value)
+        assert _scan(value)[1] == json_depth(_json.dumps(value))
+
+    check()

@@ -182,47 +182,32 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _HUGE = 2.0**63
 
 
-def _has_huge_float(value: Any) -> bool:
-    """Whether ``value`` holds a float of magnitude 2**63 or more (or not finite).
+def _scan(value: Any) -> tuple[bool, int]:
+    """(whether ``value`` holds a float of magnitude 2**63 or more or not finite, how deep its lists and objects
+    nest: ``json_depth`` of its text, ``{}`` 1, a scalar 0).
 
     orjson reads an integer outside 64 bits (below -2**63, from 2**64 on) as such a float, where json keeps the
-    int; a float literal that large is rare, and json reads it the same. The walk skips strings, which are
-    most of an agent log's bytes: it costs less than scanning the line for long runs of digits.
+    int; a float literal that large is rare, and json reads it the same. One walk, a level at a time, visits
+    the containers and skips the strings (most of an agent log's bytes): cheaper than scanning the text for
+    runs of digits or counting its brackets.
     """
-    stack = [value]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v = pop()
-        t = type(v)
-        if t is dict:
-            for x in v.values():
-                if type(x) is not str:
-                    push(x)
-        elif t is list:
-            for x in v:
-                if type(x) is not str:
-                    push(x)
-        elif t is float and not -_HUGE < v < _HUGE:
-            return True
-    return False
-
-
-def _depth(value: Any) -> int:
-    """How deep ``value``'s lists and objects nest (``json_depth`` of its JSON text: ``{}`` is 1, a scalar 0)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        t = type(v)
-        if t is dict:
-            items: Iterable[Any] = v.values()
-        elif t is list:
-            items = v
-        else:
-            continue
-        deepest = max(deepest, d)
-        stack.extend((x, d + 1) for x in items if type(x) is dict or type(x) is list)
-    return deepest
+    if type(value) is not dict and type(value) is not list:
+        return type(value) is float and not -_HUGE < value < _HUGE, 0
+    huge = False
+    depth = 0
+    level = [value]
+    while level:
+        depth += 1
+        below = []
+        for v in level:
+            for x in v.values() if type(v) is dict else v:
+                t = type(x)
+                if t is dict or t is list:
+                    below.append(x)
+                elif t is float and not -_HUGE < x < _HUGE:
+                    huge = True
+        level = below
+    return huge, depth
 
 
 def jsonl_bytes_records(data: bytes) -> list[Record] | None:
@@ -249,12 +234,10 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
             value = loads(line)
         except ValueError:
             return None
-        # check_depth's rule: a line nested deeper than MAX_JSON_DEPTH is refused (by the text path, located);
-        # the parsed value nests exactly as the text's brackets outside strings do, and only a line with that
-        # many brackets can.
-        if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and _depth(value) > MAX_JSON_DEPTH:
+        huge, depth = _scan(value)
+        if depth > MAX_JSON_DEPTH:  # check_depth's rule: the text path refuses the line, located
             return None
-        if _has_huge_float(value):  # maybe an integer past 64 bits, which orjson reads as a float: json's value
+        if huge:  # maybe an integer past 64 bits, which orjson reads as a float: json's value
             value = json.loads(line.decode("utf-8"))
         append((number, None, value))
     return out if len(out) >= 2 else None
