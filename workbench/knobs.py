@@ -428,6 +428,10 @@ MISSION_KNOBS = (
 )
 
 
+_REGEX_SPECIAL = frozenset(".^$*+?{}[]\\|()")  # with none of these (no flags, classes, escapes) a pattern is text
+_LITERAL_SEARCH_MAX = 1 << 24  # characters: a plain-text search of 16 M takes milliseconds, not the timeout
+
+
 class PinPattern:
     """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
 
@@ -435,6 +439,9 @@ class PinPattern:
         import regex  # type: ignore[import-untyped]  # no stubs shipped
 
         self.pattern = pattern
+        # A pattern of plain characters matches exactly where the text holds it: ``in`` finds it without the
+        # regex engine (Claude Code's '# claudeMd' is searched in every message of every replayed window).
+        self._literal = pattern if pattern and not any(c in _REGEX_SPECIAL for c in pattern) else None
         try:
             self._rx = regex.compile(pattern)
         except (regex.error, OverflowError, RecursionError, ValueError) as exc:
@@ -443,6 +450,8 @@ class PinPattern:
 
     def search(self, text: str, *, where: str = "a message") -> bool:
         """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
+        if self._literal is not None and len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
+            return self._literal in text
         try:
             return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
         except TimeoutError:
