@@ -217,18 +217,9 @@ class Message:
         """A content hash, used to cache token counts and serializations per message."""
         cached = self.__dict__.get("_digest")
         if cached is None:
-            # the fields __eq__ compares; the parts by their own hash, which a copy with other metadata shares
-            cached = _digest((self.id, self.role, self._parts_digest(), self.metadata, self.extra))
+            parts = None if self.parts is None else [p.data for p in self.parts]
+            cached = _digest((self.id, self.role, parts, self.metadata, self.extra))  # the fields __eq__ compares
             object.__setattr__(self, "_digest", cached)
-        return cached
-
-    def _parts_digest(self) -> bytes:
-        """The content hash of the parts alone (most of a message's bytes); a ``with_metadata`` copy carries its
-        original's. Not remembered otherwise: one more attribute would double the size of every message's
-        ``__dict__`` (~350 bytes: it leaves the key-sharing layout), and the digest is remembered anyway."""
-        cached = self.__dict__.get("_parts_hash")
-        if cached is None:
-            cached = _digest_bytes(None if self.parts is None else [p.data for p in self.parts])
         return cached
 
     # -- metadata views -------------------------------------------------------------------
@@ -301,10 +292,7 @@ class Message:
             else:
                 meta[key] = value
         extra = {k: v for k, v in self.extra.items() if k != "metadata"}  # a kept `metadata: null` would win
-        copy = Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
-        # Same parts: their hash is shared, so the copy's digest costs its metadata only (replays digest both).
-        object.__setattr__(copy, "_parts_hash", self._parts_digest())
-        return copy
+        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
         """The UIMessage object: the canonical on-disk form (one per JSONL line)."""
