@@ -93,6 +93,11 @@ class Result:
     growth_ratio: dict[int, float] = field(default_factory=dict)  # messages -> median ratio at that size
     growth_unit: str = "s"
     notes: list[str] = field(default_factory=list)
+    skipped: str = ""  # why the row could not be measured here (its data is missing); the table says so
+
+    @classmethod
+    def skip(cls, key: str, measure: str, reference: str, target: str, reason: str) -> Result:
+        return cls(key, measure, reference, target, Series(), "x", False, Series(), skipped=reason)
 
 
 class Histories:

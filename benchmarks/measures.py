@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness import Histories, Result, Series, timed, timed_pair, timed_paused
 from naive import naive_simulate, same_run
@@ -371,6 +372,71 @@ def browser(cfg: Config) -> list[Result]:
     ]
 
 
+# -- workbench reality on real agent logs --------------------------------------------------------------
+
+
+def shared_dir() -> Path:
+    """The read-only reference data: ``$WORKBENCH_SHARED`` or ``../shared`` beside the repository."""
+    env = os.environ.get("WORKBENCH_SHARED")
+    return Path(env) if env else ROOT.parent / "shared"
+
+
+def _probe(folder: Path, runs: int, *, ignore_usage: bool) -> dict[str, Any]:
+    probe = Path(__file__).with_name("reality_probe.py")
+    cmd = [sys.executable, str(probe), str(folder), str(runs)] + (["--with-ignore-usage"] if ignore_usage else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode:
+        raise RuntimeError(f"reality probe failed: {proc.stderr[-2000:]}")
+    data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return data
+
+
+def reality(cfg: Config) -> list[Result]:
+    """``workbench reality`` over ../shared/real_sessions vs read + json.loads of every line, in fresh processes."""
+    folder = shared_dir() / "real_sessions"
+    measure = "`workbench reality` over ../shared/real_sessions, first run in a process (modules imported first)"
+    reference = "read + `json.loads` of every line of the same logs, same process"
+    warm_measure = "same command, a later run in the same process (per-history caches cleared)"
+    if not folder.is_dir() or not any(folder.glob("*.jsonl")):
+        reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
+        return [Result.skip("reality", measure, reference, "<= 2x", reason),
+                Result.skip("reality_warm", warm_measure, reference, "<= 2x", reason)]
+    cold, warm, cold_t, warm_t = Series(), Series(), Series(), Series()
+    cold_cpu, warm_cpu, imports, with_imports = Series(), Series(), Series(), Series()
+    ignore: tuple[float, float] | None = None
+    probes = [_probe(folder, cfg.runs, ignore_usage=i == 0) for i in range(cfg.runs)]  # one cold run each
+    for d in probes:
+        cold.add(d["cold"][0] / d["cold_ref"][0])
+        cold_cpu.add(d["cold"][1] / d["cold_ref"][1])
+        cold_t.add(d["cold"][0])
+        imports.add(d["imports"][0])
+        with_imports.add((d["imports"][0] + d["cold"][0]) / d["cold_ref"][0])
+        for ours, ref in d["pairs"]:
+            warm.add(ours[0] / ref[0])
+            warm_cpu.add(ours[1] / ref[1])
+            warm_t.add(ours[0])
+        if d["ignore_usage"] is not None:
+            ignore = (d["ignore_usage"][0], d["ignore_usage"][0] / d["ignore_usage_ref"][0])
+    d = probes[0]
+    ref_t = Series([p["cold_ref"][0] for p in probes])
+    notes = [
+        f"{d['files']} logs, {d['bytes'] / 1e6:.0f} MB, {d['lines']:,} lines; the reference takes {ref_t.median:.3f} s "
+        f"(median); every run's table is printed into a buffer, as `main(['reality', FOLDER])`",
+        f"modules a run imports ({d['modules']}: numpy, polars, rich, the command modules), timed apart: "
+        f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
+        f"{with_imports.median:.1f}x the reference",
+        f"CPU time instead of wall time (less sensitive to the other processes on a shared machine): first run "
+        f"{cold_cpu.median:.2f}x, later runs {warm_cpu.median:.2f}x",
+    ]
+    if ignore is not None:
+        notes.append(f"`--ignore-usage` (the estimate alone: o200k_base counts of every message), a later run: "
+                     f"{ignore[0]:.2f} s, {ignore[1]:.1f}x the reference")
+    return [
+        Result("reality", measure, reference, "<= 2x", cold, "x", cold.median <= 2, cold_t, notes=notes),
+        Result("reality_warm", warm_measure, reference, "<= 2x", warm, "x", warm.median <= 2, warm_t),
+    ]
+
+
 MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "replay": replay,
     "counting": counting,
@@ -379,6 +445,7 @@ MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "import": imports,
     "memory": memory,
     "browser": browser,
+    "reality": reality,
 }
 
 

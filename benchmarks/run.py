@@ -84,6 +84,9 @@ def table(results: list[Result]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
+        if r.skipped:
+            lines.append(f"| {r.measure} | {r.reference} | {r.target} | skipped: {r.skipped} | | | | | n/a |")
+            continue
         lines.append(
             f"| {r.measure} | {r.reference} | {r.target} | {_ratio(r.ratio.min, r.unit)} | "
             f"**{_ratio(r.ratio.median, r.unit)}** | {_ratio(r.ratio.max, r.unit)} | {len(r.ratio.values)} | "
@@ -93,6 +96,9 @@ def table(results: list[Result]) -> str:
               "ratio against the reference at each size):", "",
               "| measure | growth | ratio by size |", "|---|---|---|"]
     for r in results:
+        if r.skipped:
+            lines.append(f"| {r.key} | n/a | n/a |")
+            continue
         by_size = " · ".join(f"{_size(n)}: {_ratio(v, r.unit)}" for n, v in sorted(r.growth_ratio.items()))
         lines.append(f"| {r.key} | {_growth(r)} | {by_size or 'n/a'} |")
     notes = [f"- {r.key}: {note}" for r in results for note in r.notes]

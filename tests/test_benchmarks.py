@@ -65,3 +65,33 @@ def test_browser_benchmark_measures_both_waits() -> None:
     found = browser.measure(runs=1, moves=2)
     assert len(found.cold) == len(found.floor) == 1 and len(found.slider) == len(found.settled) == 2
     assert all(s <= w for s, w in zip(found.slider, found.settled, strict=True))
+
+
+def _reality_table(env: dict[str, str]) -> str:
+    import os
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "reality", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, **env},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_reality_benchmark_times_the_command_beside_json_loads() -> None:
+    """The reality rows: the first run in a fresh process and a later one, each against json.loads of the lines."""
+    from conftest import need_shared, shared_dir
+
+    need_shared(shared_dir() / "real_sessions")
+    out = _reality_table({})
+    assert "| `workbench reality` over ../shared/real_sessions, first run in a process" in out
+    assert "| same command, a later run in the same process" in out
+    assert "modules a run imports" in out and "CPU time instead of wall time" in out
+    assert "skipped" not in out
+
+
+def test_reality_benchmark_skips_without_the_shared_logs(tmp_path: Path) -> None:
+    """Without ../shared the rows say why they were not measured, and the script still succeeds."""
+    out = _reality_table({"WORKBENCH_SHARED": str(tmp_path / "missing")})
+    assert f"skipped: {tmp_path / 'missing' / 'real_sessions'} not found" in out

@@ -89,3 +89,4 @@ def test_the_extractive_briefer_is_priced_like_the_llm_it_stands_in_for():
     assert m.compressions == 1 and rec.cost_usd == 0
     assert rec.output_tokens == rec.tokens and rec.input_tokens > run.compressions[0].compact_history_chars // 4
     assert m.briefer_dollars > 0
+

@@ -180,3 +180,55 @@ def test_stringify_fast_path_agrees_with_the_exact_walk(value: object) -> None:
     from workbench.history.jsjson import _slow
 
     assert js_stringify(value) == _slow(value)
+
+
+def _stringify_len_by_text(value: object) -> int:
+    """``JSON.stringify(value).length`` from the printed text (0 where safeStringifyLength gives 0)."""
+    try:
+        out = js_stringify(value)
+    except (TypeError, RecursionError):
+        return 0
+    return 0 if out is None else utf16_len(out)
+
+
+@settings(max_examples=300)
+@given(
+    _json(
+        st.none() | st.booleans() | st.integers() | any_text | st.floats(),
+        st.one_of(any_text, st.integers(min_value=0, max_value=2**33).map(str), st.sampled_from(["0", "01", "1a"])),
+    )
+)
+def test_stringify_len_matches_the_printed_text(value: object) -> None:
+    """The length measured from orjson's bytes is the length of what JSON.stringify prints."""
+    from workbench.history.jsjson import js_stringify_len
+
+    assert js_stringify_len(value) == _stringify_len_by_text(value)
+
+
+def test_stringify_len_of_every_code_point() -> None:
+    """orjson escapes exactly what JSON.stringify escapes: every code point, in a string, a list and a key."""
+    from workbench.history.jsjson import js_stringify_len
+
+    points = [*range(0, 0xD800), *range(0xDC00, 0xDC10), *range(0xE000, 0x10000), 0x10000, 0x1F600, 0x10FFFF]
+    for cp in points:
+        s = chr(cp) * 2 + "a"
+        for value in (s, [s, 1], {s: [s, None, True]}):
+            assert js_stringify_len(value) == _stringify_len_by_text(value), hex(cp)
+
+
+def test_stringify_len_where_orjson_refuses() -> None:
+    """Lone surrogates, deep nesting, cycles and non-string keys take the exact path."""
+    from workbench.history.jsjson import js_stringify_len
+
+    deep: list[object] = []
+    node = deep
+    for _ in range(300):  # orjson stops at 254 levels
+        child: list[object] = []
+        node.append(child)
+        node = child
+    cyclic: list[object] = []
+    cyclic.append(cyclic)
+    cases: list[object] = [{"a": "x\ud800y"}, deep, {1: "a", "b": 2}, {"k": 2**64}, [1.0, 5e-7], {"0": 1, "a": 2}]
+    for value in cases:
+        assert js_stringify_len(value) == _stringify_len_by_text(value)
+    assert js_stringify_len(cyclic) == 0  # JS throws on a cycle; safeStringifyLength counts 0

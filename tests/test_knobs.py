@@ -123,3 +123,24 @@ def test_an_integer_too_long_for_python_is_refused_with_its_line():
     text = "version: 1\nmanual_compact_checks: " + "7" * 5000 + "\n"
     with pytest.raises(ValueError, match=r"^k.yaml:2: a 5,000-digit number"):
         load_knobs(text, source="k.yaml")
+
+
+def test_a_plain_pin_pattern_matches_where_the_regex_does() -> None:
+    """A pin_pattern of plain characters is searched as text, with the regex engine's answers."""
+    import regex  # type: ignore[import-untyped]
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from workbench.knobs import PinPattern
+
+    alphabet = st.sampled_from(list("ab #é\n-_:MdC") + ["claudeMd"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(alphabet, min_size=1, max_size=4).map("".join), st.lists(alphabet, max_size=12).map("".join))
+    def check(pattern: str, text: str) -> None:
+        rx = PinPattern(pattern)
+        assert rx._literal == pattern  # these are plain text
+        assert rx.search(text) == (regex.search(pattern, text) is not None)
+
+    check()
+    assert PinPattern("AGENTS.md")._literal is None and PinPattern("^(a|b)")._literal is None

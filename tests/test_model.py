@@ -36,3 +36,37 @@ def test_without_briefings_is_remembered_and_survives_pickling() -> None:
     assert stripped is briefed.without_briefings()
     assert stripped.messages[0].briefing is None and briefed.messages[0].briefing == "so far"
     assert pickle.loads(pickle.dumps(briefed)).without_briefings() == stripped
+
+
+def test_digest_ignores_interning_and_tells_types_apart() -> None:
+    """marshal's version 2 writes values only: an interned key hashes as a built one; 1, 1.0 and True differ."""
+    import sys
+
+    key = "".join(["pa", "th"])
+    assert key is not sys.intern("path")
+    a = _message("x", output={sys.intern("path"): 1})
+    b = _message("x", output={key: 1})
+    assert a.digest == b.digest
+    digests = {_message("x", output=v).digest for v in (1, 1.0, True, "1", [1], (1,), None)}
+    assert len(digests) == 7
+
+
+def test_digest_of_values_marshal_refuses() -> None:
+    """Subclasses and other objects are hashed through pickle, never mistaken for the plain value."""
+    from workbench.history.jsjson import UNDEFINED
+
+    class Text(str):
+        pass
+
+    plain, sub, undefined = (_message("x", output=v) for v in ("UNDEFINED", Text("UNDEFINED"), UNDEFINED))
+    assert len({plain.digest, sub.digest, undefined.digest}) == 3
+    assert undefined.digest == _message("x", output=UNDEFINED).digest
+
+
+def test_a_copy_with_other_metadata_digests_as_a_message_built_so() -> None:
+    """with_metadata shares the parts' hash with the copy: its digest is that of the same message built anew."""
+    a = _message("hello", output={"x": "output"})
+    copy = a.with_metadata(usage={"input_tokens": 3}, createdAt=None)
+    fresh = Message(id=a.id, role=a.role, parts=a.parts, metadata={"usage": {"input_tokens": 3}})
+    assert copy == fresh and copy.digest == fresh.digest
+    assert copy.digest != a.digest

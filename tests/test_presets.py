@@ -212,3 +212,17 @@ def test_preset_knobs_round_trip_through_yaml(name):
     from workbench.knobs import dump_knobs, load_knobs
 
     assert load_knobs(dump_knobs(get_preset(name))) == get_preset(name)
+
+
+def test_presets_read_the_same_with_libyaml_and_pure_python() -> None:
+    """Presets load with libyaml's CSafeLoader when PyYAML has it: the values are the pure-Python SafeLoader's."""
+    import yaml
+
+    folder = resources.files("workbench") / "presets"
+    entries = [e for e in folder.iterdir() if e.name.endswith(".yaml")]
+    assert len(entries) >= 14
+    for entry in entries:
+        text = entry.read_text(encoding="utf-8")
+        fast = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        slow = yaml.load(text, Loader=yaml.SafeLoader)
+        assert repr(fast) == repr(slow), entry.name  # repr: 1 and 1.0 and True differ

@@ -28,6 +28,7 @@ from workbench.history import (
     text_part,
     write_canonical_jsonl,
 )
+from workbench.history.jsontext import jsonl_bytes_records, jsonl_records
 from workbench.history.model import Part
 from workbench.history.readers import parse_canonical, parse_claude_code, parse_stagewise
 from workbench.history.superjson import decode_superjson
@@ -633,3 +634,99 @@ def test_load_history_canonical_errors_match_parse_history(tmp_path, body, messa
             load_history(path, format=fmt)
     with contextlib.suppress(UnicodeDecodeError), pytest.raises(HistoryError, match=message):
         parse_history(path.read_bytes().decode("utf-8"), source=str(path))
+
+
+_CC = '{"type":"user","uuid":"u%d","sessionId":"s","message":{"role":"user","content":%s}}'
+
+
+@pytest.mark.parametrize("lines", [
+    [_CC % (1, '"hi"'), _CC % (2, '"there"')],
+    [_CC % (1, '"hi"'), "", "   \t", _CC % (2, '"a\\u2028b \\ud83d\\ude00"')],  # blank lines, escapes
+    [_CC % (1, '"x"') + "\r", _CC % (2, '"y"') + "\r"],  # CRLF
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "184467440737095516160")],  # an integer past 64 bits
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "-9223372036854775809")],  # just below 64 bits
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[18446744073709551615, 9223372036854775807]")],
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "1e+300")],
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "NaN")],  # json reads NaN, orjson does not
+    [_CC % (1, '"x"'), _CC % (2, '"lone \\ud800"')],
+    [_CC % (1, '"x"'), "\x0c", "\u00a0", _CC % (2, '"y"')],  # whitespace only str.isspace knows
+    ["\ufeff" + _CC % (1, '"x"'), _CC % (2, '"y"')],
+    [_CC % (1, '"x"')],  # one line: maybe a whole JSON document
+    [_CC % (1, '"x"'), _CC % (2, '"y"'), "\ufeff" + _CC % (3, '"z"')],  # a BOM inside: an error
+    [_CC % (1, '"x"'), '{"broken": ', _CC % (2, '"y\u00e9"')],
+    [_CC % (1, '"x"'), _CC % (2, '"' + "[{" * 300 + '"')],  # brackets inside a string do not nest
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[" * 198 + "]" * 198)],  # 199 deep, under the limit
+    [_CC % (1, '"x"'), (_CC % (2, '"y"')).replace('"s"', "[" * 200 + "]" * 200)],  # 201 deep: refused, located
+    [_CC % (1, '"x"'), _CC % (2, '"y"'), '{"a": 1'],  # a cut-off last line: left out with a warning
+])
+@pytest.mark.parametrize("fmt", [None, "claude_code"])
+def test_jsonl_read_from_bytes_is_the_text_read(tmp_path: Path, lines: list[str], fmt: str | None) -> None:
+    """load_history parses JSONL from the file's bytes (faster); the history or the error is parse_history's."""
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    fast = jsonl_bytes_records(path.read_bytes())
+    if fast is not None:  # the same records, types included (2**70 stays an int, 1e+300 a float)
+        assert repr(fast) == repr(jsonl_records(text.removeprefix("\ufeff"), source="x"))
+    try:
+        expected: object = parse_history(text, source=str(path), format=fmt)
+    except HistoryError as exc:
+        with pytest.raises(HistoryError) as got:
+            load_history(path, format=fmt)
+        assert str(got.value) == str(exc)
+        return
+    got_history = load_history(path, format=fmt)
+    assert got_history == expected
+    assert got_history.warnings == expected.warnings  # type: ignore[attr-defined]
+    assert [m.digest for m in got_history.messages] == [m.digest for m in expected.messages]  # type: ignore[attr-defined]
+    assert (got_history.meta, got_history.log) == (expected.meta, expected.log)  # type: ignore[attr-defined]
+
+
+def test_jsonl_read_from_bytes_reports_bad_utf8_first(tmp_path: Path) -> None:
+    """A JSON error before a byte that is not UTF-8: the UTF-8 error is reported, as from the whole text."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes((_CC % (1, '"x"') + "\n{oops\n").encode() + _CC.encode() % (2, b'"\xff"') + b"\n")
+    with pytest.raises(HistoryError, match="not UTF-8 text") as got:
+        load_history(path)
+    assert ":3" in str(got.value)
+
+
+def test_jsonl_read_from_bytes_keeps_its_speed_on_bracket_heavy_lines() -> None:
+    """Tool outputs full of brackets (code, JSON text) stay on the bytes path; only real nesting leaves it."""
+    lines = [_CC % (1, '"x"'), _CC % (2, '"' + "[{" * 300 + '"'),
+             (_CC % (3, '"y"')).replace('"s"', "[" * 198 + "]" * 198)]
+    assert jsonl_bytes_records(("\n".join(lines) + "\n").encode()) is not None
+    deep = (_CC % (3, '"y"')).replace('"s"', "[" * 200 + "]" * 200)
+    assert jsonl_bytes_records(("\n".join([*lines[:2], deep]) + "\n").encode()) is None
+
+
+def _reference_scan(value: object) -> tuple[bool, int]:
+    if isinstance(value, dict):
+        kids = [_reference_scan(v) for v in value.values()]
+    elif isinstance(value, list):
+        kids = [_reference_scan(v) for v in value]
+    else:
+        return isinstance(value, float) and not abs(value) < 2.0**63, 0
+    return any(h for h, _ in kids), 1 + max((d for _, d in kids), default=0)
+
+
+def test_the_bytes_path_scan_measures_depth_and_huge_floats_as_the_text_would() -> None:
+    """One walk gives json_depth of the value's text and whether a float of 2**63 or more is in it."""
+    import json as _json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from workbench.history.jsontext import _scan, json_depth
+
+    leaves = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=False)
+    values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids,
+                                                                                              max_size=3), max_leaves=20)
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def check(value: object) -> None:
+        assert _scan(value) == _reference_scan(value)
+        assert _scan(value)[1] == json_depth(_json.dumps(value))
+
+    check()

@@ -8,6 +8,7 @@ No I/O: YAML goes in and out as text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -364,8 +365,9 @@ class Knobs:
     prune_protect_user_turns: int = 2
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            _check_knob(f.name, getattr(self, f.name), f.type)
+        # Every replay builds a few (``replace``): the fields' names, types and specs are looked up once.
+        for name, type_name, spec in _field_checks():
+            _check_value(name, getattr(self, name), type_name, spec)
         parse_check_list(self.manual_compact_checks)
         if self.pin_pattern:
             compile_pin_pattern(self.pin_pattern)
@@ -426,6 +428,10 @@ MISSION_KNOBS = (
 )
 
 
+_REGEX_SPECIAL = frozenset(".^$*+?{}[]\\|()")  # with none of these (no flags, classes, escapes) a pattern is text
+_LITERAL_SEARCH_MAX = 1 << 24  # characters: a plain-text search of 16 M takes milliseconds, not the timeout
+
+
 class PinPattern:
     """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
 
@@ -433,6 +439,9 @@ class PinPattern:
         import regex  # type: ignore[import-untyped]  # no stubs shipped
 
         self.pattern = pattern
+        # A pattern of plain characters matches exactly where the text holds it: ``in`` finds it without the
+        # regex engine (Claude Code's '# claudeMd' is searched in every message of every replayed window).
+        self._literal = pattern if pattern and not any(c in _REGEX_SPECIAL for c in pattern) else None
         try:
             self._rx = regex.compile(pattern)
         except (regex.error, OverflowError, RecursionError, ValueError) as exc:
@@ -441,6 +450,8 @@ class PinPattern:
 
     def search(self, text: str, *, where: str = "a message") -> bool:
         """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
+        if self._literal is not None and len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
+            return self._literal in text
         try:
             return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
         except TimeoutError:
@@ -453,9 +464,21 @@ def compile_pin_pattern(pattern: str) -> PinPattern:
     return PinPattern(pattern)
 
 
+@functools.cache
+def _field_checks() -> tuple[tuple[str, str, KnobSpec | None], ...]:
+    """(name, declared type's name, spec) of every knob, in field order."""
+    return tuple((f.name, _type_name(f.type), KNOB_SPECS.get(f.name)) for f in dataclasses.fields(Knobs))
+
+
+def _type_name(declared: Any) -> str:
+    return declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
+
+
 def _check_knob(name: str, value: Any, declared: Any) -> None:
-    spec = KNOB_SPECS.get(name)
-    type_name = declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
+    _check_value(name, value, _type_name(declared), KNOB_SPECS.get(name))
+
+
+def _check_value(name: str, value: Any, type_name: str, spec: KnobSpec | None) -> None:
     if type_name == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {shown(value)}")

@@ -26,7 +26,7 @@ from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
 from workbench.knobs import Knobs
-from workbench.replay import simulate
+from workbench.replay import Compression, Run, simulate
 
 TOLERANCES = (0, 2, 5)
 
@@ -130,11 +130,10 @@ def follow_log(
                 per_file_tokens=base.restore_file_tokens, chars_per_token=base.chars_per_token)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
-        run = simulate(seg, seg_knobs, SimulatedBriefer(), cache=cache)
-        first = next((c for c in run.compressions if c.trigger != "manual"), None)
+        real = window.real
+        run, first = _first_compaction(seg, seg_knobs, cache, whole=real is not None and real.trigger == "manual")
         predicted = None if first is None else max(window.start, offset + first.index_started + 1)
         predicted_tokens = None if first is None else first.tokens_before
-        real = window.real
         if real is None:
             if predicted is not None:
                 extra.append(predicted)
@@ -156,6 +155,36 @@ def follow_log(
     return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes))
+
+
+class _Predicted(Exception):  # noqa: N818 - control flow, not an error
+    """Stops a window's replay at its first automatic compaction: nothing after it changes the prediction."""
+
+    def __init__(self, compression: Compression) -> None:
+        super().__init__()
+        self.compression = compression
+
+
+def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: bool) -> tuple[Run | None, Any]:
+    """(the Run when ``whole``, the replay's first automatic compaction or None).
+
+    Unless the whole run is needed (a manual window reads its timeline), the replay stops at that compaction:
+    the rest of the window (its timeline, later compactions, the Run's frame and accounting) would be thrown
+    away. The replay lands compactions at once here (latency 0), so the first one recorded is the first started.
+    """
+    if whole:
+        run = simulate(seg, knobs, SimulatedBriefer(), cache=cache)
+        return run, next((c for c in run.compressions if c.trigger != "manual"), None)
+
+    def stop(_count: int, comp: Compression) -> None:
+        if comp.trigger != "manual":
+            raise _Predicted(comp)
+
+    try:
+        run = simulate(seg, knobs, SimulatedBriefer(), cache=cache, on_compression=stop)
+    except _Predicted as found:
+        return None, found.compression
+    return run, None
 
 
 def _windows(history: History) -> list[_Window]:
@@ -201,10 +230,10 @@ def _segment(history: History, window: _Window, *, use_usage: bool) -> tuple[His
 def _measure_before(run: Any, index: int) -> int | None:
     """The replay's measure (no compaction) at the last check before message ``index`` of the window."""
     tl = run.timeline
-    rows = tl.filter(tl["index"] < index)
-    if rows.height == 0:
+    before = tl["index"].to_numpy() < index  # numpy: a polars filter starts its query engine for two numbers
+    if not before.any():
         return None
-    return int(rows["baseline"][-1])
+    return int(tl["baseline"].to_numpy()[before][-1])
 
 
 def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:

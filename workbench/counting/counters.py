@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
-from workbench.counting.usage import text_estimate, usage_tokens
+from workbench.counting.usage import text_estimate_counts, usage_tokens
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
@@ -82,25 +82,24 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     found = counts.derived.get(key)
     if found is not None:
         return found
-    counter = "estimate" if knobs.trigger_counter == "usage" else knobs.trigger_counter
-    base = _base_tokens(counts, counter, knobs)
-    # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
-    # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
-    if knobs.token_ratio != 1.0 and knobs.trigger_counter != "usage":
-        base = np.rint(base * knobs.token_ratio).astype(np.int64)
-    if not knobs.count_added_since_call and knobs.trigger_counter != "usage":
-        base = _deferred_to_calls(counts, base)
-    if knobs.trigger_counter == "usage":
+    usage = knobs.trigger_counter == "usage"
+    if usage and knobs.agent_estimate == "text":
+        base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
+    else:
+        base = _base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
+        # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
+        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
+        if knobs.token_ratio != 1.0 and not usage:
+            base = np.rint(base * knobs.token_ratio).astype(np.int64)
+        if not knobs.count_added_since_call and not usage:
+            base = _deferred_to_calls(counts, base)
+    if usage:
         checks = counts.derived.get(("checks", knobs.check_point))
         if checks is None:
             checks = check_indices(counts.history, knobs.check_point)
             checks.flags.writeable = False
             counts.derived[("checks", knobs.check_point)] = checks
-        if knobs.agent_estimate == "text":
-            added = _text_estimates(counts, knobs)
-        else:
-            added = base
-        base = usage_tokens(counts.history.messages, added, knobs.hidden_prefix_tokens, checks,
+        base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
                             count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
     return _remember(counts, key, np.array(base, dtype=np.int64, copy=True))
 
@@ -111,8 +110,15 @@ def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     found = counts.derived.get(key)
     if found is None:
         image = knobs.image_default_tokens
-        found = np.fromiter((text_estimate(m, image) for m in counts.history.messages), dtype=np.int64,
-                            count=len(counts.history.messages))
+        store = counts.cache.text_counts  # by content: the windows of a log replay share most messages
+        msgs = counts.history.messages
+        found = np.empty(len(msgs), dtype=np.int64)
+        for i, m in enumerate(msgs):
+            digest = m.digest
+            got = store.get(digest)
+            if got is None:
+                got = store[digest] = text_estimate_counts(m)
+            found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
         found.flags.writeable = False
         counts.derived[key] = found
     return found

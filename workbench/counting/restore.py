@@ -18,6 +18,7 @@ RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
 WRITE_TOOLS = frozenset({"Write", "write_file", "create_file"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "edit_file", "str_replace", "NotebookEdit"})
+_TOOL_TYPES = ("tool-", "dynamic-tool")  # the part types Part.kind calls "tool" or "tool-result"
 _EXCLUDED_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 _EXCLUDED_PARTS = ("/.claude/plans/", "/.claude/memory", "/memory/")
 
@@ -71,6 +72,9 @@ def restored_files(
         for part in msg.parts or ():
             data = part.data
             if not isinstance(data, dict):
+                continue
+            kind = data.get("type")
+            if not (isinstance(kind, str) and kind.startswith(_TOOL_TYPES)):  # Part.kind, for text parts quickly
                 continue
             kind = part.kind
             if kind == "tool":

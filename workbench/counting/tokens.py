@@ -107,6 +107,7 @@ class CountCache:
     tables: dict[str, HistoryCounts] = field(default_factory=dict)
     serialized: dict[str, str | None] = field(default_factory=dict)  # only what a briefer asked to read
     chunk_chars: dict[str, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
+    text_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
     max_tables: int = 64
 
     def counts_for(self, history: History) -> HistoryCounts:

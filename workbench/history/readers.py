@@ -33,6 +33,7 @@ from workbench.history.jsontext import (
     gc_paused,
     history_id,
     json_problem,
+    jsonl_bytes_records,
     jsonl_records,
     load_json,
     locate,
@@ -283,11 +284,16 @@ def _detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
         return kind, doc
     records = jsonl_records(text, source=source, warnings=warnings)
+    return _records_kind(records, source=source), records
+
+
+def _records_kind(records: list[Record], *, source: str) -> str:
+    """The JSONL format of the records, judged from the first 20."""
     for record in records[:20]:
         if isinstance(record[2], dict):
             kind = _jsonl_kind(record[2])
             if kind is not None:
-                return kind, records
+                return kind
     raise locate(HistoryError(_unknown(records[0][2], _JSONL_FORMATS)), records[0], source=source)
 
 
@@ -420,7 +426,7 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
     p = Path(path)
     source = str(p)
     limit = max_history_bytes() if max_bytes is None else max_bytes
-    check_history_file(p, max_bytes=limit)
+    size = check_history_file(p, max_bytes=limit)
     try:
         with p.open("rb") as fh:
             head = fh.read(16)
@@ -436,7 +442,7 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
                 return streamed
         try:
             with p.open("rb") as fh:
-                data = fh.read(limit + 1)  # the file may have grown since it was checked
+                data = _read_at_most(fh, limit + 1, size)  # the file may have grown since it was checked
         except OSError as exc:
             raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
         if gzipped:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
@@ -444,6 +450,10 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
         if len(data) > limit:
             raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
                                source=source)
+        if format is None or format in _FROM_RECORDS:
+            loaded = _load_jsonl_bytes(data, source=source, format=format)
+            if loaded is not None:
+                return loaded
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -452,6 +462,16 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
         return parse_history(text, source=source, format=format)
     except RecursionError:
         raise HistoryError("nested too deeply to read", source=source) from None
+
+
+def _read_at_most(fh: Any, n: int, size: int) -> bytes:
+    """``fh.read(n)`` without asking for ``n`` bytes at once: a read of the 1 GiB limit sets that much aside
+    first (~0.4 ms a file). The file's measured ``size`` + 1 is read first; only a file that grew meanwhile
+    is read on, up to ``n``."""
+    data: bytes = fh.read(min(n, size + 1))
+    if size + 1 <= len(data) < n:
+        data += fh.read(n - len(data))
+    return data
 
 
 def _gunzip(data: bytes, limit: int, *, source: str) -> bytes:
@@ -473,6 +493,16 @@ def _not_utf8(data: bytes, exc: UnicodeDecodeError, *, source: str) -> HistoryEr
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
         hint = ": looks like UTF-16 or UTF-32; save it as UTF-8"
     return HistoryError(f"not UTF-8 text (byte {exc.start}){hint}", source=source, line=line)
+
+
+@gc_paused
+def _load_jsonl_bytes(data: bytes, *, source: str, format: str | None) -> History | None:
+    """A JSONL file read from its bytes (``jsonl_bytes_records``); None when the text path must read it."""
+    records = jsonl_bytes_records(data)
+    if records is None:
+        return None
+    kind = format or _records_kind(records, source=source)
+    return _FROM_RECORDS[kind](records, source=source)
 
 
 @gc_paused

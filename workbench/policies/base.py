@@ -44,8 +44,10 @@ class ReplayState:
     compressions: int  # landed compressions so far (the next one is chain index compressions + 1)
     last_compaction_check: int | None
     counter_tokens: np.ndarray  # per-message trigger-counter tokens
-    estimate_tokens: np.ndarray  # per-message boundary-walk tokens (no briefing overlays)
-    content_chars: np.ndarray  # stagewise chars per message without overhead
+    # ``estimate_tokens`` and ``content_chars`` (properties below) come from these on first use: many
+    # policies never walk a boundary, and with a log's billed usage nothing else needs the stagewise count.
+    estimate_tokens_of: Callable[[], np.ndarray] = field(compare=False, repr=False)
+    content_chars_of: Callable[[], np.ndarray] = field(compare=False, repr=False)
     briefing_at: Mapping[int, int]  # message index -> chars of a briefing stored on it (for estimates)
     elided: frozenset[int]  # messages whose tool outputs are stubs now
     pinned: frozenset[int]  # messages kept in context even before the boundary
@@ -56,6 +58,16 @@ class ReplayState:
     checks: np.ndarray | None = field(default=None, compare=False)  # message index of every check
     pin_mask: np.ndarray | None = field(default=None, compare=False)  # messages pinned by the pin_* knobs
     elidable_of: Callable[[], np.ndarray] | None = field(default=None, compare=False)
+
+    @property
+    def estimate_tokens(self) -> np.ndarray:
+        """Per-message boundary-walk tokens (no briefing overlays)."""
+        return self.estimate_tokens_of()
+
+    @property
+    def content_chars(self) -> np.ndarray:
+        """stagewise chars per message without overhead."""
+        return self.content_chars_of()
 
     @property
     def layout(self) -> HistoryIndex:
@@ -79,6 +91,8 @@ class ReplayState:
 
     def walk_tokens(self, lo: int, hi: int) -> np.ndarray:
         """Boundary-walk tokens of messages [lo, hi) as they are in context now (elided outputs as stubs)."""
+        if hi <= lo:  # an empty tail (keep_rule none): no need to count the walk at all
+            return np.zeros(0, dtype=np.int64)
         return np.maximum(self.estimate_tokens[lo:hi] - self.elided_savings[lo:hi], 0)
 
     def estimate_of(self, i: int) -> int:

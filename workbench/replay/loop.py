@@ -98,7 +98,7 @@ class _Replay:
         self.briefer_prices = briefer_prices or get_prices(knobs.briefer_model)
         # What the trigger measures, and what the boundary walk measures (they may differ: a feature).
         self.counter_tokens = trigger_tokens(counts, knobs)
-        self.estimate_tokens = walk_tokens(counts, knobs)
+        self._walk: np.ndarray | None = None  # the boundary walk's tokens, counted when a policy first asks
         self.messages = len(history.messages)
         self.checks = check_points(counts, knobs.check_point)
         self.check_count = len(self.checks)
@@ -122,6 +122,15 @@ class _Replay:
         """Context through message i under the current state."""
         return self.state.base_tokens + self.sums.verbatim(self.state.boundary, i)
 
+    def estimate_tokens(self) -> np.ndarray:
+        """Per-message tokens of the boundary walk (``walk_tokens``), computed on first use."""
+        if self._walk is None:
+            self._walk = walk_tokens(self.counts, self.knobs)
+        return self._walk
+
+    def content_chars(self) -> np.ndarray:
+        return self.counts.content_chars
+
     def elidable(self) -> np.ndarray:
         """Tokens each message would free as a stub (computed on first use: most policies never ask)."""
         if self._elidable is None:
@@ -143,8 +152,8 @@ class _Replay:
             compressions=st.landed,
             last_compaction_check=st.last_compaction_check,
             counter_tokens=self.counter_tokens,
-            estimate_tokens=self.estimate_tokens,
-            content_chars=self.counts.content_chars,
+            estimate_tokens_of=self.estimate_tokens,
+            content_chars_of=self.content_chars,
             briefing_at=st.briefing_at,
             elided=frozenset(st.elided),
             pinned=frozenset(st.pinned),

@@ -1,0 +1,107 @@
+"""``workbench reality FOLDER`` in this fresh process: a cold first run, then warm runs, each beside its reference.
+
+    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage]
+
+The reference reads every line of the folder's ``.jsonl`` logs and ``json.loads`` it (the files are read
+once before anything is timed, so both sides find them in the page cache). The command runs in-process
+(``workbench.cli.main``, its table printed into a buffer). First the modules a run imports are imported
+and timed apart (numpy, polars, rich, the command modules: the list comes from a first run in a child
+process), so the cold run is what a user's one run does beyond starting Python and loading modules: the
+presets' YAML, litellm's price registry, rich's first table, the work itself. A warm run is a later run
+in the same process over logs it has not seen (per-history caches cleared; presets, registry and modules
+kept). Prints one JSON line: wall and CPU seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call of ``fn``, after a collection so earlier garbage is not charged to it."""
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _command(folder: Path, *extra: str) -> Callable[[], None]:
+    def run() -> None:
+        from workbench.cli import main as cli_main
+        from workbench.policies.base import clear_caches
+
+        clear_caches()  # per-history indexes and pin masks, keyed by content: a later run must not reuse them
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = cli_main(["reality", str(folder), *extra])
+        if code != 0 or "Logged compactions" not in out.getvalue():
+            raise RuntimeError(f"workbench reality failed (exit {code}): {out.getvalue()[-500:]}")
+    return run
+
+
+def _imported_by_a_run(folder: Path) -> list[str]:
+    """The modules one run of the command imports, from a run in a child process (so this one stays cold)."""
+    proc = subprocess.run([sys.executable, __file__, str(folder), "0", "--list-modules"], capture_output=True,
+                          text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    folder, runs = Path(sys.argv[1]), int(sys.argv[2])
+    if "--list-modules" in sys.argv:
+        before = set(sys.modules)
+        _command(folder)()
+        print(json.dumps(sorted(set(sys.modules) - before)))
+        return
+    logs = sorted(folder.glob("*.jsonl"))
+
+    def reference() -> None:
+        loads = json.loads
+        for path in logs:
+            with path.open("rb") as fh:
+                for line in fh:
+                    if line.strip():
+                        loads(line)
+
+    modules = _imported_by_a_run(folder)
+    for path in logs:  # into the page cache, for both sides alike
+        path.read_bytes()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for name in modules:
+        with contextlib.suppress(ImportError):  # e.g. a module a run imported conditionally
+            importlib.import_module(name)
+    imports = (time.perf_counter() - wall, time.process_time() - cpu)
+    cold = _timed(_command(folder))
+    cold_ref = _timed(reference)
+    pairs = []
+    for r in range(runs):
+        if r % 2:
+            ref = _timed(reference)
+            pairs.append((_timed(_command(folder)), ref))
+        else:
+            ours = _timed(_command(folder))
+            pairs.append((ours, _timed(reference)))
+    ignore = ignore_ref = None
+    if "--with-ignore-usage" in sys.argv:  # the estimate alone: o200k_base counts of every message
+        ignore = _timed(_command(folder, "--ignore-usage"))
+        ignore_ref = _timed(reference)
+    print(json.dumps({"imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
+                      "pairs": pairs, "ignore_usage": ignore, "ignore_usage_ref": ignore_ref, "files": len(logs),
+                      "bytes": sum(p.stat().st_size for p in logs),
+                      "lines": sum(p.read_bytes().count(b"\n") for p in logs)}))
+
+
+if __name__ == "__main__":
+    main()
