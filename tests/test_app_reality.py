@@ -84,3 +84,28 @@ def test_the_context_chart_of_a_transcript_has_no_logged_line():
     at = app(tab="Charts")
     no_errors(at)
     assert not any("logged: the agent" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+CODEX_TRANSCRIPT = "\n".join(__import__("json").dumps(m) for m in [
+    {"id": "m0", "role": "system", "content": "You are Codex, a coding agent based on GPT-5. " + "Be careful. " * 50},
+    {"id": "m1", "role": "user", "content": "Triage the issues."},
+    {"id": "m2", "role": "assistant", "content": "On it."},
+]) + "\n"
+
+
+def test_a_plain_transcript_whose_agent_its_text_gives_away_opens_with_that_agents_preset():
+    """No log, but a system prompt that opens 'You are Codex': the codex_cli preset pins that prompt."""
+    at = opened("codex_transcript.jsonl", CODEX_TRANSCRIPT.encode())
+    no_errors(at)
+    assert at.session_state["preset"] == "codex_cli"
+    assert at.session_state["knob_pin_system_messages"] is True
+    assert any("Opened with preset `codex_cli`" in i.value and "You are Codex" in i.value for i in at.info)
+
+
+def test_simulate_names_the_agent_a_transcript_gives_away(tmp_path, capsys):
+    from workbench.cli import main
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(CODEX_TRANSCRIPT)
+    assert main(["simulate", str(path)]) == 0
+    assert "--preset codex_cli replays it as that agent does" in capsys.readouterr().err

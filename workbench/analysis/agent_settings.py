@@ -96,3 +96,28 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
     return AgentSettings(preset=name, knobs=knobs.replace(**changes) if changes else knobs, agent=log.agent,
                          version=log.version, model=model, window=window, notes=tuple(notes),
                          warnings=tuple(warnings))
+
+
+# What gives a plain transcript's agent away when it has no log: its system prompt's opening words, or the
+# names of the tools it called (each agent's own tool set). (preset, evidence, system prefixes, tool sets)
+_FINGERPRINTS: tuple[tuple[str, str, tuple[str, ...], tuple[frozenset[str], ...]], ...] = (
+    ("codex_cli", "Codex", ("You are Codex",), (frozenset({"exec_command"}), frozenset({"shell", "update_plan"}))),
+    ("claude_code", "Claude Code", (), (frozenset({"TodoWrite"}), frozenset({"Read", "Edit", "Bash", "Glob"}))),
+    ("openhands", "OpenHands", ("You are OpenHands agent",), (frozenset({"execute_bash", "str_replace_editor"}),)),
+    ("swe_agent", "SWE-agent", ("SETTING: You are an autonomous programmer",), ()),
+)
+
+
+def guess_agent(history: History) -> tuple[str, str] | None:
+    """(preset, why) for a transcript without a log whose agent its own text gives away; None when unsure."""
+    systems = [m.text.lstrip() for m in history.messages if m.role == "system"][:3]
+    tools = {p.tool_name for m in history.messages for p in m.parts or () if p.kind == "tool" and p.tool_name}
+    for preset, agent, prefixes, tool_sets in _FINGERPRINTS:
+        for text in systems:
+            for prefix in prefixes:
+                if text.startswith(prefix):
+                    return preset, f"its system prompt opens with {prefix!r} ({agent})"
+        for needed in tool_sets:
+            if needed <= tools:
+                return preset, f"it calls {', '.join(sorted(needed))}: {agent}'s tools"
+    return None

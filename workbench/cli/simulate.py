@@ -66,6 +66,12 @@ def knobs_for_history(args: argparse.Namespace, history):  # noqa: ANN001, ANN20
     from workbench.cli.progress import note
 
     if getattr(args, "preset", None) or getattr(args, "config", None) or history.log is None:
+        if history.log is None and not getattr(args, "preset", None) and not getattr(args, "config", None):
+            from workbench.analysis.agent_settings import guess_agent
+
+            guess = guess_agent(history)
+            if guess is not None:
+                note(f"{history.id}: {guess[1]}; --preset {guess[0]} replays it as that agent does")
         return knobs_from_args(args)
     from workbench.analysis.agent_settings import agent_settings
     from workbench.knobs import knobs_from_dict, parse_knob_assignment

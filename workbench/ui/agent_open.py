@@ -22,13 +22,24 @@ def adopt(state: ui_state.SessionState, history: History) -> bool:
     if history.digest in opened:
         return False
     opened.add(history.digest)
+    from workbench.analysis.agent_settings import agent_settings, guess_agent
+
     if history.log is None:
-        systems = sum(1 for m in history.messages[1:] if m.role == "system")
+        systems = sum(1 for m in history.messages if m.role == "system")
+        guess = guess_agent(history)
+        if guess is not None:
+            preset, why = guess
+            from workbench.presets import get_preset
+
+            ui_state.apply_knobs(state, get_preset(preset))
+            state[PRESET_KEY] = preset
+            ui_state.flash(state, "info", f"Opened with preset `{preset}`: {why}. It has no log, so the window "
+                           "and model are the preset's; choose another preset to compare.")
+            return True
         if systems:
-            ui_state.flash(state, "info", f"This transcript holds {systems} system message(s) after its start "
-                           "(instructions, rules): pin them with `pin_system_messages` if the agent kept them.")
+            ui_state.flash(state, "info", f"This transcript holds {systems} system message(s) (instructions, "
+                           "rules): pin them with `pin_system_messages` if the agent kept them.")
         return False
-    from workbench.analysis.agent_settings import agent_settings
 
     settings = agent_settings(history)
     ui_state.apply_knobs(state, settings.knobs)
