@@ -1,0 +1,249 @@
+"""The Knobs value: every tunable of one replay, frozen and validated against ``KNOB_SPECS`` when built.
+
+Out-of-range values, wrong types and unknown keys are refused by name; ``knobs_from_dict`` builds one
+from a mapping (YAML, ``--set``, a sweep row) and ``knobs_markdown`` writes the README's table from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.history.warnings import cut, shown
+from workbench.knobs.pin_pattern import compile_pin_pattern
+from workbench.knobs.specs import KNOB_ALIASES, KNOB_SPECS, KnobSpec
+
+MAX_INT_DIGITS = 18  # a whole-number knob above 10^18 is refused before any float conversion can overflow
+
+
+@dataclass(frozen=True, kw_only=True)
+class Knobs:
+    """All tunables of one replay. Defaults are stagewise's at commit 18ac8a27b18c."""
+
+    strategy: str = "stagewise"
+    context_window_tokens: int = 200_000
+    trigger_ratio: float = 0.65
+    trigger_hard_cap_tokens: int = 100_000
+    kept_budget_ratio: float = 0.2
+    kept_budget_cap_tokens: int = 40_000
+    min_kept_messages: int = 10
+    target_briefing_chars: int = 30_000
+    overhead_chars_per_message: int = 400
+    chars_per_token: float = 4.0
+    trigger_counter: str = "estimate"
+    boundary_counter: str = "estimate"
+    check_point: str = "step"
+    latency_steps: int = 0
+    hidden_prefix_tokens: int = 0
+    token_ratio: float = 1.0
+    image_token_rule: str = "serialized"
+    image_default_tokens: int = 1_600
+    count_added_since_call: bool = True
+    agent_estimate: str = "counter"
+    reasoning_carry_ratio: float = 0.0
+    tool_output_max_tokens: int = 0
+    compaction_restore_tokens: int = 0
+    restore_files: int = 0
+    restore_file_tokens: int = 5_000
+    keep_existing_briefings: bool = False
+    model: str = "claude-sonnet-4-5"
+    briefer_model: str = "gemini/gemini-2.5-flash-lite"
+    sim_new_chars_ratio: float = 0.12
+    sim_overshoot_ratio: float = 1.15
+    sim_min_chars: int = 600
+    # -- policies from real systems; the defaults leave stagewise's replay unchanged --
+    trigger_at_equal: bool = False
+    trigger_reserve_tokens: int = 0
+    trigger_max_messages: int = 0
+    trigger_max_turns: int = 0
+    proactive_compaction: bool = True
+    reactive_compaction: bool = False
+    manual_compact_checks: str = ""
+    keep_rule: str = "budget"
+    keep_recent_messages: int = 6
+    keep_recent_turns: int = 2
+    keep_recent_share: float = 0.3
+    keep_user_messages_tokens: int = 20_000
+    kept_budget_floor_tokens: int = 0
+    keep_starts_at_user: bool = False
+    keep_min_messages: int = 1
+    pin_system_messages: bool = False
+    pin_first_user_message: bool = False
+    pin_first_messages: int = 0
+    pin_pattern: str = ""
+    briefing_mode: str = "incremental"
+    briefer_input_cap_tokens: int = 0
+    soft_trigger_ratio: float = 0.6
+    cooldown_checks: int = 0
+    thrash_window_checks: int = 2
+    min_savings_ratio: float = 0.1
+    mask_last_n_observations: int = 5
+    prune_tool_outputs: bool = False
+    prune_protect_tokens: int = 40_000
+    prune_minimum_tokens: int = 20_000
+    prune_protect_user_turns: int = 2
+
+    def __post_init__(self) -> None:
+        # Every replay builds a few (``replace``): the fields' names, types and specs are looked up once.
+        for name, type_name, spec in _field_checks():
+            _check_value(name, getattr(self, name), type_name, spec)
+        parse_check_list(self.manual_compact_checks)
+        if self.pin_pattern:
+            compile_pin_pattern(self.pin_pattern)
+
+    def replace(self, **changes: Any) -> Knobs:
+        """A copy with some knobs changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def effective_trigger_tokens(self) -> float:
+        """stagewise's trigger: min(threshold × window, hard cap); may be fractional."""
+        return min(self.trigger_ratio * self.context_window_tokens, self.trigger_hard_cap_tokens)
+
+    @property
+    def kept_budget_tokens(self) -> int:
+        """stagewise's kept budget: min(floor(window × fraction), cap)."""
+        return min(math.floor(self.context_window_tokens * self.kept_budget_ratio), self.kept_budget_cap_tokens)
+
+    @property
+    def manual_checks(self) -> tuple[int, ...]:
+        """``manual_compact_checks`` as sorted check numbers."""
+        return parse_check_list(self.manual_compact_checks)
+
+    def warnings(self) -> tuple[str, ...]:
+        """Settings that are legal but defeat compression (shown in the app and CLI)."""
+        out = []
+        budget_tail = self.strategy == "stagewise" or self.keep_rule == "budget"
+        if budget_tail and self.trigger_ratio >= 0 and self.kept_budget_tokens >= self.effective_trigger_tokens:
+            out.append(
+                f"kept budget ({self.kept_budget_tokens:,} tokens) reaches the trigger "
+                f"({self.effective_trigger_tokens:,.0f} tokens): compression would re-trigger at once "
+                "or never free room"
+            )
+        if self.strategy != "stagewise" and self.trigger_reserve_tokens >= self.context_window_tokens:
+            out.append(
+                f"trigger_reserve_tokens ({self.trigger_reserve_tokens:,}) is not below the window "
+                f"({self.context_window_tokens:,}): compaction fires at every check"
+            )
+        other_clauses = self.strategy != "stagewise" and (
+            self.trigger_reserve_tokens or self.trigger_max_messages or self.trigger_max_turns
+        )
+        masking = self.strategy == "observation_masking"  # masks at every check, compaction or not
+        if self.trigger_ratio < 0 and not other_clauses and not masking:
+            out.append("trigger_ratio is -1: compression is disabled")
+        if not self.proactive_compaction and not self.reactive_compaction and not self.manual_compact_checks:
+            out.append("proactive and reactive compaction are both off and no manual checks are set: nothing compacts")
+        return tuple(out)
+
+
+@functools.cache
+def _field_checks() -> tuple[tuple[str, str, KnobSpec | None], ...]:
+    """(name, declared type's name, spec) of every knob, in field order."""
+    return tuple((f.name, _type_name(f.type), KNOB_SPECS.get(f.name)) for f in dataclasses.fields(Knobs))
+
+
+def _type_name(declared: Any) -> str:
+    return declared if isinstance(declared, str) else getattr(declared, "__name__", str(declared))
+
+
+def _check_knob(name: str, value: Any, declared: Any) -> None:
+    _check_value(name, value, _type_name(declared), KNOB_SPECS.get(name))
+
+
+def _check_value(name: str, value: Any, type_name: str, spec: KnobSpec | None) -> None:
+    if type_name == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {shown(value)}")
+        return
+    if type_name == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, got {shown(value)}")
+        if spec and spec.choices and value not in spec.choices:
+            raise ValueError(f"{name} must be one of {', '.join(spec.choices)}, got {shown(value)}")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {shown(value)}")
+    if isinstance(value, int) and abs(value) >= 10**MAX_INT_DIGITS:
+        raise ValueError(f"{name} must be {_range_text(spec)}, got {shown(value)}")
+    if type_name == "int" and isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{name} must be a whole number, got {shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {shown(value)}")
+    if spec is None or spec.low is None or spec.high is None:
+        return
+    if value in spec.allow:
+        return
+    if not spec.low <= value <= spec.high:
+        raise ValueError(f"{name} must be {_range_text(spec)}, got {shown(value)}")
+
+
+def _range_text(spec: KnobSpec | None) -> str:
+    if spec is None or spec.low is None or spec.high is None:
+        return f"under 10^{MAX_INT_DIGITS}"
+    extra = "".join(f" or {a:g}" for a in spec.allow)
+    return f"in [{spec.low:g}, {spec.high:g}]{extra}"
+
+
+def parse_check_list(text: str) -> tuple[int, ...]:
+    """Parse ``"40, 120"`` (commas or spaces) into sorted, distinct check numbers; refuse anything else by name."""
+    out: set[int] = set()
+    for token in re.split(r"[,\s]+", text.strip()):
+        if not token:
+            continue
+        if not (token.isascii() and token.isdigit()):
+            raise ValueError(f"manual_compact_checks must list whole check numbers like '40, 120', got {shown(text)}")
+        if len(token) > 9:
+            raise ValueError(f"manual_compact_checks: a check number must be under 10^9, got {shown(token, 20)}")
+        out.add(int(token))
+    return tuple(sorted(out))
+
+
+def knob_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(Knobs))
+
+
+def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: str = "knobs") -> Knobs:
+    """Build Knobs from a mapping, refusing unknown keys by name and coercing ints given as floats."""
+    names = {f.name: f for f in dataclasses.fields(Knobs)}
+    bad_keys = [k for k in data if not isinstance(k, str)]
+    if bad_keys:
+        raise ValueError(f"{source}: knob names must be text, got {shown(bad_keys[0])}")
+    data = {KNOB_ALIASES.get(k, k): v for k, v in data.items()}
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        listed = ", ".join(cut(k, 40) for k in unknown[:5]) + (f" (and {len(unknown) - 5:,} more)" if len(unknown) > 5
+                                                                else "")
+        raise ValueError(f"{source}: unknown knob(s) {listed}; known: {', '.join(names)}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        ftype = names[key].type
+        tname = ftype if isinstance(ftype, str) else getattr(ftype, "__name__", "")
+        if tname == "int" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if (tname == "float" and isinstance(value, int) and not isinstance(value, bool)
+                and abs(value) < 10**MAX_INT_DIGITS):
+            value = float(value)
+        values[key] = value
+    try:
+        return dataclasses.replace(base or Knobs(), **values)
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
+
+
+def knobs_markdown() -> str:
+    """The knobs table of the README (name, group, unit, default, meaning), generated so it cannot drift."""
+    default = Knobs()
+    rows = ["| knob | group | unit | default | meaning |", "|---|---|---|---|---|"]
+    for f in dataclasses.fields(Knobs):
+        spec = KNOB_SPECS[f.name]
+        value = getattr(default, f.name)
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        meaning = spec.help.replace("|", "\\|")
+        if spec.choices:
+            meaning += f" One of: {', '.join(spec.choices)}."
+        rows.append(f"| `{f.name}` | {spec.group} | {spec.unit} | {shown} | {meaning} |")
+    return "\n".join(rows) + "\n"
