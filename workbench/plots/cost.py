@@ -1,0 +1,74 @@
+"""Cost per task, cumulative over the conversation: tokens and dollars, against the no-compaction baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import polars as pl
+from plotly.subplots import make_subplots
+
+from workbench.plots.style import BASELINE, COMPARE, LANDED, MAX_POINTS, VERBATIM, _layout, _short
+
+
+def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
+                ) -> go.Figure:
+    """Tokens and dollars per task, cumulative over the conversation (a ``workbench.analysis.costs.cost_frame``).
+
+    The no-compaction baseline is drawn faint; when it dwarfs the run it runs off the chart (its total
+    is in the panel title) so that the run's own curve stays readable.
+    """
+    titles = []
+    panels = ((1, "cum_tokens", "baseline_cum_tokens", "tokens (agent + briefer, in + out)"),
+              (2, "cum_dollars", "baseline_cum_dollars", "dollars"))
+    tops, offs = [], []
+    for _, col, base_col, title in panels:
+        ends = [float(frame[col][-1]) if frame.height else 0.0]
+        if compare is not None and compare.height:
+            ends.append(float(compare[col][-1]))
+        top = max(ends) * 1.15 or 1.0
+        base_end = float(frame[base_col][-1]) if frame.height else 0.0
+        off = base_end > top * 3
+        if not off:
+            top = max(top, base_end * 1.05)
+        shown = _short(base_end) if col == "cum_tokens" else f"${_short(base_end)}"
+        titles.append(title + (f" · no compaction: {shown}, off the chart" if off else ""))
+        tops.append(top)
+        offs.append(off)
+    if frame.height > MAX_POINTS:  # cumulative curves: evenly spaced rows (and the last) lose nothing visible
+        frame = frame[np.unique(np.append(np.linspace(0, frame.height - 1, MAX_POINTS).astype(np.int64),
+                                          frame.height - 1))]
+    if compare is not None and compare.height > MAX_POINTS:
+        compare = compare[np.unique(np.linspace(0, compare.height - 1, MAX_POINTS).astype(np.int64))]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles)
+    x = frame["index"].to_numpy()
+    for (row, col, base_col, _), top in zip(panels, tops, strict=True):
+        fmt = "%{y:,.0f} tokens" if row == 1 else "$%{y:,.4f}"
+        color = VERBATIM if row == 1 else LANDED
+        first = row == 1
+        fig.add_trace(go.Scatter(x=x, y=frame[col].to_numpy(), name="this run", mode="lines", legendgroup="run",
+                                 showlegend=first, line={"color": color, "width": 2.2},
+                                 hovertemplate=fmt + "<extra></extra>"), row=row, col=1)
+        if row == 2:
+            fig.add_trace(go.Scatter(x=x, y=frame["cum_dollars_cached"].to_numpy(), name="with prompt caching",
+                                     mode="lines", line={"color": color, "width": 1.5, "dash": "dash"},
+                                     hovertemplate="cached: " + fmt + "<extra></extra>"), row=row, col=1)
+        if compare is not None:
+            fig.add_trace(go.Scatter(x=compare["index"].to_numpy(), y=compare[col].to_numpy(), name=labels[1],
+                                     mode="lines", legendgroup="compare", showlegend=first,
+                                     line={"color": COMPARE, "dash": "dash", "width": 1.6},
+                                     hovertemplate=f"{labels[1]}: " + fmt + "<extra></extra>"), row=row, col=1)
+        fig.add_trace(go.Scatter(x=x, y=frame[base_col].to_numpy(), name="no compaction", mode="lines", opacity=0.6,
+                                 legendgroup="baseline", showlegend=first,
+                                 line={"color": BASELINE, "dash": "dot", "width": 1.4},
+                                 hovertemplate="no compaction: " + fmt + "<extra></extra>"), row=row, col=1)
+        fig.update_yaxes(range=[0, top], row=row, col=1)
+    fig.update_yaxes(title_text="tokens", tickformat="~s", row=1, col=1)
+    fig.update_yaxes(title_text="US dollars", tickprefix="$", tickformat=",.2~f", row=2, col=1)
+    fig.update_xaxes(title_text="message index", tickformat=",d", row=2, col=1)
+    if frame.height:
+        fig.update_xaxes(range=[0, max(int(x.max()), 1)])
+    fig.update_annotations(font_size=12)
+    fig.update_layout(hovermode="x unified" if frame.height <= 4000 else "closest")
+    _layout(fig, "Cost per task, cumulative", height=540)
+    fig.update_layout(legend={"y": -0.13, "yanchor": "top"}, margin={"t": 60, "b": 95})
+    return fig
