@@ -1,0 +1,44 @@
+"""What the Sweep tab's grid and its auto-tune panel share: the knobs a search may vary, the per-history table."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+import streamlit as st
+
+from workbench.knobs import KNOB_SPECS, Knobs
+from workbench.ui import labels
+
+
+def numeric_knobs() -> list[str]:
+    """Knobs a grid can sweep: numbers with a range."""
+    out = []
+    for f in dataclasses.fields(Knobs):
+        t = f.type if isinstance(f.type, str) else f.type.__name__
+        spec = KNOB_SPECS.get(f.name)
+        if t in ("int", "float") and spec is not None and spec.low is not None and spec.high is not None:
+            out.append(f.name)
+    return out
+
+
+def _history_table(rows: pl.DataFrame, key: str, *, briefer: str | None = None) -> None:
+    """Per-history rows in words: compressions, cost, overflows, retention (naming its briefer)."""
+    if not rows.height:
+        return
+    out = rows.with_columns(pl.when(pl.col("compresses")).then(pl.lit("yes"))
+                            .otherwise(pl.lit("no: these knobs do not touch it")).alias("compresses"))
+    names = {**labels.SWEEP_COLUMNS, "compresses": "compresses"}
+    if briefer is not None and "retention" in out.columns:
+        names["retention"] = f"fact retention ({briefer} briefer)"
+    if briefer is not None and "sidebar_retention" in out.columns:
+        names["sidebar_retention"] = f"sidebar: fact retention ({briefer} briefer)"
+    config = {c: st.column_config.NumberColumn(names.get(c, c), format="localized") for c in out.columns
+              if c in ("tokens_per_task", "compressions", "overflows", "thrash_events", "facts_checked",
+                       "sidebar_tokens_per_task")}
+    config["dollars_per_task"] = st.column_config.NumberColumn(names["dollars_per_task"], format="dollar")
+    for c in ("peak_ratio", "retention", "sidebar_retention"):
+        config[c] = st.column_config.NumberColumn(names.get(c, c), format="percent")
+    for c in ("history", "compresses", "briefer"):
+        config[c] = st.column_config.TextColumn(names.get(c, c))
+    st.dataframe(out, hide_index=True, key=key, column_config=config)
