@@ -10,13 +10,13 @@ that would pass a request or dollar cap, the briefer raises ``LiveRunStopped`` i
 
 litellm is imported inside the call path only (with its offline price map), and retries are off so a
 timeout is exactly one timeout. The API key lives only on this object: it never reaches a cache key,
-a cached value, a record or an error detail.
+a cached value, a record or an error detail. The records it returns and caches are built in
+``workbench.briefing.live_records``; keys are scrubbed by ``workbench.briefing.scrub``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
 from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_cost_estimate
+from workbench.briefing.live_records import answer_record, cache_value, failed_record
+from workbench.briefing.live_records import request_features as request_features  # its old import path
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages, detect_leaks
+from workbench.briefing.scrub import scrub_known, scrub_secrets
 from workbench.history.jsjson import utf16_len
 
 if TYPE_CHECKING:
@@ -39,36 +42,6 @@ TEMPERATURE = 0.1
 MAX_OUTPUT_TOKENS = 20_000
 TEST_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
 TEST_MAX_TOKENS = 5
-_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}|\bAIza[0-9A-Za-z_\-]{20,}")
-_BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}")
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
-_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
-
-
-def scrub_secrets(text: str, *secrets: str | None) -> str:
-    """Remove API keys from a message before it is stored, shown or exported.
-
-    Known values first (the key given, and every credential-like environment variable, whatever its
-    shape), then key-shaped strings, bearer tokens and user:password parts of URLs.
-    """
-    known = [s for s in secrets if s] + [
-        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
-    ]
-    for value in sorted(set(known), key=len, reverse=True):
-        text = text.replace(value, "***")
-    return _URL_USERINFO.sub("***@", _BEARER.sub("Bearer ***", _KEY_LIKE.sub("***", text)))
-
-
-def scrub_known(text: str, *secrets: str | None) -> str:
-    """Remove known key values only (the key given, credential-like environment variables) from any text
-    that is stored or shown, successful answers included; key-shaped words in an answer are left alone."""
-    known = [s for s in secrets if s] + [
-        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
-    ]
-    for value in sorted(set(known), key=len, reverse=True):
-        if value in text:
-            text = text.replace(value, "***")
-    return text
 
 
 def import_litellm() -> Any:
@@ -195,19 +168,19 @@ class LiveBriefer:
                 if not attempts:  # nothing sent for this compression: it never happened
                     raise self._stopped(held)
                 attempts.append(Attempt(model=model, outcome="skipped", detail=held))
-                raise self._stopped(held, self._failed(attempts))
+                raise self._stopped(held, failed_record(attempts))
             answer = self._attempt(model, messages)
             attempts.append(answer.attempt)
             self.spent_usd += answer.attempt.cost_usd
             if answer.stop:
                 break
             if answer.text is not None:
-                record = self._record(request, model, answer.text, attempts)
+                record = answer_record(request, model, answer.text, attempts)
                 if self.cache is not None:
-                    self.cache.set(keys[model], self._cache_value(request, record))
+                    self.cache.set(keys[model], cache_value(request, record))
                 self.failures_in_row = 0
                 return record
-        record = self._failed(attempts)
+        record = failed_record(attempts)
         self.failures_in_row += 1
         limit = self.limits.max_consecutive_failures
         if limit and self.failures_in_row >= limit:
@@ -259,25 +232,6 @@ class LiveBriefer:
     def _stopped(self, reason: str, record: BriefRecord | None = None) -> LiveRunStopped:
         error = record.error if record is not None else ""
         return LiveRunStopped(reason, error=error, requests=self.requests, dollars=self.spent_usd, record=record)
-
-    def _failed(self, attempts: list[Attempt]) -> BriefRecord:
-        """The record of a compression no model answered: the replay leaves the history uncompressed."""
-        last = next((a for a in reversed(attempts) if a.outcome not in ("ok", "skipped")), None)
-        last = last or next((a for a in reversed(attempts) if a.outcome != "ok"), None)
-        error = f"{last.outcome}: {last.detail}" if last else "all history compression models failed"
-        return BriefRecord(
-            text=None,
-            chars=0,
-            tokens=0,
-            model="",
-            attempts=tuple(attempts),
-            cost_usd=sum(a.cost_usd for a in attempts),
-            input_tokens=sum(a.input_tokens for a in attempts),
-            output_tokens=sum(a.output_tokens for a in attempts),
-            failed=True,
-            latency_s=sum(a.latency_s for a in attempts),
-            error=error,
-        )
 
     def _attempt(self, model: str, messages: list[dict[str, str]], *, max_tokens: int | None = None) -> _Answer:
         litellm = import_litellm()
@@ -335,24 +289,7 @@ class LiveBriefer:
                           output_tokens=out_tok, cost_usd=cost)
         return _Answer(attempt=attempt, text=text if outcome == "ok" else None)
 
-    # -- records, cost, cache ----------------------------------------------------------------
-    def _record(self, request: BriefRequest, model: str, text: str, attempts: list[Attempt]) -> BriefRecord:
-        previous, xml = detect_leaks(text)
-        chars = utf16_len(text)
-        return BriefRecord(
-            text=text,
-            chars=chars,
-            tokens=briefing_tokens(text, request.knobs),
-            model=model,
-            attempts=tuple(attempts),
-            cost_usd=sum(a.cost_usd for a in attempts),
-            input_tokens=sum(a.input_tokens for a in attempts),
-            output_tokens=sum(a.output_tokens for a in attempts),
-            leak_previous_tag=previous,
-            leak_xml=xml,
-            latency_s=sum(a.latency_s for a in attempts),
-        )
-
+    # -- cost, cache -------------------------------------------------------------------------
     def _cost(self, model: str, response: Any, in_tok: int, out_tok: int) -> float:
         """Registry prices (or an override) × usage; litellm's own response cost when the registry has none."""
         prices = self.prices.get(model)
@@ -371,32 +308,6 @@ class LiveBriefer:
 
     def _scrub_known(self, text: str) -> str:
         return scrub_known(text, self._api_key)
-
-    def _cache_value(self, request: BriefRequest, record: BriefRecord) -> dict[str, Any]:
-        return {
-            "prompt_version": PROMPT_VERSION,
-            "text": record.text,
-            "model": record.model,
-            "chars": record.chars,
-            "input_tokens": record.input_tokens,
-            "output_tokens": record.output_tokens,
-            "cost_usd": record.cost_usd,
-            "latency_s": record.latency_s,
-            "attempts": [
-                {
-                    "model": a.model,
-                    "outcome": a.outcome,
-                    "latency_s": a.latency_s,
-                    "detail": a.detail,
-                    "input_tokens": a.input_tokens,
-                    "output_tokens": a.output_tokens,
-                    "cost_usd": a.cost_usd,
-                }
-                for a in record.attempts
-            ],
-            "request": request_features(request),
-            "created_at": time.time(),
-        }
 
     def _from_cache(self, value: Mapping[str, Any], request: BriefRequest) -> BriefRecord:
         """The stored answer as a record: same text, model, attempts and cost, ``cache_hit=True``."""
@@ -418,19 +329,6 @@ class LiveBriefer:
             leak_xml=xml,
             latency_s=float(value.get("latency_s", 0.0)),
         )
-
-
-def request_features(request: BriefRequest) -> dict[str, Any]:
-    """The numbers the size model reads from a request (stored with each cached answer for calibration)."""
-    return {
-        "chain_index": request.chain_index,
-        "previous_chars": request.previous_chars,
-        "new_material_chars": request.new_material_chars,
-        "compact_history_chars": request.compact_history_chars,
-        "target_chars": request.target_chars,
-        "bucket": request.bucket,
-        "regenerate": request.regenerate,
-    }
 
 
 def _content(response: Any) -> str:
