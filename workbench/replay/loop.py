@@ -9,7 +9,8 @@ the state. Work is O(events × log n) plus O(n) to write the timeline.
 
 The pieces: ``context`` (what is in context and its prefix sums), ``guards`` (cooldown, manual,
 reactive, thrash, ineffective), ``compaction`` (the briefer's request and the compression record),
-``accounting`` (calls and dollars, derived after the loop), ``timeline`` and ``results`` (the Run).
+``accounting`` (calls and dollars, derived after the loop), ``timeline``, ``assemble`` (the walk's record
+into the Run) and ``results`` (the Run).
 Messages pinned by the ``pin_*`` knobs are never folded: they stay in context (counted) and out of
 the briefer's input. A compaction in flight blocks reactive ones until it lands.
 
@@ -35,18 +36,12 @@ from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
 from workbench.policies.base import Compact, Elide, Policy, ReplayState, Skip, Watch, pin_mask
-from workbench.replay.accounting import CallLog, agent_calls, baseline_tokens, briefer_calls
+from workbench.replay.accounting import CallLog
+from workbench.replay.assemble import assemble_run
 from workbench.replay.compaction import InFlight, Landing, briefing_request, compression_record
-from workbench.replay.context import (
-    ContextSums,
-    InContext,
-    assistant_indices,
-    check_points,
-    elidable_tokens,
-    message_roles,
-)
+from workbench.replay.context import ContextSums, InContext, check_points, elidable_tokens
 from workbench.replay.guards import FORCED, Guards
-from workbench.replay.results import Compression, Event, Metrics, Run, replay_metrics
+from workbench.replay.results import Compression, Event, Metrics, Run
 from workbench.replay.timeline import TimelineRows
 
 DEFAULT_CACHE = CountCache()
@@ -372,43 +367,11 @@ class _Replay:
         return self.result()
 
     def result(self) -> Run:
-        kn, sys = self.knobs, self.knobs.hidden_prefix_tokens
-        window = kn.context_window_tokens
-        total, overflow_starts = self.timeline.finish(window)
-        baseline = sys + self.sums.prefix_tokens[self.checks + 1] if self.check_count else np.zeros(0, dtype=np.int64)
-        assistant = assistant_indices(self.counts)
-        compressions = tuple(self.compressions)
-        metrics = replay_metrics(
-            messages=self.messages,
-            window=window,
-            system_tokens=sys,
-            total=total,
-            baseline=baseline,
-            overflow_starts=overflow_starts,
-            compressions=compressions,
-            agent=agent_calls(self.calls, self.sums, assistant, sys, self.prices),
-            briefer=briefer_calls(compressions, self.briefer_prices),
-            baseline_tokens_per_task=baseline_tokens(self.sums, assistant, sys),
-            skipped_checks=self.skipped_checks,
-            elisions=self.sums.elisions,
-            elided_messages=len(self.state.elided),
-            final_briefing_chars=self.state.briefing_chars,
-            cooldown_skips=self.guards.cooldown_skips,
-            prices_known=self.prices.known,
-        )
-        notes = kn.warnings() + (
-            "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
-        )
-        return Run(
-            history_id=self.history.id,
-            knobs=kn,
-            timeline=self.timeline.frame(total, baseline, message_roles(self.counts), window),
-            compressions=compressions,
-            events=tuple(self.timeline.events),
-            metrics=metrics,
-            briefer=getattr(self.briefer, "name", type(self.briefer).__name__),
-            notes=notes,
-            limits=self.limits,
+        return assemble_run(
+            history=self.history, knobs=self.knobs, briefer=self.briefer, counts=self.counts, checks=self.checks,
+            sums=self.sums, state=self.state, timeline=self.timeline, calls=self.calls,
+            compressions=tuple(self.compressions), prices=self.prices, briefer_prices=self.briefer_prices,
+            skipped_checks=self.skipped_checks, cooldown_skips=self.guards.cooldown_skips, limits=self.limits,
         )
 
 

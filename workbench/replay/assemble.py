@@ -1,0 +1,79 @@
+"""From a finished walk to the frozen Run: the timeline frame, the metrics and the notes every face shows.
+
+The loop hands over what it recorded (the timeline rows, the call log, the compressions, the final state);
+the accounting (``agent_calls``, ``briefer_calls``, ``baseline_tokens``) is derived here, after the walk,
+from that record rather than kept in step inside the loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.briefing.base import Briefer
+from workbench.counting.prices import Prices
+from workbench.counting.tokens import HistoryCounts
+from workbench.history.model import History
+from workbench.knobs import Knobs
+from workbench.policies.limits import Limits
+from workbench.replay.accounting import CallLog, agent_calls, baseline_tokens, briefer_calls
+from workbench.replay.context import ContextSums, InContext, assistant_indices, message_roles
+from workbench.replay.results import Compression, Run, replay_metrics
+from workbench.replay.timeline import TimelineRows
+
+
+def assemble_run(
+    *,
+    history: History,
+    knobs: Knobs,
+    briefer: Briefer,
+    counts: HistoryCounts,
+    checks: np.ndarray,
+    sums: ContextSums,
+    state: InContext,
+    timeline: TimelineRows,
+    calls: CallLog,
+    compressions: tuple[Compression, ...],
+    prices: Prices,
+    briefer_prices: Prices,
+    skipped_checks: int,
+    cooldown_skips: int,
+    limits: Limits | None,
+) -> Run:
+    """The Run of a walk over ``history`` that has ended (nothing is in flight any more)."""
+    kn, sys = knobs, knobs.hidden_prefix_tokens
+    window = kn.context_window_tokens
+    total, overflow_starts = timeline.finish(window)
+    baseline = sys + sums.prefix_tokens[checks + 1] if len(checks) else np.zeros(0, dtype=np.int64)
+    assistant = assistant_indices(counts)
+    metrics = replay_metrics(
+        messages=len(history.messages),
+        window=window,
+        system_tokens=sys,
+        total=total,
+        baseline=baseline,
+        overflow_starts=overflow_starts,
+        compressions=compressions,
+        agent=agent_calls(calls, sums, assistant, sys, prices),
+        briefer=briefer_calls(compressions, briefer_prices),
+        baseline_tokens_per_task=baseline_tokens(sums, assistant, sys),
+        skipped_checks=skipped_checks,
+        elisions=sums.elisions,
+        elided_messages=len(state.elided),
+        final_briefing_chars=state.briefing_chars,
+        cooldown_skips=cooldown_skips,
+        prices_known=prices.known,
+    )
+    notes = kn.warnings() + (
+        "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
+    )
+    return Run(
+        history_id=history.id,
+        knobs=kn,
+        timeline=timeline.frame(total, baseline, message_roles(counts), window),
+        compressions=compressions,
+        events=tuple(timeline.events),
+        metrics=metrics,
+        briefer=getattr(briefer, "name", type(briefer).__name__),
+        notes=notes,
+        limits=limits,
+    )
