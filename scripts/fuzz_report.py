@@ -134,9 +134,9 @@ sweep outputs, the YAML export and the bundles, and kills from outside at random
 | JSON nesting | 200 levels, checked on the text before parsing (a linear scan, brackets in strings ignored) | `workbench/history/jsontext.py` |
 | a cut-off last JSONL line | left out with a warning naming it (`History.warnings`), when earlier lines parsed | `workbench/history/jsontext.py` |
 | error and warning lines | one line; a quoted value is cut to 80 characters with its length; a HistoryError's text to 400; a CLI line to 500 | `workbench/history/warnings.py`, `errors.py`, `cli/common.py` |
-| knobs YAML | no aliases (an alias bomb is refused before any expansion), 20 levels, 5,000 values, 1,000,000 characters (a file over 4 MB is not read), text keys only, duplicate keys refused by line | `workbench/knobs.py` |
-| knob numbers | whole numbers at or above 10^18 refused before any float conversion; check lists of at most 9 digits a number | `workbench/knobs.py` |
-| `pin_pattern` | the `regex` module with a 0.25 s timeout per message search: a catastrophic pattern fails with an error naming it and the message | `workbench/knobs.py` (`PinPattern`) |
+| knobs YAML | no aliases (an alias bomb is refused before any expansion), 20 levels, 5,000 values, 1,000,000 characters (a file over 4 MB is not read), text keys only, duplicate keys refused by line | `workbench/knobs/yaml_io.py` |
+| knob numbers | whole numbers at or above 10^18 refused before any float conversion; check lists of at most 9 digits a number | `workbench/knobs/values.py` |
+| `pin_pattern` | the `regex` module with a 0.25 s timeout per message search: a catastrophic pattern fails with an error naming it and the message | `workbench/knobs/pin_pattern.py` (`PinPattern`) |
 | lone surrogates | kept in the engine; JSON outputs write them as `\\udXXX` escapes (lossless); Markdown and XML get U+FFFD and the command says how many | `workbench/history/files.py` |
 | exports | temp file in the same folder, fsync, rename (sweep/tune/probe outputs, YAML, samples, canonical JSONL); bundles: a temp folder renamed into place; a kill leaves at most a hidden `.NAME.*.tmp` | `workbench/history/files.py` |
 | offload log | append-only, one write per run; a torn last section (no closing blank line) is reported with its line and the next section starts on its own line | `workbench/history/files.py` (`append_section`) |
