@@ -57,6 +57,14 @@ def _history_fingerprint(history: Any) -> dict[str, Any]:
             "log": _plain(history.log), "meta": _plain(history.meta), "warnings": _plain(history.warnings)}
 
 
+def _cache(count_cache: Any) -> Any:
+    """A count cache of the kind the command uses (keyed by the message objects, where this commit has that)."""
+    try:
+        return count_cache(by_identity=True)
+    except TypeError:  # a commit from before CountCache.by_identity
+        return count_cache()
+
+
 def main() -> None:
     from workbench.analysis import reality
     from workbench.briefing.simulated import SimulatedBriefer
@@ -71,7 +79,7 @@ def main() -> None:
     def recording(seg: Any, knobs: Any, cache: Any, *, whole: bool) -> Any:
         # The same window replayed to its end in a cache of its own, beside the command's early-stopping one.
         windows.append({"segment": seg.id, "messages": len(seg.messages), "whole": whole,
-                        "run": _run_fingerprint(simulate(seg, knobs, SimulatedBriefer(), cache=CountCache()))})
+                        "run": _run_fingerprint(simulate(seg, knobs, SimulatedBriefer(), cache=_cache(CountCache)))})
         return first(seg, knobs, cache, whole=whole)
 
     reality._first_compaction = recording  # type: ignore[assignment]

@@ -79,3 +79,42 @@ def test_each_message_is_counted_once_across_knob_changes():
     simulate(h, Knobs(trigger_counter="cl100k_base", trigger_ratio=0.3, chars_per_token=3.0), cache=cache)
     assert cache.encoded["cl100k_base"] == encoded_before
     assert len(encoded_before) == len({m.digest for m in h.messages})
+
+
+def _slices(h, n: int):
+    """Overlapping windows of ``h`` as histories of their own, the way a log replay cuts them."""
+    from workbench.history.model import History
+
+    step = max(1, len(h.messages) // n)
+    return [History(id=f"{h.id}@{lo}", messages=h.messages[lo : lo + 2 * step]) for lo in range(0, len(h.messages), step)]
+
+
+@pytest.mark.parametrize("counter", ["estimate", "cl100k_base"])
+def test_counts_keyed_by_identity_equal_counts_keyed_by_content(counter):
+    """CountCache(by_identity=True) gives every window the same replay as the content-keyed cache, and
+    computes no content digest at all (the point of it: hashing every message's content cost a log replay
+    0.3x of reading the log)."""
+    knobs = Knobs(context_window_tokens=24_000, trigger_counter=counter)
+    hashed, unhashed = tool_history(40), tool_history(40)  # equal content, other objects
+    by_content, by_identity = CountCache(), CountCache(by_identity=True)
+    compressed = 0
+    for a_seg, b_seg in zip(_slices(hashed, 4), _slices(unhashed, 4), strict=True):
+        a = simulate(a_seg, knobs, cache=by_content)
+        b = simulate(b_seg, knobs, cache=by_identity)
+        assert a.timeline.equals(b.timeline)
+        assert a.compressions == b.compressions and a.metrics == b.metrics
+        compressed += len(a.compressions)
+        assert "_digest" not in b_seg.__dict__
+    assert compressed  # the windows do compact: the comparison covers the briefing request's counts too
+    assert all("_digest" in m.__dict__ for m in hashed.messages)
+    assert not any("_digest" in m.__dict__ for m in unhashed.messages)
+
+
+def test_identity_keys_share_parts_with_metadata_copies_and_hold_what_they_keyed():
+    h = uniform_history(6)
+    cache = CountCache(by_identity=True)
+    copy = h.messages[0].with_metadata(usage={"input_tokens": 5})
+    assert cache.parts_key(copy) == cache.parts_key(h.messages[0])  # text counts read only the parts
+    assert cache.key(copy) != cache.key(h.messages[0])  # stagewise's count reads metadata too
+    assert all(cache._held[k] is obj for k, obj in ((cache.key(copy), copy), (id(copy.parts), copy.parts)))
+    assert CountCache().key(copy) == copy.digest

@@ -118,7 +118,8 @@ def follow_log(
     if log.extra.get("starts_mid_session"):
         notes.append("the log starts mid-session: its first call read more context than the transcript holds")
     base = reality_knobs(history, settings, usage=use_usage, overrides=knobs and settings.knobs)
-    cache = cache or CountCache()
+    # Its windows are slices of the log's messages: counts keyed by the objects, no content digests.
+    cache = cache or CountCache(by_identity=True)
     checks: list[CompactionCheck] = []
     extra: list[int] = []
     for window in _windows(history):

@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
     from workbench.cli.progress import note
     from workbench.counting.tokens import CountCache
 
-    cache = CountCache()
+    cache = CountCache(by_identity=True)  # one run over logs it loaded: no content digests (see CountCache)
     sessions = []
     histories = []
     for history in load_logs(list(args.paths)):

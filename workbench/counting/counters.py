@@ -110,14 +110,15 @@ def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     found = counts.derived.get(key)
     if found is None:
         image = knobs.image_default_tokens
-        store = counts.cache.text_counts  # by content: the windows of a log replay share most messages
+        store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
+        key_of = counts.cache.parts_key
         msgs = counts.history.messages
         found = np.empty(len(msgs), dtype=np.int64)
         for i, m in enumerate(msgs):
-            digest = m.digest
-            got = store.get(digest)
+            mine = key_of(m)
+            got = store.get(mine)
             if got is None:
-                got = store[digest] = text_estimate_counts(m)
+                got = store[mine] = text_estimate_counts(m)
             found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
         found.flags.writeable = False
         counts.derived[key] = found

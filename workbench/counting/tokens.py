@@ -98,26 +98,65 @@ def _utf8_safe(text: str) -> str:
     return text
 
 
+Key = str | int  # a content digest, or (CountCache.by_identity) the id of an object the cache holds
+
+
 @dataclass
 class CountCache:
-    """Per-message counts keyed by content hash; shared by every replay of the same messages."""
+    """Per-message counts keyed by content hash; shared by every replay of the same messages.
 
-    chars: dict[str, int] = field(default_factory=dict)
-    encoded: dict[str, dict[str, int]] = field(default_factory=dict)
-    tables: dict[str, HistoryCounts] = field(default_factory=dict)
-    serialized: dict[str, str | None] = field(default_factory=dict)  # only what a briefer asked to read
-    chunk_chars: dict[str, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
-    text_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
+    ``by_identity`` keys them by the message objects instead (their parts, where a count reads only the
+    parts), and count tables by the History object: no content digest is computed. It suits one run over
+    loaded histories whose replays share message objects (the windows of a log replay are slices of the
+    log's messages, and a ``with_metadata`` copy shares its parts); equal messages loaded twice are counted
+    twice. The cache holds every object it keyed, so an id is never reused while it lives: keep it for
+    one run, not for a long app session.
+    """
+
+    chars: dict[Key, int] = field(default_factory=dict)
+    encoded: dict[str, dict[Key, int]] = field(default_factory=dict)
+    tables: dict[Key, HistoryCounts] = field(default_factory=dict)
+    serialized: dict[Key, str | None] = field(default_factory=dict)  # only what a briefer asked to read
+    chunk_chars: dict[Key, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
+    text_counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
     max_tables: int = 64
+    by_identity: bool = False
+    _held: dict[int, object] = field(default_factory=dict, repr=False)
+
+    def key(self, msg: Message) -> Key:
+        """The key of a message's counts: its content digest, or (``by_identity``) the object itself."""
+        if not self.by_identity:
+            return msg.digest
+        k = id(msg)
+        if k not in self._held:
+            self._held[k] = msg
+        return k
+
+    def parts_key(self, msg: Message) -> Key:
+        """The key of a count that reads only the message's parts: ``key``, or (``by_identity``) the parts
+        tuple, which ``with_metadata`` copies share."""
+        if not self.by_identity:
+            return msg.digest
+        parts = msg.parts
+        k = id(parts)
+        if k not in self._held:
+            self._held[k] = parts
+        return k
 
     def counts_for(self, history: History) -> HistoryCounts:
         """The (cached) count table of a history."""
-        table = self.tables.get(history.digest)
+        key: Key
+        if self.by_identity:
+            key = id(history)
+            self._held.setdefault(key, history)
+        else:
+            key = history.digest
+        table = self.tables.get(key)
         if table is None:
             table = HistoryCounts(history=history, cache=self)
             if len(self.tables) >= self.max_tables:  # keep memory bounded in long app sessions
                 self.tables.pop(next(iter(self.tables)))
-            self.tables[history.digest] = table
+            self.tables[key] = table
         return table
 
 
@@ -138,11 +177,12 @@ class HistoryCounts:
 
     def _fill_chars(self) -> None:
         store = self.cache.chars
+        key_of = self.cache.key
         n = len(self.history.messages)
         chars = np.zeros(n, dtype=np.int64)
         has = np.ones(n, dtype=bool)
         for i, msg in enumerate(self.history.messages):
-            key = msg.digest
+            key = key_of(msg)
             value = store.get(key)
             if value is None:
                 c = compute_content_chars(msg) if msg else None  # this store is the memo
@@ -198,6 +238,7 @@ class HistoryCounts:
             return cached
         store = self.cache.encoded.setdefault(encoding, {})
         msgs = self.history.messages
+        keys = [self.cache.key(m) for m in msgs]
         out = np.zeros(len(msgs), dtype=np.int64)
         jobs: list[tuple[list[int], Future[list[int]]]] = []
         pool: ThreadPoolExecutor | None = None
@@ -206,7 +247,7 @@ class HistoryCounts:
                 todo: list[int] = []
                 texts: list[str] = []
                 for i in range(start, min(start + _ENCODE_CHUNK, len(msgs))):
-                    value = store.get(msgs[i].digest)
+                    value = store.get(keys[i])
                     if value is None:
                         todo.append(i)
                         texts.append(_utf8_safe(render_for_tokenizer(msgs[i])))
@@ -219,7 +260,7 @@ class HistoryCounts:
             for todo, job in jobs:
                 for i, length in zip(todo, job.result(), strict=True):
                     out[i] = length + TOKENIZER_OVERHEAD_TOKENS
-                    store[msgs[i].digest] = int(out[i])
+                    store[keys[i]] = int(out[i])
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -230,7 +271,7 @@ class HistoryCounts:
         """stagewise's compact chunk of message i (with host markers), cached by content."""
         msg = self.history.messages[i]
         store = self.cache.serialized
-        key = msg.digest
+        key = self.cache.key(msg)
         if key in store:
             return store[key]
         from workbench.stagewise.serialize import serialize_message
@@ -245,7 +286,7 @@ class HistoryCounts:
             self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
         value = int(self._chunk_chars[i])
         if value == -2:
-            key = self.history.messages[i].digest
+            key = self.cache.key(self.history.messages[i])
             stored = self.cache.chunk_chars.get(key)
             if stored is None:
                 from workbench.history.jsjson import utf16_len
@@ -340,20 +381,26 @@ def count_message(
 ) -> int:
     """Tokens of one message by a counter, through the cache when one is given."""
     if counter == "estimate":
-        key = msg.digest
-        value = cache.chars.get(key) if cache else None
-        if value is None:
+        if cache is None:
             c = content_chars(msg)
             value = -1 if c is None else (int(c) if c == c else 0)
-            if cache:
-                cache.chars[key] = value
+        else:
+            key = cache.key(msg)
+            found = cache.chars.get(key)
+            if found is None:
+                c = content_chars(msg)
+                found = cache.chars[key] = -1 if c is None else (int(c) if c == c else 0)
+            value = found
         return 0 if value < 0 else math.ceil((value + overhead_chars) / chars_per_token)
-    store = cache.encoded.setdefault(counter, {}) if cache else {}
-    value = store.get(msg.digest)
-    if value is None:
-        value = len(get_encoding(counter).encode_ordinary(_utf8_safe(render_for_tokenizer(msg)))) + TOKENIZER_OVERHEAD_TOKENS
-        store[msg.digest] = value
-    return value
+    if cache is None:
+        return len(get_encoding(counter).encode_ordinary(_utf8_safe(render_for_tokenizer(msg)))) + TOKENIZER_OVERHEAD_TOKENS
+    store = cache.encoded.setdefault(counter, {})
+    key = cache.key(msg)
+    count = store.get(key)
+    if count is None:
+        count = len(get_encoding(counter).encode_ordinary(_utf8_safe(render_for_tokenizer(msg)))) + TOKENIZER_OVERHEAD_TOKENS
+        store[key] = count
+    return count
 
 
 def count_text_tokens(text: str, counter: str, *, chars_per_token: float = 4.0) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -58,6 +58,7 @@ class ReplayState:
     checks: np.ndarray | None = field(default=None, compare=False)  # message index of every check
     pin_mask: np.ndarray | None = field(default=None, compare=False)  # messages pinned by the pin_* knobs
     elidable_of: Callable[[], np.ndarray] | None = field(default=None, compare=False)
+    layout_of: Callable[[], HistoryIndex] | None = field(default=None, compare=False)  # the replay's memo of it
 
     @property
     def estimate_tokens(self) -> np.ndarray:
@@ -72,7 +73,7 @@ class ReplayState:
     @property
     def layout(self) -> HistoryIndex:
         """Role-derived index arrays of the history (cached per history)."""
-        return history_index(self.history)
+        return self.layout_of() if self.layout_of is not None else history_index(self.history)
 
     def elidable_tokens(self) -> np.ndarray:
         """Tokens each message would free if its tool outputs became stubs (0 without tool output)."""
@@ -190,12 +191,18 @@ class HistoryIndex:
 _INDEX_CACHE: dict[str, HistoryIndex] = {}
 
 
-def history_index(history: History) -> HistoryIndex:
-    """The HistoryIndex of a history, cached by content digest.
+def history_index(history: History, memo: dict[Any, Any] | None = None) -> HistoryIndex:
+    """The HistoryIndex of a history, cached by content digest, or in ``memo`` (the replay's per-history
+    values, ``HistoryCounts.derived``) when given: no digest is computed then.
 
     Keyed by digest rather than by the History itself: an equal history loaded again would make a
     History-keyed cache compare every message on lookup.
     """
+    if memo is not None:
+        index = memo.get("history_index")
+        if index is None:
+            index = memo["history_index"] = _build_index(history)
+        return index
     found = _INDEX_CACHE.get(history.digest)
     if found is None:
         if len(_INDEX_CACHE) >= 64:
@@ -222,13 +229,20 @@ def _build_index(history: History) -> HistoryIndex:
 _PIN_CACHE: dict[tuple[str, bool, bool, int, str], np.ndarray] = {}
 
 
-def _pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str) -> np.ndarray:
+def _pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str,
+              memo: dict[Any, Any] | None) -> np.ndarray:
+    if memo is not None:
+        mine = ("pin_mask", system, first_user, first_n, pattern)
+        mask = memo.get(mine)
+        if mask is None:
+            mask = memo[mine] = _build_pin_mask(history, system, first_user, first_n, pattern, memo)
+        return mask
     key = (history.digest, system, first_user, first_n, pattern)
     found = _PIN_CACHE.get(key)
     if found is None:
         if len(_PIN_CACHE) >= 64:
             _PIN_CACHE.pop(next(iter(_PIN_CACHE)))
-        found = _PIN_CACHE[key] = _build_pin_mask(history, system, first_user, first_n, pattern)
+        found = _PIN_CACHE[key] = _build_pin_mask(history, system, first_user, first_n, pattern, None)
     return found
 
 
@@ -238,10 +252,11 @@ def clear_caches() -> None:
     _PIN_CACHE.clear()
 
 
-def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str) -> np.ndarray:
+def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str,
+                    memo: dict[Any, Any] | None) -> np.ndarray:
     n = len(history.messages)
     mask = np.zeros(n, dtype=bool)
-    index = history_index(history)
+    index = history_index(history, memo)
     if system:
         mask[index.system_idx] = True
     if first_user and len(index.user_idx):
@@ -256,10 +271,12 @@ def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: i
     return mask
 
 
-def pin_mask(history: History, knobs: Knobs) -> np.ndarray:
-    """Messages the pin_* knobs keep out of every fold (system prompt, task, rules files); read-only."""
+def pin_mask(history: History, knobs: Knobs, memo: dict[Any, Any] | None = None) -> np.ndarray:
+    """Messages the pin_* knobs keep out of every fold (system prompt, task, rules files); read-only.
+
+    Cached by the history's content digest, or in ``memo`` (see ``history_index``) when given."""
     return _pin_mask(history, knobs.pin_system_messages, knobs.pin_first_user_message, knobs.pin_first_messages,
-                     knobs.pin_pattern)
+                     knobs.pin_pattern, memo)
 
 
 class Policy(Protocol):

@@ -35,7 +35,17 @@ from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
-from workbench.policies.base import Compact, Elide, Policy, ReplayState, Skip, Watch, pin_mask
+from workbench.policies.base import (
+    Compact,
+    Elide,
+    HistoryIndex,
+    Policy,
+    ReplayState,
+    Skip,
+    Watch,
+    history_index,
+    pin_mask,
+)
 from workbench.replay.accounting import CallLog
 from workbench.replay.assemble import assemble_run
 from workbench.replay.compaction import InFlight, Landing, briefing_request, compression_record
@@ -106,7 +116,7 @@ class _Replay:
         self.flight: InFlight | None = None
         self.skipped_checks = 0
         self.last_skip: str | None = None
-        self.pin_mask = pin_mask(history, knobs)
+        self.pin_mask = pin_mask(history, knobs, counts.derived)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
         explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
@@ -125,6 +135,10 @@ class _Replay:
 
     def content_chars(self) -> np.ndarray:
         return self.counts.content_chars
+
+    def layout(self) -> HistoryIndex:
+        """The history's role index, kept with its counts (no content digest needed to find it)."""
+        return history_index(self.history, self.counts.derived)
 
     def elidable(self) -> np.ndarray:
         """Tokens each message would free as a stub (computed on first use: most policies never ask)."""
@@ -158,6 +172,7 @@ class _Replay:
             checks=self.checks,
             pin_mask=self.pin_mask,
             elidable_of=self.elidable,
+            layout_of=self.layout,
         )
 
     # -- where the next decision falls ---------------------------------------------------------
