@@ -9,6 +9,8 @@ behind a button in the Live runs tab.
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from workbench.ui import (
@@ -61,7 +63,7 @@ tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "
                on_change="rerun")
 with tabs[0]:
     if tabs[0].open is not False:
-        charts.charts_tab(run, runs.previews(key, history), runs.costs(key, knobs, briefer, run, history),
+        charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
                           runs.logged(key, history),
                           tuple(c.index for c in history.log.compactions) if history.log else ())
 with tabs[1]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -91,9 +92,12 @@ def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
     return st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
 
 
-def charts_tab(run: Run, previews: list[str], cost: pl.DataFrame, logged: pl.DataFrame | None = None,
+def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], logged: pl.DataFrame | None = None,
                logged_compactions: tuple[int, ...] = ()) -> None:
-    """The three charts of one run (a real agent log adds its logged context and compactions to the first)."""
+    """The three charts of one run (a real agent log adds its logged context and compactions to the first).
+
+    ``cost`` is called only once the context chart is on its way to the browser: on a cold start the
+    first chart appears before the cost frame is computed."""
     with st.container(key="context_chart"):
         show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
@@ -103,5 +107,5 @@ def charts_tab(run: Run, previews: list[str], cost: pl.DataFrame, logged: pl.Dat
         show(plots.briefing_figure(run), "briefing")
         st.caption(BANDS_NOTE)
     with right:
-        show(plots.cost_figure(cost), "cost")
+        show(plots.cost_figure(cost()), "cost")
     st.caption(COUNTERFACTUAL)
