@@ -142,7 +142,8 @@ def test_claude_code_real_summary_against_extractive(tmp_path: Path) -> None:
     assert (second.span_from, second.index, second.ordinal) == (8, 17, 2)
     assert second.facts == 6 and second.retained_real == 3
     assert {f.key for f in second.at_risk} == {"README.md", "Never change the public API.", CC_REQUEST}
-    assert second.restored == ("/repo/src/parse.py", "/repo/src/new.py")
+    # Newest mtime first: new.py was written in the session, parse.py only read (its mtime predates the session).
+    assert second.restored == ("/repo/src/new.py", "/repo/src/parse.py")
     # The extractive briefer chains on the real first summary (kept verbatim as its preamble) and adds the span.
     assert second.extractive_text.startswith(CC_SUMMARY_1.strip())
     assert second.retained_extractive == 6

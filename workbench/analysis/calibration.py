@@ -27,7 +27,7 @@ from workbench.analysis.reality import SessionReality, _segment, _windows, follo
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens
 from workbench.counting.images import image_tokens
-from workbench.counting.restore import restored_file_tokens
+from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
@@ -115,10 +115,9 @@ def _session_rows(
             continue
         first_call = calls[0]
         restored = 0
-        if w.after is not None:  # the files the agent re-read are worked out, not fitted
-            restored = restored_file_tokens(history.messages[: w.after.index], files=knobs.restore_files,
-                                            per_file_tokens=knobs.restore_file_tokens,
-                                            chars_per_token=knobs.chars_per_token)
+        if w.after is not None:  # what the agent re-attached (files, skills, todo list) is worked out, not fitted
+            restored = restored_tokens(history.messages[: w.after.index],
+                                       **restore_args(knobs.replace(trigger_counter=counter)), cache=cache)
         for i in check_indices(seg, knobs.check_point).tolist():
             if not first_call <= i < cut:  # only checks the bill describes: from the first call to the compaction
                 continue

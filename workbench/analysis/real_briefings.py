@@ -41,7 +41,7 @@ from workbench.analysis.probes import fact_index
 from workbench.analysis.refetch import FileRead, Refetch, file_reads, normalise, refetches
 from workbench.briefing.base import BriefRequest
 from workbench.counting.counters import walk_tokens
-from workbench.counting.restore import restored_files
+from workbench.counting.restore import restore_args, restored_files
 from workbench.counting.tokens import CountCache, render_for_tokenizer
 from workbench.history.jsjson import utf16_len
 from workbench.history.model import History, Message
@@ -237,8 +237,7 @@ def _score_one(history: History, k: Knobs, briefer: Briefer, all_facts: tuple[Fa
     notes: list[str] = []
     restored: tuple[tuple[str, int], ...] = ()
     if agent == "claude_code" and k.restore_files:
-        restored = restored_files(msgs[:end], files=k.restore_files, per_file_tokens=k.restore_file_tokens,
-                                  chars_per_token=k.chars_per_token)
+        restored = restored_files(msgs[:end], **restore_args(k))
     verbatim = _text_of(c.kept) + ("\n" + "\n".join(p for p, _ in restored).lower() if restored else "")
     in_kept = _found(facts, verbatim)
     readable = c.summary is not None

@@ -1,26 +1,115 @@
-"""What an agent re-reads into its context right after a compaction: its most recently read files.
+"""What Claude Code puts back into its context right after a compaction, worked out from the transcript.
 
-Claude Code restores up to 5 files it had read (or written), newest first, each re-read at most 5,000 tokens,
-while the running total stays within 50,000; plan files and CLAUDE.md / memory files are left out
-(2.1.88 source map compact.ts ``POST_COMPACT_MAX_FILES_TO_RESTORE = 5``, ``POST_COMPACT_MAX_TOKENS_PER_FILE =
-5_000``, ``POST_COMPACT_TOKEN_BUDGET = 50_000``, ``createPostCompactFileAttachments``; the same constants are in
-the 2.1.25 and 2.1.39 bundles). None of it is logged, so a replay works it out from the transcript: the file
-tools' calls give the paths and their results (or a write's content) the sizes. Pure; no I/O.
+Read from the bundles of @anthropic-ai/claude-code 2.1.1-2.1.39 (minified cli.js; 2.1.25 names in brackets) and
+the 2.1.88 source map (compact.ts, attachments.ts):
+
+- **Files** (``createPostCompactFileAttachments`` [wR2]): the entries of ``readFileState`` sorted by timestamp,
+  newest first, the first 5 re-read whole (no offset or limit) with ``maxTokens`` 5,000 in "compact" mode
+  [zu6], kept while the running total stays within 50,000 (``POST_COMPACT_*`` [sL2=5, tL2=50000, eL2=5000]).
+  The timestamp the Read, Edit and Write tools store is the file's **mtime** (``Math.floor(statSync(path)
+  .mtimeMs)`` [Kj]), so the newest entries are the files the session last modified; a file it only read sorts
+  below them (its mtime predates the session; the log gives no order among such files, so the latest read
+  comes first). A file over 5,000 tokens is not restored: a one-line ``compact_file_reference`` note stands in
+  for it. ``readFileState`` is cleared at each compaction and refilled by the restore (the files re-read
+  whole). Plan files and CLAUDE.md / memory files are left out. The attachment is the tool call and its
+  result as the Read tool formats them (line-numbered, as the transcript's Read results show them).
+- **Skills** invoked with the Skill tool (``invoked_skills`` [JR2]; its whole content in these versions), the
+  **todo list** when not empty (``todo`` [HR2]) and the **plan file** (``plan_file_reference`` [Ou6]).
+
+None of it is logged. A read's size comes from its result; a range read is scaled to the whole file by the
+line counts Claude Code logs with it (``toolUseResult.file.totalLines``, kept by the reader as the tool
+message's ``readLines``); a write gives the content. Tokens are counted like the rest of the context: the
+trigger counter times ``token_ratio``. Pure; no I/O.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from workbench.counting.tokens import CountCache, count_text_tokens
 
 RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
 WRITE_TOOLS = frozenset({"Write", "write_file", "create_file"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "edit_file", "str_replace", "NotebookEdit"})
+SKILL_TOOLS = frozenset({"Skill"})
+TODO_TOOLS = frozenset({"TodoWrite"})
 _TOOL_TYPES = ("tool-", "dynamic-tool")  # the part types Part.kind calls "tool" or "tool-result"
 _EXCLUDED_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 _EXCLUDED_PARTS = ("/.claude/plans/", "/.claude/memory", "/memory/")
+_PLAN_PART = "/.claude/plans/"
+_LINE_NUMBER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)  # the Read tool's "   445→" (older builds: a tab)
+_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
+# The bundles' attachment texts (2.1.25 cli.js, the attachment-to-message switch).
+_READ_CALL = "Called the Read tool with the following input: "
+_READ_RESULT = "Result of calling the Read tool: "
+_REFERENCE = ("Note: {path} was read before the last conversation was summarized, but the contents are too "
+              "large to include. Use Read tool if you need to access it.")
+_SKILLS = "The following skills were invoked in this session. Continue to follow these guidelines:\n\n"
+_TODO = ("Your todo list has changed. DO NOT mention this explicitly to the user. Here are the latest contents of "
+         "your todo list:\n\n{todos}. Continue on with the tasks at hand if applicable.")
+_PLAN = ("A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\nIf this plan is relevant "
+         "to the current work and not already complete, continue working on it.")
+
+
+@dataclass
+class _File:
+    """What the transcript tells of one file: the reads (or the write) that size it, and its mtime rank.
+
+    Sizes are counted only for the files a restore picks (a handful per compaction), not for every read."""
+
+    whole: tuple[str, tuple[Any, ...], str] | None = None  # (text as restored, cache key, bare content): exact
+    ranges: list[tuple[str, tuple[Any, ...], int]] = field(default_factory=list)  # (text, key, lines shown)
+    total_lines: int = 0
+    modified: int = 0  # order of the session's last change to it (0: never changed in the session)
+    read: int = 0  # order of its last read
+
+    def tokens(self, count: _Counter) -> tuple[int, int] | None:
+        """(tokens as restored, tokens the per-file limit is checked on), or None when the size is unknown."""
+        if self.whole is not None:
+            text, key, bare = self.whole
+            return count(text, ("whole", *key)), count(bare, ("bare", *key))
+        shown = sum(lines for _, _, lines in self.ranges)
+        if not shown or not self.total_lines:
+            return None
+        restored = bare = 0
+        notice = 0
+        for text, key, _ in self.ranges:
+            body = _REMINDER.sub("", text)
+            if len(body) < len(text):
+                notice = count(text[len(body):] if text.startswith(body) else "", ("notice", *key))
+            restored += count(body, ("range", *key))
+            bare += count(_LINE_NUMBER.sub("", body), ("range-bare", *key))
+        scale = max(1.0, self.total_lines / shown)
+        return round(restored * scale) + notice, round(bare * scale)
+
+
+def _digest(msg: Any) -> str:
+    return str(msg.digest)
+
+
+class _Counter:
+    """Tokens of a text as billed: the trigger counter times ``token_ratio``; counts kept in the CountCache."""
+
+    def __init__(self, counter: str, token_ratio: float, chars_per_token: float, cache: CountCache | None) -> None:
+        self.counter = "estimate" if counter == "usage" else counter
+        self.ratio = token_ratio
+        self.cpt = chars_per_token
+        self.store = (cache.restore_counts if cache is not None else {}).setdefault((self.counter, self.cpt), {})
+        self.key: Callable[[Any], Any] = cache.parts_key if cache is not None else _digest
+
+    def __call__(self, text: str, key: tuple[Any, ...] | None = None) -> int:
+        found = self.store.get(key) if key is not None else None
+        if found is None:
+            found = count_text_tokens(text, self.counter, chars_per_token=self.cpt)
+            if key is not None:
+                self.store[key] = found
+        return math.ceil(found * self.ratio)
 
 
 def _path_of(data: dict[str, Any]) -> str | None:
@@ -36,40 +125,55 @@ def _excluded(path: str) -> bool:
     return path.endswith(_EXCLUDED_NAMES) or any(p in path for p in _EXCLUDED_PARTS)
 
 
-def _chars(value: Any) -> int:
+def _text(value: Any) -> str:
     if isinstance(value, str):
-        return len(value)
+        return value
     if isinstance(value, list):
-        return sum(len(v["text"]) for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
-    return 0
+        return "".join(v["text"] for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
+    return ""
 
 
-def _read(size: dict[str, int], path: str, output: Any, start: int, chars_per_token: float) -> None:
-    """The file's size as the latest read of it showed it (a range read shows only its range: the restore
-    re-reads the file whole, so this can fall short; the log has no better measure)."""
-    size[path] = math.ceil(_chars(output) / chars_per_token)
+def _numbered(content: str) -> str:
+    """``content`` as the Read tool shows it: each line after its number, right-aligned in 6 columns."""
+    return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(content.split("\n"), start=1))
 
 
-def restored_file_tokens(
-    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0
-) -> int:
-    """Tokens of the files an agent restores after compacting at the end of ``messages``."""
-    return sum(tokens for _, tokens in restored_files(messages, files=files, per_file_tokens=per_file_tokens,
-                                                      chars_per_token=chars_per_token))
+@dataclass(frozen=True)
+class Restored:
+    """One thing the agent re-attaches: a file (whole or as a reference note), a skill, the todo list, the plan."""
+
+    kind: str  # "file", "reference", "skill", "todo", "plan"
+    name: str  # the file's path, the skill's name
+    tokens: int
 
 
-def restored_files(
-    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0
-) -> tuple[tuple[str, int], ...]:
-    """The files (path, tokens restored), newest first, an agent restores after compacting at the end of ``messages``."""
+def restored_items(
+    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
+    counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+) -> tuple[Restored, ...]:
+    """Everything Claude Code re-attaches after compacting at the end of ``messages``: files newest first
+    (whole, or a reference note for one over ``per_file_tokens``), then skills, the todo list and the plan."""
     if files <= 0:
         return ()
-    size: dict[str, int] = {}  # path -> tokens of its last known content
-    last_use: dict[str, int] = {}  # path -> order of its last read, write or edit
-    pending: dict[str, tuple[str, int]] = {}  # call id -> (path, first line read)
+    count = _Counter(counter, token_ratio, chars_per_token, cache)
+    known: dict[str, _File] = {}
+    state: set[str] = set()  # readFileState's paths
+    pending: dict[str, str] = {}  # call id -> path of a Read waiting for its result
+    skills: dict[str, int] = {}
+    skill_call: str | None = None  # the skill a Skill call just started: its messages follow, before the next call
+    todo: int | None = None
+    plan: tuple[str, str] | None = None
     order = 0
     for msg in messages:
-        for part in msg.parts or ():
+        role = msg.role
+        if msg.meta("isCompactSummary"):
+            state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
+            continue
+        if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
+            skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
+        elif role == "user" and skill_call is not None:
+            skills[skill_call] = skills.get(skill_call, 0) + count(msg.text, ("skill", count.key(msg)))
+        for j, part in enumerate(msg.parts or ()):
             data = part.data
             if not isinstance(data, dict):
                 continue
@@ -79,39 +183,127 @@ def restored_files(
             kind = part.kind
             if kind == "tool":
                 name = part.tool_name or ""
+                args = data.get("input") if isinstance(data.get("input"), dict) else {}
+                if name in SKILL_TOOLS:
+                    skill_call = str(args.get("skill") or args.get("command") or part.tool_call_id or "skill")
+                    skills.pop(skill_call, None)  # invoked again: its content is replaced
+                    continue
+                if name in TODO_TOOLS:
+                    todos = args.get("todos")
+                    todo = count(_TODO.format(todos=json.dumps(todos)), ("todo", count.key(msg), j)) if todos else None
+                    continue
                 path = _path_of(data)
-                if path is None or _excluded(path):
+                if path is None:
+                    continue
+                if _PLAN_PART in path and name in WRITE_TOOLS and isinstance(args.get("content"), str):
+                    plan = (path, args["content"])
+                if _excluded(path):
                     continue
                 order += 1
+                file = known.setdefault(path, _File())
                 if name in WRITE_TOOLS:
-                    content = data["input"].get("content") if isinstance(data.get("input"), dict) else None
-                    size[path] = math.ceil(_chars(content) / chars_per_token)
-                    last_use[path] = order
+                    content = args.get("content") if isinstance(args.get("content"), str) else ""
+                    shown = _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + _numbered(content)
+                    file.whole, file.ranges = (shown, ("write", path, count.key(msg), j), content), []
+                    file.modified = order
+                    state.add(path)
                 elif name in EDIT_TOOLS:
-                    last_use[path] = order
+                    file.modified = order
+                    state.add(path)
                 elif name in READ_TOOLS:
-                    last_use[path] = order
-                    raw_args = data.get("input")
-                    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
-                    offset = args.get("offset")
-                    start = int(offset) if isinstance(offset, (int, float)) and not isinstance(offset, bool) else 0
                     if "output" in data:  # the result sits in the call (AI SDK shape)
-                        _read(size, path, data["output"], start, chars_per_token)
+                        _read(file, data["output"], None, (count.key(msg), j), path)
+                        file.read = order
+                        state.add(path)
                     elif part.tool_call_id:
-                        pending[part.tool_call_id] = (path, start)
+                        pending[part.tool_call_id] = path
+                        file.read = order
             elif kind == "tool-result" and part.tool_call_id in pending:
-                path, start = pending.pop(part.tool_call_id or "")
-                _read(size, path, data.get("output"), start, chars_per_token)
+                path = pending.pop(part.tool_call_id or "")
+                if data.get("isError"):  # the read failed: the tool stored nothing
+                    continue
+                _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path)
+                state.add(path)
+    out = list(_pick(known, state, files, per_file_tokens, count))
+    out += [Restored("skill", name, tokens) for name, tokens in skills.items() if tokens]
+    if skills:
+        out.append(Restored("skill", "", count(_SKILLS)))
+    if todo:
+        out.append(Restored("todo", "", todo))
+    if plan is not None:
+        out.append(Restored("plan", plan[0], count(_PLAN.format(path=plan[0], content=plan[1]))))
+    return tuple(out)
+
+
+def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str) -> None:
+    """What one read result tells of the file's size (counted later, if the file is picked)."""
+    text = _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + _text(output)
+    shown, total = (lines[1], lines[2]) if isinstance(lines, list) and len(lines) == 3 else (0, 0)
+    if not total or shown >= total:  # the whole file (or all the log tells of it)
+        file.whole = (text, (path, *key), _LINE_NUMBER.sub("", _REMINDER.sub("", _text(output))))
+        file.ranges = []
+        file.total_lines = total
+        return
+    if file.whole is not None and file.total_lines == total:
+        return  # a range of a file already seen whole: the whole read tells more
+    file.whole = None
+    file.ranges.append((text, (path, *key), shown))
+    file.total_lines = total
+
+
+def _pick(
+    known: dict[str, _File], state: set[str], files: int, per_file_tokens: int, count: _Counter
+) -> tuple[Restored, ...]:
+    """The restore of the files in ``state``: newest mtime first, each whole or as a reference note."""
+    newest = sorted(state, key=lambda p: (known[p].modified, known[p].read), reverse=True)[:files]
     total = 0
-    chosen: list[tuple[str, int]] = []
-    for path in sorted(last_use, key=lambda p: -last_use[p]):
-        if path not in size:
+    out = []
+    for path in newest:
+        size = known[path].tokens(count)
+        if size is None:
             continue
-        tokens = min(size[path], per_file_tokens)
-        if total + tokens > RESTORE_BUDGET_TOKENS:
-            break
-        total += tokens
-        chosen.append((path, tokens))
-        if len(chosen) >= files:
-            break
-    return tuple(chosen)
+        restored, bare = size
+        item = (Restored("file", path, restored) if bare <= per_file_tokens
+                else Restored("reference", path, count(_REFERENCE.format(path=path))))
+        if total + item.tokens > RESTORE_BUDGET_TOKENS:
+            continue
+        total += item.tokens
+        out.append(item)
+    return tuple(out)
+
+
+def restore_args(knobs: Any) -> dict[str, Any]:
+    """The restore's parameters from a knob set: how many files, the per-file limit, and how tokens are counted."""
+    return {"files": knobs.restore_files, "per_file_tokens": knobs.restore_file_tokens,
+            "chars_per_token": knobs.chars_per_token, "counter": knobs.trigger_counter,
+            "token_ratio": knobs.token_ratio}
+
+
+def restored_tokens(
+    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
+    counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+) -> int:
+    """Tokens Claude Code re-attaches after compacting at the end of ``messages`` (``restored_items``)."""
+    return sum(r.tokens for r in restored_items(messages, files=files, per_file_tokens=per_file_tokens,
+                                                 chars_per_token=chars_per_token, counter=counter,
+                                                 token_ratio=token_ratio, cache=cache))
+
+
+def restored_files(
+    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
+    counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+) -> tuple[tuple[str, int], ...]:
+    """The files (path, tokens) re-attached, newest first: whole, or by a reference note that names them."""
+    return tuple((r.name, r.tokens) for r in restored_items(
+        messages, files=files, per_file_tokens=per_file_tokens, chars_per_token=chars_per_token, counter=counter,
+        token_ratio=token_ratio, cache=cache) if r.kind in ("file", "reference"))
+
+
+def restored_file_tokens(
+    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
+    counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+) -> int:
+    """Tokens of the re-attached files alone (``restored_tokens`` adds skills, todo list and plan)."""
+    return sum(t for _, t in restored_files(messages, files=files, per_file_tokens=per_file_tokens,
+                                            chars_per_token=chars_per_token, counter=counter,
+                                            token_ratio=token_ratio, cache=cache))

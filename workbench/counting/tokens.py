@@ -119,6 +119,7 @@ class CountCache:
     serialized: dict[Key, str | None] = field(default_factory=dict)  # only what a briefer asked to read
     chunk_chars: dict[Key, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
     text_counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
+    restore_counts: dict[tuple[str, float], dict[Any, int]] = field(default_factory=dict)  # counting.restore's texts
     max_tables: int = 64
     by_identity: bool = False
     _held: dict[int, object] = field(default_factory=dict, repr=False)

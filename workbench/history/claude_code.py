@@ -181,6 +181,9 @@ class _ClaudeCode:
         for flag in ("isMeta", "isCompactSummary"):
             if obj.get(flag) is True:
                 metadata[flag] = True
+        lines = _read_lines(obj.get("toolUseResult"))
+        if lines is not None:
+            metadata["readLines"] = lines
         index = len(self.b)
         add_anthropic_content(self.b, "user", message.get("content"), id=obj.get("uuid"), metadata=metadata or None)
         pending = self._compactions[-1] if self._compactions else None
@@ -190,3 +193,15 @@ class _ClaudeCode:
             pending["summary"] = content if isinstance(content, str) else "\n".join(
                 b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
             ) if isinstance(content, list) else None
+
+
+def _read_lines(result: Any) -> list[int] | None:
+    """[first line, lines shown, lines in the file] of a Read result (``toolUseResult.file``): what a replay needs to
+    size the whole file the agent may re-read after a compaction when the read showed only a range."""
+    file = result.get("file") if isinstance(result, dict) else None
+    if not isinstance(file, dict):
+        return None
+    values = [file.get(k) for k in ("startLine", "numLines", "totalLines")]
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        return values
+    return None

@@ -30,7 +30,7 @@ from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
-from workbench.counting.restore import restored_file_tokens
+from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
 from workbench.knobs import Knobs
@@ -288,9 +288,8 @@ class _Replay:
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
-        st.restored_tokens = self.knobs.compaction_restore_tokens + restored_file_tokens(
-            self.history.messages[: i + 1], files=self.knobs.restore_files,
-            per_file_tokens=self.knobs.restore_file_tokens, chars_per_token=self.knobs.chars_per_token)
+        st.restored_tokens = self.knobs.compaction_restore_tokens + restored_tokens(
+            self.history.messages[: i + 1], **restore_args(self.knobs), cache=self.counts.cache)
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"
