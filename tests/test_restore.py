@@ -2,7 +2,8 @@
 
 The rules are the bundles' (2.1.1-2.1.39 cli.js, 2.1.88 compact.ts): readFileState newest mtime first, 5 files
 re-read whole, one over 5,000 tokens replaced by a reference note, the state cleared at each compaction and
-refilled by the restore; skills invoked with the Skill tool; the todo list.
+refilled by the restore, the running total within 50,000; plan and CLAUDE.md / memory files left out; skills
+invoked with the Skill tool; the todo list; the plan file.
 """
 
 from __future__ import annotations
@@ -107,6 +108,46 @@ def test_skills_invoked_with_the_skill_tool_and_the_todo_list_are_re_attached() 
     assert next(r for r in twice if r.name == "tdd").tokens == math.ceil(skill.tokens * 2.0)
     assert restored_tokens(parse_claude_code(log.text()).messages, files=5, per_file_tokens=5_000) == sum(
         r.tokens for r in items)
+
+
+def _write(log: ClaudeLog, call_id: str, path: str, content: str) -> ClaudeLog:
+    log.assistant([tool_use(call_id, "Write", file_path=path, content=content)], input_total=50_000, output=10)
+    return log.tool_result(call_id, f"File created successfully at: {path}")
+
+
+def test_the_running_total_stays_within_50000_tokens_and_a_smaller_later_file_still_fits() -> None:
+    # With the per-file limit raised (the knob), four files of ~16,000 tokens: the three newest fit in 50,000,
+    # the fourth does not; the bundle's filter goes on past a file that does not fit, so the small fifth still does.
+    log = ClaudeLog().user("go")
+    _write(log, "w0", "/repo/tiny.py", "x = 1\n")
+    for i in range(4):
+        _write(log, f"w{i + 1}", f"/repo/big{i}.py", LINE * 1_000)  # ~16,000 tokens each, numbered
+    history = parse_claude_code(log.text())
+    items = restored_items(history.messages, files=5, per_file_tokens=20_000)
+    sizes = {r.name: r.tokens for r in items}
+    assert 15_000 < sizes["/repo/big3.py"] < 16_600
+    assert [r.name for r in items] == ["/repo/big3.py", "/repo/big2.py", "/repo/big1.py", "/repo/tiny.py"]
+    assert sum(sizes.values()) <= 50_000
+
+
+def test_a_write_is_sized_by_its_content_as_the_read_tool_would_show_it() -> None:
+    log = _write(ClaudeLog().user("go"), "w1", "/repo/new.py", LINE * 30)
+    (item,) = _items(log)
+    numbered = _numbered(range(1, 31)) + "     31\u2192"  # the content ends with a newline: one empty last line
+    assert item.kind == "file" and abs(item.tokens - count_text_tokens(numbered, "estimate")) < 40
+
+
+def test_claude_md_and_memory_files_are_left_out_and_the_plan_file_is_re_attached_as_the_plan() -> None:
+    log = ClaudeLog().user("go")
+    _read(log, "r1", "/repo/CLAUDE.md", 1, 5, 5)
+    _read(log, "r2", "/home/u/.claude/memory/notes.md", 1, 5, 5)
+    plan = "# Plan\n\n1. Parse the input.\n2. Write the tests.\n" * 10
+    _write(log, "w1", "/home/u/.claude/plans/fix-parser.md", plan)
+    _read(log, "r3", "/repo/src/a.py", 1, 5, 5)
+    items = _items(log)
+    assert [(r.kind, r.name) for r in items] == [("file", "/repo/src/a.py"),
+                                                 ("plan", "/home/u/.claude/plans/fix-parser.md")]
+    assert items[1].tokens > count_text_tokens(plan, "estimate")  # the plan's text and the attachment's words
 
 
 def test_no_restore_without_files_to_restore() -> None:
