@@ -6,6 +6,8 @@ usage counter); the counted tokens of the same messages are known from the estim
 
     measure = hidden_prefix + token_ratio x counted (+ restore, in a window that starts after a compaction)
 
+(counted includes what the agent re-attaches after a compaction, worked out by ``counting.restore``)
+
 by least squares over every check gives the knobs a counterfactual replay needs to fire where the agent
 fires when no usage is at hand. Image tokens are measured where a call's bill brackets a message with an
 image. The trigger (opt-in) is the tightest threshold every logged automatic compaction allows: above the
@@ -115,14 +117,15 @@ def _session_rows(
             continue
         first_call = calls[0]
         restored = 0
-        if w.after is not None:  # what the agent re-attached (files, skills, todo list) is worked out, not fitted
+        if w.after is not None:  # what the agent re-attached (files, skills, todo list) is worked out, not fitted:
+            # counted like the rest of the context, so it takes the fitted ratio (and the fit no preset's ratio)
             restored = restored_tokens(history.messages[: w.after.index],
-                                       **restore_args(knobs.replace(trigger_counter=counter)), cache=cache)
+                                       **restore_args(counted_knobs), cache=cache)
         for i in check_indices(seg, knobs.check_point).tolist():
             if not first_call <= i < cut:  # only checks the bill describes: from the first call to the compaction
                 continue
-            rows.measure.append(int(measure[i]) - restored)
-            rows.counted.append(int(counted[i]))
+            rows.measure.append(int(measure[i]))
+            rows.counted.append(int(counted[i]) + restored)
             rows.after.append(1 if w.after is not None else 0)
     return rows, _image_measure(history, knobs, cache)
 

@@ -109,17 +109,20 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         1, 10_000_000, group="counting", allow=(0,),
     ),
     "compaction_restore_tokens": KnobSpec(
-        "tokens", "Tokens the agent puts back into context after each compaction besides the briefing: re-read "
-        "files, plans, rules (Claude Code restores up to 5 recent files, 5,000 tokens each, 50,000 in all). "
+        "tokens", "Tokens the agent puts back into context after each compaction besides the briefing and what "
+        "restore_files works out from the transcript (Claude Code: files, skills, todo list, plan file). "
         "`workbench calibrate` measures it from a log.", 0, 1_000_000, group="counting",
     ),
     "restore_files": KnobSpec(
-        "files", "After each compaction the agent re-reads its most recently read files, up to this many (Claude "
-        "Code 5, each at most restore_file_tokens, 50,000 in all; 2.1.88 compact.ts). 0 = off.", 0, 100,
+        "files", "After each compaction the agent re-reads this many files it read or changed, newest mtime first, "
+        "whole; one over restore_file_tokens becomes a one-line note; 50,000 in all. With it, skills invoked with "
+        "the Skill tool, the todo list and the plan file are re-attached (Claude Code 5: 2.1.1-2.1.39 bundles, "
+        "2.1.88 compact.ts; counting/restore.py). 0 = off.", 0, 100,
         group="counting",
     ),
     "restore_file_tokens": KnobSpec(
-        "tokens", "Most tokens one restored file takes (Claude Code POST_COMPACT_MAX_TOKENS_PER_FILE 5,000).",
+        "tokens", "Largest file restored whole; a larger one is replaced by a reference note (Claude Code "
+        "POST_COMPACT_MAX_TOKENS_PER_FILE 5,000).",
         0, 1_000_000, group="counting",
     ),
     "image_default_tokens": KnobSpec(
