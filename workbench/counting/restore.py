@@ -61,32 +61,45 @@ _PLAN = ("A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{con
 class _File:
     """What the transcript tells of one file: the reads (or the write) that size it, and its mtime rank.
 
-    Sizes are counted only for the files a restore picks (a handful per compaction), not for every read."""
+    Texts are built and counted only for the files a restore picks (a handful per compaction), not for every read."""
 
-    whole: tuple[str, tuple[Any, ...], str] | None = None  # (text as restored, cache key, bare content): exact
-    ranges: list[tuple[str, tuple[Any, ...], int]] = field(default_factory=list)  # (text, key, lines shown)
+    path: str
+    whole: tuple[Any, tuple[Any, ...], bool] | None = None  # (the read's output or the written content, key, written)
+    ranges: list[tuple[Any, tuple[Any, ...], int]] = field(default_factory=list)  # (output, key, lines shown)
     total_lines: int = 0
     modified: int = 0  # order of the session's last change to it (0: never changed in the session)
     read: int = 0  # order of its last read
 
-    def tokens(self, count: _Counter) -> tuple[int, int] | None:
-        """(tokens as restored, tokens the per-file limit is checked on), or None when the size is unknown."""
+    def tokens(self, count: _Counter, limit: int) -> tuple[int, int] | None:
+        """(tokens as restored, tokens the per-file ``limit`` is checked on), or None when the size is unknown.
+
+        The bare content is counted only when the restored text (a superset of it) is over the limit."""
         if self.whole is not None:
-            text, key, bare = self.whole
-            return count(text, ("whole", *key)), count(bare, ("bare", *key))
+            raw, key, written = self.whole
+            if written:  # restored as the Read tool would show it: numbered
+                restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
+                return restored, restored if restored <= limit else count(raw, ("bare", *key))
+            restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
+            return restored, restored if restored <= limit else count(
+                lambda: _LINE_NUMBER.sub("", _unreminded(_text(raw))), ("bare", *key))
         shown = sum(lines for _, _, lines in self.ranges)
         if not shown or not self.total_lines:
             return None
-        restored = bare = 0
-        notice = 0
-        for text, key, _ in self.ranges:
-            body = _REMINDER.sub("", text)
+        restored = notice = 0
+        bodies = []
+        for raw, key, _ in self.ranges:  # the file's reminder notice (if any) is restored once, not scaled
+            text = _shown(self.path, _text(raw))
+            body = _unreminded(text)
             if len(body) < len(text):
                 notice = count(text[len(body):] if text.startswith(body) else "", ("notice", *key))
             restored += count(body, ("range", *key))
-            bare += count(_LINE_NUMBER.sub("", body), ("range-bare", *key))
+            bodies.append((body, key))
         scale = max(1.0, self.total_lines / shown)
-        return round(restored * scale) + notice, round(bare * scale)
+        whole = round(restored * scale)
+        if whole <= limit:
+            return whole + notice, whole
+        bare = sum(count(lambda b=body: _LINE_NUMBER.sub("", b), ("range-bare", *key)) for body, key in bodies)
+        return whole + notice, round(bare * scale)
 
 
 def _digest(msg: Any) -> str:
@@ -103,10 +116,11 @@ class _Counter:
         self.store = (cache.restore_counts if cache is not None else {}).setdefault((self.counter, self.cpt), {})
         self.key: Callable[[Any], Any] = cache.parts_key if cache is not None else _digest
 
-    def __call__(self, text: str, key: tuple[Any, ...] | None = None) -> int:
+    def __call__(self, text: str | Callable[[], str], key: tuple[Any, ...] | None = None) -> int:
+        """Tokens of ``text`` (or of what it builds: built only when ``key`` has no count yet)."""
         found = self.store.get(key) if key is not None else None
         if found is None:
-            found = count_text_tokens(text, self.counter, chars_per_token=self.cpt)
+            found = count_text_tokens(text if isinstance(text, str) else text(), self.counter, chars_per_token=self.cpt)
             if key is not None:
                 self.store[key] = found
         return math.ceil(found * self.ratio)
@@ -131,6 +145,15 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return "".join(v["text"] for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
     return ""
+
+
+def _unreminded(text: str) -> str:
+    return _REMINDER.sub("", text) if "<system-reminder>" in text else text
+
+
+def _shown(path: str, body: str) -> str:
+    """The Read tool's call and result as the restore attaches them."""
+    return _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + body
 
 
 def _numbered(content: str) -> str:
@@ -200,11 +223,10 @@ def restored_items(
                 if _excluded(path):
                     continue
                 order += 1
-                file = known.setdefault(path, _File())
+                file = known.get(path) or known.setdefault(path, _File(path))
                 if name in WRITE_TOOLS:
                     content = args.get("content") if isinstance(args.get("content"), str) else ""
-                    shown = _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + _numbered(content)
-                    file.whole, file.ranges = (shown, ("write", path, count.key(msg), j), content), []
+                    file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True), []
                     file.modified = order
                     state.add(path)
                 elif name in EDIT_TOOLS:
@@ -237,17 +259,16 @@ def restored_items(
 
 def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str) -> None:
     """What one read result tells of the file's size (counted later, if the file is picked)."""
-    text = _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + _text(output)
     shown, total = (lines[1], lines[2]) if isinstance(lines, list) and len(lines) == 3 else (0, 0)
     if not total or shown >= total:  # the whole file (or all the log tells of it)
-        file.whole = (text, (path, *key), _LINE_NUMBER.sub("", _REMINDER.sub("", _text(output))))
+        file.whole = (output, (path, *key), False)
         file.ranges = []
         file.total_lines = total
         return
     if file.whole is not None and file.total_lines == total:
         return  # a range of a file already seen whole: the whole read tells more
     file.whole = None
-    file.ranges.append((text, (path, *key), shown))
+    file.ranges.append((output, (path, *key), shown))
     file.total_lines = total
 
 
@@ -259,7 +280,7 @@ def _pick(
     total = 0
     out = []
     for path in newest:
-        size = known[path].tokens(count)
+        size = known[path].tokens(count, per_file_tokens)
         if size is None:
             continue
         restored, bare = size
