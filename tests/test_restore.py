@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from agent_log_builders import ClaudeLog, text_block, tool_use
+from agent_log_builders import ClaudeLog, tool_use
 from conftest import need_shared, shared_dir
 
 from workbench.counting.restore import Restored, restored_items, restored_tokens

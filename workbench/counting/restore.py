@@ -98,7 +98,7 @@ class _File:
         whole = round(restored * scale)
         if whole <= limit:
             return whole + notice, whole
-        bare = sum(count(lambda b=body: _LINE_NUMBER.sub("", b), ("range-bare", *key)) for body, key in bodies)
+        bare = sum(count(_LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
         return whole + notice, round(bare * scale)
 
 
@@ -206,7 +206,7 @@ def restored_items(
             kind = part.kind
             if kind == "tool":
                 name = part.tool_name or ""
-                args = data.get("input") if isinstance(data.get("input"), dict) else {}
+                args: dict[str, Any] = data["input"] if isinstance(data.get("input"), dict) else {}
                 if name in SKILL_TOOLS:
                     skill_call = str(args.get("skill") or args.get("command") or part.tool_call_id or "skill")
                     skills.pop(skill_call, None)  # invoked again: its content is replaced

@@ -202,6 +202,5 @@ def _read_lines(result: Any) -> list[int] | None:
     if not isinstance(file, dict):
         return None
     values = [file.get(k) for k in ("startLine", "numLines", "totalLines")]
-    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
-        return values
-    return None
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
+    return ints if len(ints) == 3 else None
