@@ -217,7 +217,31 @@ def test_without_usage_leave_one_session_out(dev_set):
     result = calibrate(dev_set)
     s = result.held_out_summary
     assert s["auto_compactions"] == 14
-    assert s["within_5"] >= 9  # measured 9 of 14 (64%); the two logs that start mid-session cannot be predicted
+    assert s["within_5"] >= 10  # measured 10 of 14 (71%; issue 11 asks >= 70%); the two logs that start
+    # mid-session cannot be predicted, and the spark model's reasoning is only in the bill (+12, +13)
+    assert s["missed"] <= 1
+
+
+def test_the_fit_does_not_depend_on_the_values_the_preset_ships(dev_set, monkeypatch):
+    """Fitted values are written into the presets; a refit from those presets must give the same numbers."""
+    import dataclasses
+
+    import workbench.analysis.calibration as calibration
+
+    claude = [h for h in dev_set if h.log is not None and h.log.agent == "claude_code"]
+    before = fit_agent(claude)
+    real = calibration.agent_settings
+
+    def shifted(history):
+        s = real(history)
+        return dataclasses.replace(s, knobs=s.knobs.replace(hidden_prefix_tokens=1_000, token_ratio=0.7,
+                                                            compaction_restore_tokens=50_000))
+
+    monkeypatch.setattr(calibration, "agent_settings", shifted)
+    after = fit_agent(claude)
+    assert (after.hidden_prefix_tokens, after.compaction_restore_tokens) == (
+        before.hidden_prefix_tokens, before.compaction_restore_tokens)
+    assert after.token_ratio == pytest.approx(before.token_ratio, abs=1e-9)
 
 
 def test_simulate_replays_a_real_log_as_its_agent_does_unless_told_otherwise(tmp_path, capsys):
