@@ -71,3 +71,41 @@ def test_anchors_never_miss_a_match(fact, text, found):
 
 def test_runs_are_maximal_alphanumeric_runs():
     assert runs_of("src/app_x.ts:3 café") == {"src", "app", "x", "ts", "3", "café"}
+
+
+def test_briefings_line_by_line_find_what_the_whole_text_finds():
+    """``found_in_lines`` (each distinct line matched once) agrees with ``fact_found`` on the whole briefing."""
+    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    history = load_history(REPO / "sample_histories" / "long.jsonl")
+    index = fact_index(history)
+    run = simulate(history, Knobs(context_window_tokens=32_000), ExtractiveBriefer())
+    texts = list(dict.fromkeys(c.record.text for c in run.compressions if c.record.text))
+    assert len(texts) > 100
+    for text in texts[::50] + texts[-1:]:  # the brute force costs ~1 s a briefing here
+        low = text.lower()
+        brute = [k for k, f in enumerate(index.facts) if fact_found(f, low, word_set(low))]
+        assert index.matcher.found_in_lines(low).tolist() == brute
+        assert index.matcher.found_in_lines(low).tolist() == brute  # again, from the line cache
+
+
+@pytest.mark.parametrize("text", [
+    "polars\narrow and\nduckdb",  # the words of one fact on three lines
+    "see\n./a.py\n",  # a path alone on a line: the newline is a path boundary
+    "x/a.py\ndata.py",
+    "https://ex.com/a\n",
+    "",
+])
+def test_lines_edge_cases(text):
+    facts = [
+        Fact(kind="decision", key="d", index=0, words=("numpy", "pandas", "polars", "arrow", "duckdb")),
+        Fact(kind="artifact", key="a.py", index=0, needles=("a.py",), path_like=True),
+        Fact(kind="link", key="u", index=0, needles=("https://ex.com/a",)),
+        Fact(kind="error", key="e", index=0, needles=("foo bar",)),
+    ]
+    matcher = FactMatcher(facts)
+    brute = [k for k, f in enumerate(facts) if fact_found(f, text, word_set(text))]
+    assert matcher.found_in_lines(text).tolist() == brute
+    assert matcher.found_in(text, word_set(text)).tolist() == brute

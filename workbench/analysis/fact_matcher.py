@@ -24,10 +24,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from workbench.analysis.facts import WORD_SHARE, Fact, _contains_path
+from workbench.analysis.facts import WORD_SHARE, Fact, _contains_path, word_set
 
 _RUN_RE = re.compile(r"[^\W_]+")  # maximal runs of str.isalnum characters
 _EMPTY = np.zeros(0, dtype=np.int64)
+_SMALL = 64  # hits sorted in Python up to this many, by a mask above it
+_LINE_CACHE_MAX = 200_000  # distinct briefing lines remembered per matcher (then it starts afresh)
 
 
 def runs_of(text_lower: str) -> set[str]:
@@ -75,25 +77,59 @@ class FactMatcher:
         self.by_word = {w: np.array(ks, dtype=np.int64) for w, ks in postings.items()}
         self._run_keys = frozenset(self.by_run)
         self._word_keys = frozenset(self.by_word)
+        self._lines: dict[str, tuple[frozenset[int], frozenset[str]]] = {}
 
     def found_in(self, text_lower: str, words: frozenset[str], *, max_index: int | None = None) -> np.ndarray:
         """Sorted indices of the facts found in ``text_lower`` (``words``: its ``word_set``); with
         ``max_index``, only facts first met at or before that message."""
-        facts = self.facts
-        needle_hits: set[int] = set()
-        cands = set(self.unanchored)
-        for run in runs_of(text_lower) & self._run_keys:
-            cands.update(self.by_run[run])
-        for k in cands:
-            if (max_index is None or facts[k].index <= max_index) and _needle_found(facts[k], text_lower):
-                needle_hits.add(k)
-        shared = words & self._word_keys
-        word_hits = _EMPTY
-        if shared:
-            counts = np.bincount(np.concatenate([self.by_word[w] for w in shared]), minlength=len(facts))
-            word_hits = np.flatnonzero((counts >= self.need) & (counts > 0))
-            if max_index is not None:
-                word_hits = word_hits[self.first[word_hits] <= max_index]
+        needle_hits = self._needle_hits(text_lower, runs_of(text_lower), max_index)
+        word_hits = self._word_hits(words, max_index)
+        return self._union(word_hits, needle_hits)
+
+    def found_in_lines(self, text_lower: str) -> np.ndarray:
+        """``found_in`` of a text read line by line, each distinct line matched once per matcher.
+
+        Chained briefings repeat most of their lines (the previous briefing's sections are merged in: 2,336
+        distinct lines in 96,681 over 278 briefings of a 30k history). Exact: no needle holds a newline (facts
+        keep single-spaced keys and paths without one), a path boundary at a line's end is one at a newline,
+        and neither a word nor a run crosses one, so the text's hits are the union of its lines' hits.
+        """
+        needles: set[int] = set()
+        words: set[str] = set()
+        cache = self._lines
+        for line in text_lower.split("\n"):
+            hit = cache.get(line)
+            if hit is None:
+                if len(cache) >= _LINE_CACHE_MAX:
+                    cache.clear()
+                hit = cache[line] = (frozenset(self._needle_hits(line, runs_of(line), None)), word_set(line))
+            needles |= hit[0]
+            words |= hit[1]
+        return self._union(self._word_hits(words, None), needles)
+
+    def _union(self, word_hits: np.ndarray, needle_hits: set[int]) -> np.ndarray:
+        """Sorted union of both halves' hits (a mask: ``np.union1d`` sorts and hashes, ~2 ms a briefing)."""
         if not needle_hits:
             return word_hits
-        return np.union1d(word_hits, np.fromiter(needle_hits, dtype=np.int64, count=len(needle_hits)))
+        if len(needle_hits) + len(word_hits) <= _SMALL:
+            return np.array(sorted(needle_hits.union(word_hits.tolist())), dtype=np.int64)
+        mask = np.zeros(len(self.facts), dtype=bool)
+        mask[word_hits] = True
+        mask[np.fromiter(needle_hits, dtype=np.int64, count=len(needle_hits))] = True
+        return np.flatnonzero(mask)
+
+    def _needle_hits(self, text_lower: str, runs: set[str], max_index: int | None) -> set[int]:
+        facts = self.facts
+        cands = set(self.unanchored)
+        for run in runs & self._run_keys:
+            cands.update(self.by_run[run])
+        return {k for k in cands
+                if (max_index is None or facts[k].index <= max_index) and _needle_found(facts[k], text_lower)}
+
+    def _word_hits(self, words: frozenset[str] | set[str], max_index: int | None) -> np.ndarray:
+        shared = words & self._word_keys
+        if not shared:
+            return _EMPTY
+        counts = np.bincount(np.concatenate([self.by_word[w] for w in shared]), minlength=len(self.facts))
+        hits = np.flatnonzero((counts >= self.need) & (counts > 0))
+        return hits[self.first[hits] <= max_index] if max_index is not None else hits

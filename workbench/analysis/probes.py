@@ -144,8 +144,7 @@ def _probes(run: Run, index: FactIndex) -> list[_Probe]:
         if briefing:
             found = briefing_facts.get(briefing)
             if found is None:  # one briefing is often probed at several compressions
-                low = briefing.lower()
-                found = briefing_facts[briefing] = index.matcher.found_in(low, word_set(low))
+                found = briefing_facts[briefing] = index.matcher.found_in_lines(briefing.lower())
             in_brief = np.isin(ids, found)
         else:
             in_brief = np.zeros(len(ids), dtype=bool)
