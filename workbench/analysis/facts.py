@@ -66,6 +66,7 @@ _ERROR_LINE_RE = re.compile(
     r"^.*\b(error|errors|failed|failure|fatal|cannot|can't|not found|no such file|denied|invalid|exception)\b.*$",
     re.IGNORECASE | re.MULTILINE,
 )
+_EXC_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure")  # every _EXC_LINE_RE match holds one
 _EXC_LINE_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b.*)$", re.MULTILINE)
 _TOOL_USE_ERROR_RE = re.compile(r"<tool_use_error>(.*?)</tool_use_error>", re.DOTALL)
 _PATH_KEYS = ("path", "file_path", "filePath", "filename", "file", "notebook_path", "target_file",
@@ -325,14 +326,17 @@ def _message_facts(c: _Collector, i: int, msg: Message) -> None:
             text = part.text or ""
             _text_facts(c, i, role, text)
             if role == "user":
-                for s in _sentences(text):
+                # A sentence holds a cue word only where the text does (sentences end at whitespace): one
+                # search of the text skips the split for most turns.
+                for s in _sentences(text) if _DECISION_RE.search(text) else ():
                     question = s.rstrip().endswith("?")
                     if decisions < MAX_DECISIONS_PER_MESSAGE and not question and _DECISION_RE.search(s) and _prose(s):
                         c.add("decision", s, i, detail="user")
                         decisions += 1
                 # A pasted traceback or error line is an error the user met (aider, SWE-agent observations).
                 errors = _errors_in(text) if "Traceback (most recent call last)" in text else []
-                errors += [m.group(1)[:160] for m in _EXC_LINE_RE.finditer(text) if ": " in m.group(1)]
+                if any(w in text for w in _EXC_WORDS):
+                    errors += [m.group(1)[:160] for m in _EXC_LINE_RE.finditer(text) if ": " in m.group(1)]
                 for e in errors:
                     c.add("error", e, i, detail="user")
         elif kind == "tool":
@@ -349,9 +353,37 @@ def _message_facts(c: _Collector, i: int, msg: Message) -> None:
         if request:
             c.add("next_step", request, i, detail="request", exact=False)
     elif role == "assistant":
-        plans = [s for s in _sentences(msg.text) if _PLAN_RE.search(s) and len(s.split()) >= 4]
-        if plans:
-            c.add("next_step", plans[-1][:300], i, detail="plan", exact=False)
+        plan = _last_plan(msg.text)
+        if plan:
+            c.add("next_step", plan[:300], i, detail="plan", exact=False)
+
+
+def _is_plan(sentence: str) -> bool:
+    return _PLAN_RE.search(sentence) is not None and len(sentence.split()) >= 4
+
+
+def _last_plan(text: str) -> str | None:
+    """The last sentence of ``text`` that states a plan (a cue word and at least four words), if any.
+
+    A cue word never spans a sentence break (breaks are whitespace after . ! ? or newlines; cues hold single
+    spaces after letters) and keeps its word boundaries in its sentence, so the sentence holding the text's
+    last cue is the last sentence with one. Split from the non-blank start of that cue's line (a split of
+    the rest gives the same sentences there); only when that sentence is too short are all sentences read.
+    """
+    last = None
+    for m in _PLAN_RE.finditer(text):
+        last = m
+    if last is None:
+        return None
+    line = text.rfind("\n", 0, last.start()) + 1
+    start = len(text) - len(text[line:].lstrip())
+    for s in reversed(_sentences(text[start:])):
+        if _PLAN_RE.search(s) is not None:
+            if len(s.split()) >= 4:
+                return s
+            break
+    plans = [s for s in _sentences(text) if _is_plan(s)]
+    return plans[-1] if plans else None
 
 
 def _text_facts(c: _Collector, i: int, role: str, text: str) -> None:
