@@ -16,7 +16,7 @@ from workbench.analysis import facts
 _PIECES = ["next", "I'll", "let me", "Let's", "now I", "plan", "going to", "then I", "i need to", "planet",
            "must", "don't", "use", "never", "avoid", "only", "we", "fix", "the", "tests", "a", "b.", "c!", "d?",
            ".", "?", "!", " ", "  ", "\n", "\n\n", "\t", "\u2028", "\u00a0", "- ", "* ", "1. ", "2) ", "> ",
-           "•", "x=1;", "{", "}", "`code`", "src/app.py", "é", "_", "'", '"']
+           "•", "\u0130", "\u0131", "\u017f", "x=1;", "{", "}", "`code`", "src/app.py", "é", "_", "'", '"']
 _texts = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
 

@@ -12,19 +12,33 @@ in the previous briefing, appears verbatim in the output; trimming to the target
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest, briefing_tokens
+from workbench.briefing.message_facts import (  # noqa: F401 - re-exported: the old import paths hold
+    _DECISION_CUES,
+    _DECISION_RE,
+    _FILE_RE,
+    _PATH_RE,
+    ENTRY_CHARS,
+    INTENT_CHARS,
+    STATUS_CHARS,
+    USER_SENTENCES,
+    _clip,
+    _Facts,
+    _input_paths,
+    _paths_in_text,
+    _tool_facts,
+    _user_decisions,
+    message_facts,
+)
 from workbench.briefing.prompt import detect_leaks
-from workbench.briefing.textrefs import LINK_RE, bare_urls
-from workbench.briefing.textrefs import URL_RE as _URL_RE
-from workbench.history.jsjson import js_truthy, utf16_len
-from workbench.history.model import Message, Part
+from workbench.briefing.textrefs import LINK_RE
+from workbench.history.jsjson import utf16_len
+from workbench.history.model import Message
 
 H_INTENT = "## Session intent"
 H_FILES = "## Files touched"
@@ -35,215 +49,11 @@ H_PROGRESS = "## Progress"
 H_STATUS = "## Current status"
 OWN_HEADINGS = (H_INTENT, H_FILES, H_DECISIONS, H_ERRORS, H_LINKS, H_PROGRESS, H_STATUS)
 
-_PATH_RE = re.compile(
-    r"(?<![\w@:/.\-])((?:~|\.{1,2})?/?(?:[\w@+\-][\w@.+\-]*/)+[\w@.+\-]*[\w+\-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
-)
-_FILE_RE = re.compile(
-    r"(?<![\w@:/.\-])([\w\-][\w.\-]*\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|mdx|yaml|yml|toml|rs|go|java|kt|"
-    r"c|h|cc|cpp|hpp|cs|rb|php|swift|css|scss|html|vue|svelte|sh|sql|ini|cfg|lock|xml|csv|ipynb))(?![\w/])"
-)
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
-_DECISION_RE = re.compile(
-    r"\b(must|should|shouldn't|don't|do not|never|always|prefer\w*|instead|make sure|only|avoid|keep|use|want|"
-    r"needs?|require[sd]?|has to|have to|every|without|not|no new|ask me|please|no longer|switch|decid\w*|let's|"
-    r"go with|requirement|constraint)\b",
-    re.IGNORECASE,
-)
-_ERROR_START_RE = re.compile(r"^\s*(error|traceback|exception|fatal|failed|panic)\b", re.IGNORECASE)
-# Tool-input keys whose string value is file content, not a reference to a file.
-_CONTENT_KEYS = frozenset({"content", "new_string", "old_string", "new_str", "old_str", "file_text", "text", "code",
-                           "script", "edits", "query", "pattern", "explanation", "description", "title"})
-_PATH_KEY_RE = re.compile(r"(path|file|filename|paths|files|dir|directory|notebook)$", re.IGNORECASE)
-
-INTENT_CHARS = 600
-ENTRY_CHARS = 280
-USER_SENTENCES = 6
-STATUS_CHARS = 900
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
 
 def path_link(path: str) -> str:
     """A path as stagewise writes it in briefings: ``[](path:<path>)``."""
     return f"[](path:{path})"
 
-
-# -- what one message contributes ---------------------------------------------------------------
-@dataclass(frozen=True)
-class _Facts:
-    files: tuple[tuple[str, str], ...] = ()  # (path, verb)
-    links: tuple[str, ...] = ()
-    decisions: tuple[str, ...] = ()
-    errors: tuple[str, ...] = ()
-    status: str = ""
-    intent: str = ""
-    tool_calls: int = 0
-
-
-def _verb(tool: str, inp: Any, out: Any) -> str:
-    name = tool.lower()
-    command = str(inp.get("command", "")).lower() if isinstance(inp, dict) else ""
-    probe = command if command and name in ("str_replace_editor", "str_replace_based_edit_tool", "editor") else name
-    if isinstance(out, dict) and isinstance(out.get("message"), str) and "created" in out["message"]:
-        return "created"
-    for needle, verb in (("read", "read"), ("view", "read"), ("cat", "read"), ("open", "read"), ("create", "created"),
-                         ("write", "wrote"), ("edit", "edited"), ("replace", "edited"), ("patch", "edited"),
-                         ("insert", "edited"), ("delete", "deleted"), ("remove", "deleted"), ("move", "moved"),
-                         ("copy", "copied"), ("grep", "searched"), ("search", "searched"), ("glob", "listed"),
-                         ("ls", "listed"), ("list", "listed"), ("exec", "shell"), ("bash", "shell"),
-                         ("shell", "shell"), ("command", "shell"), ("terminal", "shell"), ("lint", "linted"),
-                         ("diagnostic", "linted")):
-        if needle in probe:
-            return verb
-    return tool
-
-
-def _paths_in_text(text: str) -> list[str]:
-    # Each pattern needs a substring that is cheap to test for: skip the scans a text cannot match.
-    if "." not in text:
-        return []
-    scrubbed = LINK_RE.sub(" ", text) if "](" in text else text
-    if "://" in scrubbed:
-        scrubbed = _URL_RE.sub(" ", scrubbed)
-    found = [m.group(1) for m in _PATH_RE.finditer(scrubbed)] if "/" in scrubbed else []
-    rest = _PATH_RE.sub(" ", scrubbed) if found else scrubbed
-    found += [m.group(1) for m in _FILE_RE.finditer(rest)]
-    return found
-
-
-def _input_paths(inp: Any, *, depth: int = 0) -> list[str]:
-    """Paths named by a tool input: path-like keys directly, other strings by pattern."""
-    if depth > 3:
-        return []
-    out: list[str] = []
-    if isinstance(inp, dict):
-        for key, value in inp.items():
-            if not isinstance(key, str) or key in _CONTENT_KEYS:
-                continue
-            if _PATH_KEY_RE.search(key):
-                if isinstance(value, str) and value.strip() and "\n" not in value:
-                    out.append(value.strip())
-                elif isinstance(value, list):
-                    out += [v.strip() for v in value if isinstance(v, str) and v.strip() and "\n" not in v]
-            elif isinstance(value, str):
-                out += _paths_in_text(value)
-            elif isinstance(value, (dict, list)):
-                out += _input_paths(value, depth=depth + 1)
-    elif isinstance(inp, list):
-        for value in inp:
-            out += _input_paths(value, depth=depth + 1)
-    elif isinstance(inp, str):
-        out += _paths_in_text(inp)
-    return out
-
-
-def _first_line(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else str(value)
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return _clip(line, limit)
-
-
-def _label(tool: str, inp: Any) -> str:
-    if isinstance(inp, dict):
-        for key in ("path", "file_path", "command", "cmd", "explanation", "query", "title"):
-            value = inp.get(key)
-            if isinstance(value, str) and value.strip():
-                return f"{tool}: {_clip(value, 80)}"
-    return tool
-
-
-def _tool_facts(part: Part) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(files, errors, decisions) of one tool part."""
-    data = part.data if isinstance(part.data, dict) else {}
-    tool = part.tool_name or part.type or "tool"
-    inp, out, state = data.get("input"), data.get("output"), data.get("state")
-    files = [(p, _verb(tool, inp, out)) for p in dict.fromkeys(_input_paths(inp))] if js_truthy(inp) else []
-    errors: list[str] = []
-    decisions: list[str] = []
-    label = _label(tool, inp)
-    if state == "output-error":
-        errors.append(f"[{label}] failed: {_first_line(data.get('errorText') or 'unknown error')}")
-    elif state == "output-denied":
-        errors.append(f"[{label}] was denied by the user")
-    if isinstance(out, dict):
-        code = out.get("exit_code")
-        if out.get("timed_out"):
-            errors.append(f"[{label}] timed out")
-        elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            detail = _first_line(out.get("output") or "", 120)
-            errors.append(f"[{label}] exited {code}" + (f": {detail}" if detail else ""))
-        summary = out.get("summary")
-        if isinstance(summary, dict) and isinstance(summary.get("errors"), int) and summary["errors"] > 0:
-            errors.append(f"[{label}] lint: {summary['errors']} errors")
-        answers = out.get("answers")
-        if tool == "askUserQuestions" and isinstance(answers, dict) and out.get("completed"):
-            title = inp.get("title", "question") if isinstance(inp, dict) else "question"
-            shown = "; ".join(f"{k}: {v}" for k, v in answers.items())
-            decisions.append(_clip(f"Asked the user ({title}): {shown}", ENTRY_CHARS))
-    if part.kind == "tool-result":
-        if data.get("isError"):
-            errors.append(f"[{tool}] failed: {_first_line(out if out is not None else 'error')}")
-        elif isinstance(out, str) and _ERROR_START_RE.match(out):
-            errors.append(f"[{tool}] {_first_line(out)}")
-    return files, errors, decisions
-
-
-def _user_decisions(text: str) -> list[str]:
-    sentences = [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
-    # The user's own words are short and dense with decisions: keep them all, unless the turn is a long
-    # paste (instructions, a log), where only the sentences that sound like decisions are kept.
-    if len(sentences) > USER_SENTENCES:
-        sentences = [s for s in sentences if _DECISION_RE.search(s)][:USER_SENTENCES] or sentences[:1]
-    picked = sentences
-    return [_clip(s, ENTRY_CHARS) for s in picked]
-
-
-@functools.lru_cache(maxsize=65_536)
-def message_facts(msg: Message) -> _Facts:
-    """What one message contributes to a briefing (cached by content: each message is read once)."""
-    files: list[tuple[str, str]] = []
-    links: list[str] = []
-    errors: list[str] = []
-    decisions: list[str] = []
-    calls = 0
-    texts = [p.text or "" for p in msg.parts or () if p.kind == "text" and p.text]
-    joined = "\n".join(texts)
-    if msg.role in ("user", "assistant"):
-        links = list(dict.fromkeys(LINK_RE.findall(joined) + bare_urls(joined)))
-        files += [(p, "mentioned") for p in _paths_in_text(joined)]
-    for part in msg.parts or ():
-        if part.kind in ("tool", "tool-result"):
-            calls += part.kind == "tool"
-            f, e, d = _tool_facts(part)
-            files += f
-            errors += e
-            decisions += d
-        elif part.kind == "file":
-            name = part.get("filename") or part.get("url")
-            if isinstance(name, str) and name and not name.startswith("data:"):
-                files.append((name, "attached"))
-    meta = msg.metadata if isinstance(msg.metadata, dict) else {}
-    for att in meta.get("attachments") or ():
-        if isinstance(att, dict) and isinstance(att.get("path"), str):
-            files.append((att.get("originalFileName") or att["path"], "attached"))
-    for men in meta.get("mentions") or ():
-        if isinstance(men, dict) and men.get("providerType") == "file":
-            name = men.get("mountedPath") or men.get("relativePath") or men.get("fileName")
-            if isinstance(name, str) and name:
-                files.append((name, "mentioned"))
-    intent = status = ""
-    if msg.role == "user" and joined.strip():
-        decisions = _user_decisions(joined) + decisions
-        intent = _clip(joined, INTENT_CHARS)
-    elif msg.role == "assistant" and joined.strip():
-        status = _clip(joined, STATUS_CHARS)
-    return _Facts(
-        files=tuple(files), links=tuple(links), decisions=tuple(decisions), errors=tuple(errors),
-        status=status, intent=intent, tool_calls=calls,
-    )
 
 
 # -- the briefing as sections --------------------------------------------------------------------

@@ -1,0 +1,42 @@
+"""The faster forms of the extractive briefer's patterns find what the plain rules find.
+
+Issue 12 item 16 (``workbench probe`` at 100k messages under 30 s) rewrote two scans that ran on every
+message: file names found from their extensions' dots (``_file_names`` for ``_FILE_RE``) and the markdown link
+pattern written to start with a literal. Each is compared with the rule it replaces on texts built to sit on
+the rules' edges; speed is measured in benchmarks/, not here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.briefing import message_facts
+from workbench.briefing.textrefs import LINK_RE
+
+_PLAIN_LINK_RE = re.compile(r"!?\[[^\[\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+_PIECES = ["a", "src", "x_1", "-", ".", "..", "/", "@", ":", "py", "pyi", "tsx", "json", "jsonl", "c", "h",
+           "lock", "bak", ".py", ".tsx", ".json", " ", "\n", ",", "é", "日", "_", "~", "!", "[", "]", "(", ")", "](",
+           "[](path:", "![img](", '"t"', "\t", "9"]
+_texts = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_texts)
+def test_file_names_are_the_file_pattern_matches(text):
+    assert message_facts._file_names(text) == [m.group(1) for m in message_facts._FILE_RE.finditer(text)]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_texts)
+def test_link_pattern_finds_what_the_plain_rule_finds(text):
+    assert [m.span() for m in LINK_RE.finditer(text)] == [m.span() for m in _PLAIN_LINK_RE.finditer(text)]
+
+
+def test_file_name_edges():
+    names = message_facts._file_names
+    assert names("edit foo.py.bak and a.b.c.py, then x.json.") == ["foo.py", "a.b.c.py", "x.json"]
+    assert names("@x.py :y.py /z.py .hidden.py") == []
+    assert names("a.pyi b.py/ c.py-d") == ["a.pyi", "c.py"]
