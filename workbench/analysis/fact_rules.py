@@ -129,13 +129,16 @@ def _prose(sentence: str) -> bool:
     return code / len(sentence) < 0.08 and len(_content_words(sentence)) >= 2
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _as_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return _ENCODER.encode(value)  # json.dumps(value, ensure_ascii=False), without a new encoder a call
     except (TypeError, ValueError):
         return str(value)
 
@@ -215,7 +218,7 @@ def _errors_in(output: str) -> list[str]:
         if exc:
             found.append(exc.group(1))
         pos = output.find("Traceback (most recent call last)", pos + 1)
-    head = output.lstrip()
+    head = output.lstrip() if "ERROR:" in output else ""  # the copy only where it can start so
     if head.startswith("ERROR:"):
         rest = [ln.strip() for ln in head[len("ERROR:"):].splitlines() if ln.strip()]
         if rest:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,9 +44,13 @@ def run(args: argparse.Namespace) -> int:
 
     knobs = knobs_from_args(args)
     history = load_history(args.history)
+    # The history (millions of objects at 100k messages) and then the run live until the command ends; moved
+    # out of the cyclic GC's reach, each full collection no longer walks them all again (~2 s at 100k).
+    gc.freeze()
     show_warnings(NAME, history)
     briefer = briefer_from_args(args)
     run_ = simulate(history, knobs, briefer)
+    gc.freeze()
     report = probe_run(run_, history)
     judged = None
     if args.judge_model:
