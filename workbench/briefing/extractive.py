@@ -89,8 +89,9 @@ class Briefing:
         return "\n\n".join(out) + "\n" if out else ""
 
 
-def _add_unique(items: list[str], new: Iterable[str]) -> None:
-    seen = set(items)
+def _add_unique(items: list[str], new: Iterable[str], seen: set[str] | None = None) -> None:
+    """Append what ``items`` lacks; ``seen`` (``set(items)``, kept up to date here) spares building it a call."""
+    seen = set(items) if seen is None else seen
     for x in new:
         if x not in seen:
             items.append(x)
@@ -145,6 +146,8 @@ def _previous_and_span(request: BriefRequest) -> tuple[str | None, Sequence[Mess
 
 def _fold(b: Briefing, messages: Sequence[Message], request: BriefRequest) -> None:
     users = assistants = calls = 0
+    # Chained briefings carry hundreds of entries: one set per section for the whole span, not one a message.
+    seen_decisions, seen_errors, seen_links = set(b.decisions), set(b.errors), set(b.links)
     for msg in messages:
         if not msg:
             continue
@@ -158,9 +161,9 @@ def _fold(b: Briefing, messages: Sequence[Message], request: BriefRequest) -> No
             verbs = b.files.setdefault(path, [])
             if verb not in verbs:
                 verbs.append(verb)
-        _add_unique(b.decisions, facts.decisions)
-        _add_unique(b.errors, facts.errors)
-        _add_unique(b.links, facts.links)
+        _add_unique(b.decisions, facts.decisions, seen_decisions)
+        _add_unique(b.errors, facts.errors, seen_errors)
+        _add_unique(b.links, facts.links, seen_links)
         if facts.status:
             b.status = facts.status
     if messages:

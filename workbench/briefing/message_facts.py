@@ -112,7 +112,8 @@ def _file_names(text: str) -> list[str]:
     back = text[::-1]
     ends: dict[int, int] = {}
     for m in _EXT_DOT_RE.finditer(text):
-        start = n - _NAME_CHARS_RE.match(back, n - m.start()).end()
+        run = _NAME_CHARS_RE.match(back, n - m.start())  # the name's characters before the dot, read backwards
+        start = n - run.end() if run else m.start()
         ends[start] = m.end()
     return [text[a:b] for a, b in ends.items() if text[a] != "." and (a == 0 or text[a - 1] not in "@:/")]
 
