@@ -1,6 +1,6 @@
 """`workbench probe` at 10k, 30k and 100k messages: wall time and peak memory of the real command.
 
-    python benchmarks/probe_scale.py               # 10k, 30k, 100k (~4 minutes on 2 cores)
+    python benchmarks/probe_scale.py               # 10k, 30k, 100k (~1 minute on 2 cores)
     python benchmarks/probe_scale.py --sizes 10000
 
 Each size runs the command in a fresh process (``python -m workbench probe FILE``: load, replay with
