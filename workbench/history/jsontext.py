@@ -227,19 +227,30 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
         data = data[3:]
     out: list[Record] = []
     append = out.append
-    for number, line in enumerate(data.split(b"\n"), 1):  # UTF-8 never has the byte 0x0A inside a character
-        if not line or line.isspace():
-            continue
-        try:
-            value = loads(line)
-        except ValueError:
-            return None
-        huge, depth = _scan(value)
-        if depth > MAX_JSON_DEPTH:  # check_depth's rule: the text path refuses the line, located
-            return None
-        if huge:  # maybe an integer past 64 bits, which orjson reads as a float: json's value
-            value = json.loads(line.decode("utf-8"))
-        append((number, None, value))
+    # Lines as views of ``data`` (orjson reads a memoryview in place): no copy of every line, as split would make.
+    # UTF-8 never has the byte 0x0A inside a character, so the lines are split(b"\n")'s, numbered the same.
+    view, find, size = memoryview(data), data.find, len(data)
+    start, number = 0, 0
+    while start <= size:
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        if end > start:
+            try:
+                value = loads(view[start:end])
+            except ValueError:
+                if data[start:end].isspace():  # a blank line (orjson refuses those): skipped, as split's were
+                    start = end + 1
+                    continue
+                return None
+            huge, depth = _scan(value)
+            if depth > MAX_JSON_DEPTH:  # check_depth's rule: the text path refuses the line, located
+                return None
+            if huge:  # maybe an integer past 64 bits, which orjson reads as a float: json's value
+                value = json.loads(data[start:end].decode("utf-8"))
+            append((number, None, value))
+        start = end + 1
     return out if len(out) >= 2 else None
 
 
