@@ -1,0 +1,67 @@
+"""The commands' tables: drawn directly where that is plain text, else by rich; both must print the same."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+import pytest
+
+from workbench.cli import progress
+
+
+def _printed(monkeypatch: pytest.MonkeyPatch, *, direct: bool, **table: Any) -> str:
+    if not direct:
+        monkeypatch.setattr(progress, "_plain_table", lambda *a, **k: None)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        progress.print_table(**table)
+    monkeypatch.undo()
+    return out.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _no_forced_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_reality_table_is_drawn_directly_exactly_as_rich_draws_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    columns = ["file", "agent", "window", "real", "trigger", "predicted", "delta"]
+    rows = [["claude_code__fc_99c919b212_0.jsonl", "claude_code", "200,000", 112, "auto", 113, "+1"],
+            ["codex__1.jsonl", "codex", "128,000", 240, "manual", "none", "-"]]
+    table = dict(columns=columns, rows=rows, title="Logged compactions vs the replay", width=200,
+                 right=[False, False, True, True, False, True, True])
+    console = progress._console(stderr=False, width=200)
+    cells = [[str(v) for v in row] for row in rows]
+    assert progress._plain_table(console, columns, cells, title=table["title"], right=table["right"]) is not None
+    direct = _printed(monkeypatch, direct=True, **table)
+    assert direct == _printed(monkeypatch, direct=False, **table)
+    lines = direct.splitlines()
+    assert lines[0].startswith("Logged compactions vs the replay") and lines[3].strip().startswith("\u2500")
+    assert lines[4].split() == ["claude_code__fc_99c919b212_0.jsonl", "claude_code", "200,000", "112", "auto", "113",
+                                "+1"]
+
+
+def test_any_table_prints_the_same_drawn_directly_or_by_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random tables, plain or not (markup, emoji codes, wide characters, too wide for the width, no rows)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    plain = st.text(alphabet="abZ09-+,.", min_size=1, max_size=4) | st.just("a b")
+    piece = st.sampled_from(list("ab Z09-+,.") + ["[b]", ":x:", "é", "表", "\t"])
+    # mostly plain, so the direct path is taken often; the rest goes to rich
+    cell = plain | plain | plain | plain | st.lists(piece, max_size=8).map("".join)
+    width = st.sampled_from([12, 30, 60, 200])  # narrow ones: rich shrinks the columns
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(1, 5).flatmap(lambda n: st.tuples(
+        st.lists(cell, min_size=n, max_size=n), st.lists(st.lists(cell, min_size=n, max_size=n), max_size=4),
+        st.lists(st.booleans(), min_size=n, max_size=n), st.none() | cell, width)))
+    def check(case: tuple[list[str], list[list[str]], list[bool], str | None, int]) -> None:
+        columns, rows, right, title, width = case
+        table = dict(columns=columns, rows=rows, title=title, right=right, width=width)
+        assert _printed(monkeypatch, direct=True, **table) == _printed(monkeypatch, direct=False, **table)
+
+    check()
