@@ -26,7 +26,8 @@ from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
 from workbench.knobs import Knobs
-from workbench.replay import Compression, Run, simulate
+from workbench.replay import Run, simulate
+from workbench.replay.first import first_compaction
 
 TOLERANCES = (0, 2, 5)
 
@@ -157,34 +158,17 @@ def follow_log(
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes))
 
 
-class _Predicted(Exception):  # noqa: N818 - control flow, not an error
-    """Stops a window's replay at its first automatic compaction: nothing after it changes the prediction."""
-
-    def __init__(self, compression: Compression) -> None:
-        super().__init__()
-        self.compression = compression
-
-
 def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: bool) -> tuple[Run | None, Any]:
     """(the Run when ``whole``, the replay's first automatic compaction or None).
 
-    Unless the whole run is needed (a manual window reads its timeline), the replay stops at that compaction:
-    the rest of the window (its timeline, later compactions, the Run's frame and accounting) would be thrown
+    Unless the whole run is needed (a manual window reads its timeline), the replay stops as that compaction
+    starts (``first_compaction``): its briefing, its landing, the rest of the window and the Run would be thrown
     away. The replay lands compactions at once here (latency 0), so the first one recorded is the first started.
     """
     if whole:
         run = simulate(seg, knobs, SimulatedBriefer(), cache=cache)
         return run, next((c for c in run.compressions if c.trigger != "manual"), None)
-
-    def stop(_count: int, comp: Compression) -> None:
-        if comp.trigger != "manual":
-            raise _Predicted(comp)
-
-    try:
-        run = simulate(seg, knobs, SimulatedBriefer(), cache=cache, on_compression=stop)
-    except _Predicted as found:
-        return None, found.compression
-    return run, None
+    return None, first_compaction(seg, knobs, SimulatedBriefer(), cache=cache)
 
 
 def _windows(history: History) -> list[_Window]:

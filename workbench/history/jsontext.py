@@ -110,7 +110,7 @@ def load_json(text: str, *, source: str) -> Any:
         raise HistoryError(json_problem(exc, text), source=source, line=exc.lineno, column=exc.colno) from None
 
 
-def _fast_codec() -> tuple[Callable[[str | bytes], Any], Callable[[Any], bytes]] | None:
+def _fast_codec() -> tuple[Callable[[str | bytes | memoryview], Any], Callable[[Any], bytes]] | None:
     """orjson's loads and dumps when installed: agent logs are large and it parses them in well under half the
     time json takes."""
     try:

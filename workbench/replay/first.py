@@ -1,0 +1,67 @@
+"""Where a replay starts its first compaction, without the rest of the replay.
+
+A question such as "where would this agent have compacted first?" (``analysis/reality.py`` asks it of every
+window of a real log) needs only the check where the first compaction starts and the context there. The whole
+replay would then ask the briefer, land the compaction, walk on to the end and assemble a Run, none of which
+changes that answer. This is the same walk (``_Replay``, the same policy, counts and guards), stopped as that
+compaction starts. Manual compactions are replayed as usual and passed over. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.briefing.base import Briefer
+from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.tokens import CountCache
+from workbench.history.model import History
+from workbench.knobs import Knobs
+from workbench.policies import get_policy
+from workbench.policies.base import Compact
+from workbench.replay.loop import DEFAULT_CACHE, _Replay
+from workbench.replay.results import Run
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionStart:
+    """The first compaction a replay starts that no manual check asked for: the fields of its Compression
+    that are known when it starts (``simulate``'s record of it has the same values)."""
+
+    check_started: int
+    index_started: int  # the message after which it starts
+    tokens_before: int  # the context measured there
+    trigger: str
+
+
+class _Stopped(Exception):  # noqa: N818 - control flow, not an error
+    def __init__(self, start: CompactionStart | None) -> None:
+        super().__init__()
+        self.start = start
+
+
+class _UntilFirstStart(_Replay):
+    def start(self, k: int, context: int, act: Compact, trigger: str = "threshold") -> None:
+        if trigger != "manual":
+            raise _Stopped(CompactionStart(check_started=k, index_started=int(self.checks[k]), tokens_before=context,
+                                           trigger=trigger))
+        super().start(k, context, act, trigger)
+
+    def result(self) -> Run:
+        raise _Stopped(None)  # the walk ended without one: no Run is needed
+
+
+def first_compaction(history: History, knobs: Knobs | None = None, briefer: Briefer | None = None, *,
+                     cache: CountCache | None = None) -> CompactionStart | None:
+    """The first non-manual compaction ``simulate(history, knobs, briefer, cache=cache)`` starts, or None when it
+    starts none. Its check, message and context are the same as that replay's; its later steps are not taken."""
+    knobs = knobs or Knobs()
+    briefer = briefer or SimulatedBriefer()
+    policy = get_policy(knobs)
+    if not knobs.keep_existing_briefings:
+        history = history.without_briefings()
+    counts = (cache or DEFAULT_CACHE).counts_for(history)
+    try:
+        _UntilFirstStart(history, knobs, briefer, policy, counts, None, None, None).run()
+    except _Stopped as stopped:
+        return stopped.start
+    raise AssertionError("the replay ended without stopping")  # pragma: no cover - result() always raises
