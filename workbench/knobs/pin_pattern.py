@@ -6,6 +6,8 @@ the pattern and the message instead of hanging the replay.
 
 from __future__ import annotations
 
+import functools
+
 from workbench.history.warnings import cut, shown
 
 # A user regex (pin_pattern) runs with the `regex` module's timeout per message: a pattern that
@@ -25,6 +27,9 @@ class PinPattern:
         # A pattern of plain characters matches exactly where the text holds it: ``in`` finds it without the
         # regex engine (Claude Code's '# claudeMd' is searched in every message of every replayed window).
         self._literal = pattern if pattern and not any(c in _REGEX_SPECIAL for c in pattern) else None
+        # Likewise a choice of plain texts, anchored or not (Codex's '^(# AGENTS\.md instructions|...)'): the
+        # texts that start with, or hold, one of them.
+        self._alternatives = None if self._literal is not None else plain_alternatives(pattern)
         try:
             self._rx = regex.compile(pattern)
         except (regex.error, OverflowError, RecursionError, ValueError) as exc:
@@ -35,6 +40,12 @@ class PinPattern:
         """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
         if self._literal is not None and len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
             return self._literal in text
+        if self._alternatives is not None:
+            anchored, texts = self._alternatives
+            if anchored:
+                return text.startswith(texts)
+            if len(text) <= _LITERAL_SEARCH_MAX:
+                return any(t in text for t in texts)
         try:
             return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
         except TimeoutError:
@@ -43,6 +54,45 @@ class PinPattern:
                              "or overlapping repeats)") from None
 
 
+def plain_alternatives(pattern: str) -> tuple[bool, tuple[str, ...]] | None:
+    """(anchored, texts) for a pattern that is a choice of plain texts: ``a|b``, ``(a|b)`` or ``(?:a|b)``, each
+    optionally after a ``^``, whose alternatives hold no special character but escaped ones (``\\.`` is a dot).
+    It matches exactly the texts that hold one of them (start with one, when anchored: without the MULTILINE
+    flag ``^`` is the start of the text). None for any other pattern (the regex engine searches it).
+    """
+    anchored = pattern.startswith("^")
+    body = pattern[1:] if anchored else pattern
+    grouped = True
+    if body.startswith("(?:") and body.endswith(")"):
+        body = body[3:-1]
+    elif body.startswith("(") and body.endswith(")") and not body.startswith("(?"):
+        body = body[1:-1]
+    else:
+        grouped = False
+    texts: list[str] = []
+    piece: list[str] = []
+    chars = iter(body)
+    for c in chars:
+        if c == "\\":
+            nxt = next(chars, None)
+            if nxt is None or nxt not in _REGEX_SPECIAL:
+                return None  # \d, \n, \A...: not plain text
+            piece.append(nxt)
+        elif c == "|":
+            texts.append("".join(piece))
+            piece = []
+        elif c in _REGEX_SPECIAL:
+            return None
+        else:
+            piece.append(c)
+    texts.append("".join(piece))
+    if anchored and not grouped and len(texts) > 1:
+        return None  # '^a|b' is '^a' or 'b' anywhere
+    return anchored, tuple(texts)
+
+
+@functools.lru_cache(maxsize=64)
 def compile_pin_pattern(pattern: str) -> PinPattern:
+    """The pattern compiled (remembered: every replayed window of a log asks again; a PinPattern never changes)."""
     return PinPattern(pattern)
 
