@@ -20,21 +20,14 @@ from workbench.knobs import Knobs, knobs_from_dict
 
 @dataclass(frozen=True)
 class Preset:
-    """A named set of knobs with a one-line description and its source.
-
-    The knobs are validated when first asked for (``get_preset`` of one preset need not build all twenty:
-    ~7 ms of a first ``workbench reality`` run); ``tests/test_presets.py`` builds every one.
-    """
+    """A named set of knobs with a one-line description and its source."""
 
     name: str
     title: str
     source: str
+    knobs: Knobs
     agent: str | None = None
     versions: str | None = None
-
-    @property
-    def knobs(self) -> Knobs:
-        return _preset_knobs(self.name)
 
     def covers(self, version: str | None) -> bool:
         """Whether this preset's version range holds ``version`` (no range: every version)."""
@@ -48,19 +41,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @functools.cache
 def _presets() -> dict[str, Preset]:
-    return {name: preset for name, (preset, _) in _read_presets().items()}
-
-
-@functools.cache
-def _preset_knobs(name: str) -> Knobs:
-    _, (data, file_name) = _read_presets()[name]
-    return knobs_from_dict(data, source=file_name)
-
-
-@functools.cache
-def _read_presets() -> dict[str, tuple[Preset, tuple[dict[str, object], str]]]:
-    """Each preset file, read once: the preset and its knob values as written (validated by ``_preset_knobs``)."""
-    out: dict[str, tuple[Preset, tuple[dict[str, object], str]]] = {}
+    out: dict[str, Preset] = {}
     folder = resources.files("workbench") / "presets"
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if not entry.name.endswith(".yaml"):
@@ -72,9 +53,8 @@ def _read_presets() -> dict[str, tuple[Preset, tuple[dict[str, object], str]]]:
         agent = data.pop("agent", None)
         versions = data.pop("versions", None)
         data.pop("version", None)
-        preset = Preset(name=name, title=title, source=source, agent=str(agent) if agent else None,
-                        versions=str(versions) if versions else None)
-        out[name] = (preset, (data, entry.name))
+        out[name] = Preset(name=name, title=title, source=source, knobs=knobs_from_dict(data, source=entry.name),
+                           agent=str(agent) if agent else None, versions=str(versions) if versions else None)
     return out
 
 
