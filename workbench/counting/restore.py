@@ -148,7 +148,29 @@ def _text(value: Any) -> str:
 
 
 def _unreminded(text: str) -> str:
-    return _REMINDER.sub("", text) if "<system-reminder>" in text else text
+    """``_REMINDER.sub("", text)``, with each match looked for at its tag (``str.find``) instead of the regex
+    trying every position of a file's text (7 of the 18 ms of a restore over ../shared/real_sessions).
+
+    A match starts at the whitespace run right before an opening tag (``\\s`` is ``str.isspace``): from any
+    earlier position ``\\s*`` cannot reach the tag. Without a closing tag after it, no later match exists.
+    """
+    at = text.find("<system-reminder>")
+    if at < 0:
+        return text
+    out: list[str] = []
+    done = 0
+    while at >= 0:
+        start = at
+        while start > done and text[start - 1].isspace():
+            start -= 1
+        found = _REMINDER.match(text, start)
+        if found is None:
+            break
+        out.append(text[done:start])
+        done = found.end()
+        at = text.find("<system-reminder>", done)
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _shown(path: str, body: str) -> str:
