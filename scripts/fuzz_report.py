@@ -130,7 +130,7 @@ sweep outputs, the YAML export and the bundles, and kills from outside at random
 
 | what | limit or policy | where |
 |---|---|---|
-| history file | regular files only (a FIFO, a device, a folder are refused before reading); at most 1 GiB, `WORKBENCH_MAX_HISTORY_BYTES=N` or `load_history(..., max_bytes=N)` to change | `workbench/history/readers.py` |
+| history file | regular files only (a FIFO, a device, a folder are refused before reading); at most 1 GiB, `WORKBENCH_MAX_HISTORY_BYTES=N` or `load_history(..., max_bytes=N)` to change | `workbench/history/loading.py` |
 | JSON nesting | 200 levels, checked on the text before parsing (a linear scan, brackets in strings ignored) | `workbench/history/jsontext.py` |
 | a cut-off last JSONL line | left out with a warning naming it (`History.warnings`), when earlier lines parsed | `workbench/history/jsontext.py` |
 | error and warning lines | one line; a quoted value is cut to 80 characters with its length; a HistoryError's text to 400; a CLI line to 500 | `workbench/history/warnings.py`, `errors.py`, `cli/common.py` |
