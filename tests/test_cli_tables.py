@@ -65,3 +65,16 @@ def test_any_table_prints_the_same_drawn_directly_or_by_rich(monkeypatch: pytest
         assert _printed(monkeypatch, direct=True, **table) == _printed(monkeypatch, direct=False, **table)
 
     check()
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_cells_that_look_like_rich_markup_or_emoji_codes_are_printed_as_they_are(
+        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    """A cell ``[/]`` made rich raise a MarkupError; ``[bold]x[/bold]`` lost its tags, ``:smile:`` became 😄."""
+    cells = ["[/]", "[bold]x[/bold]", ":smile:", "a[b]c"]
+    out = _printed(monkeypatch, direct=direct, columns=["[red]name[/red]", "v"],
+                   rows=[[c, i] for i, c in enumerate(cells)], title="[/] title", width=80)
+    lines = out.splitlines()
+    assert lines[0].strip() == "[/] title" and lines[2].split() == ["[red]name[/red]", "v"]
+    assert [line.split()[0] for line in lines[4:8]] == cells
+    assert "\U0001f604" not in out

@@ -54,7 +54,8 @@ class ProgressBar:
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None,
                 right: Sequence[bool] | None = None, width: int | None = None) -> None:
-    """A plain table on stdout (numbers right-aligned where ``right`` says so)."""
+    """A plain table on stdout (numbers right-aligned where ``right`` says so). Cells, headers and the title are
+    printed as they are: rich reads none of them as markup (a cell ``[/]`` raised a MarkupError) or emoji code."""
     console = _console(stderr=False, width=width)
     cells = [[str(v) for v in row] for row in rows]
     plain = _plain_table(console, columns, cells, title=title, right=right)
@@ -64,20 +65,21 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
         return
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    table = Table(title=None if title is None else Text(title), box=box.SIMPLE_HEAD, title_justify="left",
+                  pad_edge=False)
     for i, name in enumerate(columns):
-        table.add_column(name, justify="right" if right and right[i] else "left", no_wrap=True)
+        table.add_column(Text(name), justify="right" if right and right[i] else "left", no_wrap=True)
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*(Text(c) for c in row))
     console.print(table)
 
 
 def _plain(text: str) -> bool:
-    """Text rich prints as it is, one cell a character: printable ASCII with no markup (``[``), emoji code (``:``)
-    or space at either end (which rich trims in some cells)."""
-    return (text.isascii() and text.isprintable() and "[" not in text and ":" not in text
-            and text[:1] != " " and text[-1:] != " ")
+    """Text rich prints one cell a character: printable ASCII with no space at either end (which rich trims in
+    some cells). Markup and emoji codes are printed as they are (``print_table`` hands rich ``Text``)."""
+    return text.isascii() and text.isprintable() and text[:1] != " " and text[-1:] != " "
 
 
 def _plain_table(console: Any, columns: Sequence[str], rows: list[list[str]], *, title: str | None,
