@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ENV_DIR = "WORKBENCH_CACHE_DIR"
-DEFAULT_DIR = Path("~/.cache/compaction-workbench")
+from workbench.counting.registry import DEFAULT_DIR, ENV_DIR, default_cache_dir  # noqa: F401  (one definition)
+
 DEFAULT_SIZE_LIMIT_BYTES = 1 << 30  # 1 GiB
 SUBDIR = "briefings"
 INFLIGHT = "inflight:"  # key prefix of in-flight markers (never a sha256 hex key)
@@ -38,12 +38,6 @@ POLL_S = 0.1
 # retries) either carries a secret or does not change the answer, so it never reaches the key.
 SAMPLING_FIELDS = ("temperature", "max_tokens", "top_p", "seed", "stop", "reasoning_effort")
 _SECRET_HINTS = ("key", "secret", "token", "auth", "header", "password", "api_base", "base_url", "credential")
-
-
-def default_cache_dir() -> Path:
-    """``WORKBENCH_CACHE_DIR`` if set, else ``~/.cache/compaction-workbench`` (not created here)."""
-    env = os.environ.get(ENV_DIR)
-    return Path(env).expanduser() if env else DEFAULT_DIR.expanduser()
 
 
 def _looks_secret(name: str) -> bool:
