@@ -167,3 +167,34 @@ def test_on_the_dev_set_the_worked_out_restore_leaves_little_to_fit() -> None:
     fit = fit_agent(logs)
     assert fit.compaction_restore_tokens < 3_000  # measured 2,053
     assert fit.residual_tokens_p90 < 6_000  # measured 5,121 (8,980 with the earlier rule)
+
+
+def test_a_resumed_walk_gives_what_a_walk_from_the_start_gives_at_every_compaction_and_any_order() -> None:
+    """With a CountCache the walk of a log is kept and resumed for a longer prefix of the same messages; each
+    restore must be what a fresh walk (no cache) of that prefix gives, also when prefixes come out of order or
+    from a copy of the log (other message objects) in between."""
+    import random
+
+    from workbench.cli.reality import load_logs
+    from workbench.counting.tokens import CountCache
+
+    sessions = need_shared(shared_dir() / "real_sessions")
+    logs = [h for h in load_logs([sessions]) if h.log and h.log.compactions]
+    assert logs
+    rng = random.Random(5)
+    checked = 0
+    for args in ({"files": 5, "per_file_tokens": 5_000}, {"files": 2, "per_file_tokens": 300, "token_ratio": 1.1}):
+        for by_identity in (True, False):
+            cache = CountCache(by_identity=by_identity)
+            for history in logs:
+                msgs = list(history.messages)
+                ends = [i + 1 for i, m in enumerate(msgs) if m.meta("isCompactSummary")]
+                ends += [rng.randrange(1, len(msgs) + 1) for _ in range(3)] + [len(msgs)]
+                ends = sorted(ends) + rng.sample(ends, len(ends))  # in order, then shuffled (walks start again)
+                copy = [m.with_metadata() for m in msgs]
+                for end in ends:
+                    fresh = restored_items(msgs[:end], **args)
+                    assert restored_items(msgs[:end], **args, cache=cache) == fresh, (history.id, end)
+                    assert restored_items(copy[:end], **args, cache=cache) == fresh, (history.id, end)
+                    checked += 1
+    assert checked > 100

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -197,86 +198,141 @@ def restored_items(
     counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
 ) -> tuple[Restored, ...]:
     """Everything Claude Code re-attaches after compacting at the end of ``messages``: files newest first
-    (whole, or a reference note for one over ``per_file_tokens``), then skills, the todo list and the plan."""
+    (whole, or a reference note for one over ``per_file_tokens``), then skills, the todo list and the plan.
+
+    With a ``cache``, the walk of the log is kept and resumed: the restores of a log's compactions (each at the
+    end of a longer prefix of the same messages) walk it once in all, not once per compaction."""
     if files <= 0:
         return ()
-    count = _Counter(counter, token_ratio, chars_per_token, cache)
-    known: dict[str, _File] = {}
-    state: set[str] = set()  # readFileState's paths
-    pending: dict[str, str] = {}  # call id -> path of a Read waiting for its result
-    skills: dict[str, int] = {}
-    skill_call: str | None = None  # the skill a Skill call just started: its messages follow, before the next call
-    todo: int | None = None
-    plan: tuple[str, str] | None = None
-    order = 0
-    for msg in messages:
-        role = msg.role
-        if msg.meta("isCompactSummary"):
-            state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
-            continue
-        if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
-            skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
-        elif role == "user" and skill_call is not None:
-            skills[skill_call] = skills.get(skill_call, 0) + count(msg.text, ("skill", count.key(msg)))
-        for j, part in enumerate(msg.parts or ()):
-            data = part.data
-            if not isinstance(data, dict):
+    if cache is None:
+        walk = _Walk(_Counter(counter, token_ratio, chars_per_token, None), files, per_file_tokens)
+    else:
+        walk = _resumable(cache, messages, (counter, token_ratio, chars_per_token, files, per_file_tokens))
+    walk.advance(messages)
+    return walk.result()
+
+
+_WALKS_KEPT = 4  # walks kept per parameter set (a run interleaves a few logs at most)
+
+
+def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ...]) -> _Walk:
+    """The cache's walk whose messages so far are the same objects as the start of ``messages`` (the longest),
+    or a new one."""
+    walks: list[_Walk] = cache.restore_walks.setdefault(params, [])
+    best = None
+    for walk in walks:
+        seen = walk.seen
+        if (len(seen) <= len(messages) and (best is None or len(seen) > len(best.seen))
+                and all(map(operator.is_, seen, messages))):
+            best = walk
+    if best is None:
+        counter, token_ratio, chars_per_token, files, per_file_tokens = params
+        best = _Walk(_Counter(counter, token_ratio, chars_per_token, cache), files, per_file_tokens)
+        if len(walks) >= _WALKS_KEPT:
+            walks.pop(0)
+        walks.append(best)
+    return best
+
+
+class _Walk:
+    """What the transcript has told so far, message by message: the files, readFileState, skills, todo list and
+    plan. ``result`` is the restore at the end of the messages walked; it changes nothing, so a walk goes on."""
+
+    def __init__(self, count: _Counter, files: int, per_file_tokens: int) -> None:
+        self.count, self.files, self.per_file_tokens = count, files, per_file_tokens
+        self.seen: list[Any] = []  # the messages walked (their objects: a resumed walk must be over the same)
+        self.known: dict[str, _File] = {}
+        self.state: set[str] = set()  # readFileState's paths
+        self.pending: dict[str, str] = {}  # call id -> path of a Read waiting for its result
+        self.skills: dict[str, int] = {}
+        self.skill_call: str | None = None  # the skill a Skill call just started: its messages follow
+        self.todo: int | None = None
+        self.plan: tuple[str, str] | None = None
+        self.order = 0
+
+    def advance(self, messages: Sequence[Any]) -> None:
+        """Walk the messages past those already walked (``messages`` starts with them)."""
+        start = len(self.seen)
+        if start >= len(messages):
+            return
+        self.seen.extend(messages[start:])
+        count, known, pending, skills = self.count, self.known, self.pending, self.skills
+        files, per_file_tokens = self.files, self.per_file_tokens
+        state, skill_call, todo, plan, order = self.state, self.skill_call, self.todo, self.plan, self.order
+        for msg in messages[start:]:
+            role = msg.role
+            if msg.meta("isCompactSummary"):
+                state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
                 continue
-            kind = data.get("type")
-            if not (isinstance(kind, str) and kind.startswith(_TOOL_TYPES)):  # Part.kind, for text parts quickly
-                continue
-            kind = part.kind
-            if kind == "tool":
-                name = part.tool_name or ""
-                args: dict[str, Any] = data["input"] if isinstance(data.get("input"), dict) else {}
-                if name in SKILL_TOOLS:
-                    skill_call = str(args.get("skill") or args.get("command") or part.tool_call_id or "skill")
-                    skills.pop(skill_call, None)  # invoked again: its content is replaced
+            if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
+                skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
+            elif role == "user" and skill_call is not None:
+                skills[skill_call] = skills.get(skill_call, 0) + count(msg.text, ("skill", count.key(msg)))
+            for j, part in enumerate(msg.parts or ()):
+                data = part.data
+                if not isinstance(data, dict):
                     continue
-                if name in TODO_TOOLS:
-                    todos = args.get("todos")
-                    todo = count(_TODO.format(todos=json.dumps(todos)), ("todo", count.key(msg), j)) if todos else None
+                kind = data.get("type")
+                if not (isinstance(kind, str) and kind.startswith(_TOOL_TYPES)):  # Part.kind, for text parts quickly
                     continue
-                path = _path_of(data)
-                if path is None:
-                    continue
-                if _PLAN_PART in path and name in WRITE_TOOLS and isinstance(args.get("content"), str):
-                    plan = (path, args["content"])
-                if _excluded(path):
-                    continue
-                order += 1
-                file = known.get(path) or known.setdefault(path, _File(path))
-                if name in WRITE_TOOLS:
-                    content = args.get("content") if isinstance(args.get("content"), str) else ""
-                    file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True), []
-                    file.modified = order
-                    state.add(path)
-                elif name in EDIT_TOOLS:
-                    file.modified = order
-                    state.add(path)
-                elif name in READ_TOOLS:
-                    if "output" in data:  # the result sits in the call (AI SDK shape)
-                        _read(file, data["output"], None, (count.key(msg), j), path)
-                        file.read = order
+                kind = part.kind
+                if kind == "tool":
+                    name = part.tool_name or ""
+                    args: dict[str, Any] = data["input"] if isinstance(data.get("input"), dict) else {}
+                    if name in SKILL_TOOLS:
+                        skill_call = str(args.get("skill") or args.get("command") or part.tool_call_id or "skill")
+                        skills.pop(skill_call, None)  # invoked again: its content is replaced
+                        continue
+                    if name in TODO_TOOLS:
+                        todos = args.get("todos")
+                        todo = (count(_TODO.format(todos=json.dumps(todos)), ("todo", count.key(msg), j)) if todos
+                                else None)
+                        continue
+                    path = _path_of(data)
+                    if path is None:
+                        continue
+                    if _PLAN_PART in path and name in WRITE_TOOLS and isinstance(args.get("content"), str):
+                        plan = (path, args["content"])
+                    if _excluded(path):
+                        continue
+                    order += 1
+                    file = known.get(path) or known.setdefault(path, _File(path))
+                    if name in WRITE_TOOLS:
+                        content = args.get("content") if isinstance(args.get("content"), str) else ""
+                        file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True), []
+                        file.modified = order
                         state.add(path)
-                    elif part.tool_call_id:
-                        pending[part.tool_call_id] = path
-                        file.read = order
-            elif kind == "tool-result" and part.tool_call_id in pending:
-                path = pending.pop(part.tool_call_id or "")
-                if data.get("isError"):  # the read failed: the tool stored nothing
-                    continue
-                _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path)
-                state.add(path)
-    out = list(_pick(known, state, files, per_file_tokens, count))
-    out += [Restored("skill", name, tokens) for name, tokens in skills.items() if tokens]
-    if skills:
-        out.append(Restored("skill", "", count(_SKILLS)))
-    if todo:
-        out.append(Restored("todo", "", todo))
-    if plan is not None:
-        out.append(Restored("plan", plan[0], count(_PLAN.format(path=plan[0], content=plan[1]))))
-    return tuple(out)
+                    elif name in EDIT_TOOLS:
+                        file.modified = order
+                        state.add(path)
+                    elif name in READ_TOOLS:
+                        if "output" in data:  # the result sits in the call (AI SDK shape)
+                            _read(file, data["output"], None, (count.key(msg), j), path)
+                            file.read = order
+                            state.add(path)
+                        elif part.tool_call_id:
+                            pending[part.tool_call_id] = path
+                            file.read = order
+                elif kind == "tool-result" and part.tool_call_id in pending:
+                    path = pending.pop(part.tool_call_id or "")
+                    if data.get("isError"):  # the read failed: the tool stored nothing
+                        continue
+                    _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path)
+                    state.add(path)
+        self.state, self.skill_call, self.todo, self.plan, self.order = state, skill_call, todo, plan, order
+
+    def result(self) -> tuple[Restored, ...]:
+        """The restore at the end of the messages walked so far."""
+        count = self.count
+        out = list(_pick(self.known, self.state, self.files, self.per_file_tokens, count))
+        out += [Restored("skill", name, tokens) for name, tokens in self.skills.items() if tokens]
+        if self.skills:
+            out.append(Restored("skill", "", count(_SKILLS)))
+        if self.todo:
+            out.append(Restored("todo", "", self.todo))
+        if self.plan is not None:
+            out.append(Restored("plan", self.plan[0], count(_PLAN.format(path=self.plan[0], content=self.plan[1]))))
+        return tuple(out)
 
 
 def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str) -> None:

@@ -56,6 +56,7 @@ class CountCache:
     chunk_chars: dict[Key, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
     text_counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
     restore_counts: dict[tuple[str, float], dict[Any, int]] = field(default_factory=dict)  # counting.restore's texts
+    restore_walks: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)  # counting.restore's walks of logs
     max_tables: int = 64
     by_identity: bool = False
     _held: dict[int, object] = field(default_factory=dict, repr=False)
