@@ -130,19 +130,23 @@ class _Disk:
                     os.unlink(tmp)
 
 
-_disks: dict[tuple[str, tuple[Any, ...]], _Disk] = {}
+_disks: dict[tuple[str | None, Path], _Disk | None] = {}
 
 
 def _disk() -> _Disk | None:
+    """The cache of this process's cache dir (the registry file stat-ed once per process, as it is parsed once)."""
     path = registry_path()
-    stamp = _stamp(path) if path is not None else None
-    if stamp is None:
+    if path is None:
         return None
-    file = default_cache_dir() / "registry" / f"litellm-{CACHE_FORMAT}.json"
-    key = (str(file), stamp)
-    disk = _disks.get(key)
-    if disk is None:
-        disk = _disks[key] = _Disk(file, stamp, _read(file, stamp))
+    key = (os.environ.get(ENV_DIR), path)
+    if key in _disks:
+        return _disks[key]
+    stamp = _stamp(path)
+    disk = None
+    if stamp is not None:
+        file = default_cache_dir() / "registry" / f"litellm-{CACHE_FORMAT}.json"
+        disk = _Disk(file, stamp, _read(file, stamp))
+    _disks[key] = disk
     return disk
 
 
