@@ -1,6 +1,6 @@
 """``workbench reality FOLDER`` in this fresh process: a cold first run, then warm runs, each beside its reference.
 
-    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage]
+    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage] [--registry-cache cold|warm]
 
 The reference reads every line of the folder's ``.jsonl`` logs and ``json.loads`` it (the files are read
 once before anything is timed, so both sides find them in the page cache). The command runs in-process
@@ -10,6 +10,11 @@ process), so the cold run is what a user's one run does beyond starting Python a
 presets' YAML, litellm's price registry, rich's first table, the work itself. A warm run is a later run
 in the same process over logs it has not seen (per-history caches cleared; presets, registry and modules
 kept). Prints one JSON line: wall and CPU seconds.
+
+The entries of litellm's price registry a run looks up are kept in a disk cache (``counting.registry``):
+``--registry-cache cold`` (the default) points ``WORKBENCH_CACHE_DIR`` at an empty folder for the first run (a
+first run after installing or upgrading: the whole registry is parsed and the cache written), ``warm`` at a
+folder the child's run filled (any later process). The user's own cache is never read or written.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,10 +57,10 @@ def _command(folder: Path, *extra: str) -> Callable[[], None]:
     return run
 
 
-def _imported_by_a_run(folder: Path) -> list[str]:
+def _imported_by_a_run(folder: Path, cache_dir: str) -> list[str]:
     """The modules one run of the command imports, from a run in a child process (so this one stays cold)."""
     proc = subprocess.run([sys.executable, __file__, str(folder), "0", "--list-modules"], capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env={**os.environ, "WORKBENCH_CACHE_DIR": cache_dir})
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -75,7 +81,14 @@ def main() -> None:
                     if line.strip():
                         loads(line)
 
-    modules = _imported_by_a_run(folder)
+    mode = sys.argv[sys.argv.index("--registry-cache") + 1] if "--registry-cache" in sys.argv else "cold"
+    if mode not in ("cold", "warm"):
+        raise SystemExit(f"--registry-cache: cold or warm, not {mode!r}")
+    scratch = tempfile.TemporaryDirectory(prefix="reality-probe-")
+    child_dir, own_dir = Path(scratch.name) / "child", Path(scratch.name) / "first-run"
+    modules = _imported_by_a_run(folder, str(own_dir if mode == "warm" else child_dir))
+    os.environ["WORKBENCH_CACHE_DIR"] = str(own_dir)  # warm: what the child's run wrote; cold: nothing yet
+    cached = sorted(p.name for p in own_dir.rglob("*") if p.is_file())
     for path in logs:  # into the page cache, for both sides alike
         path.read_bytes()
     wall, cpu = time.perf_counter(), time.process_time()
@@ -97,7 +110,8 @@ def main() -> None:
     if "--with-ignore-usage" in sys.argv:  # the estimate alone: o200k_base counts of every message
         ignore = _timed(_command(folder, "--ignore-usage"))
         ignore_ref = _timed(reference)
-    print(json.dumps({"imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
+    scratch.cleanup()
+    print(json.dumps({"registry_cache": mode, "cache_files_before": cached, "imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
                       "pairs": pairs, "ignore_usage": ignore, "ignore_usage_ref": ignore_ref, "files": len(logs),
                       "bytes": sum(p.stat().st_size for p in logs),
                       "lines": sum(p.read_bytes().count(b"\n") for p in logs)}))
