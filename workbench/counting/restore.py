@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.counting.tokens import CountCache, count_text_tokens
+from workbench.history.jsjson import utf16_len
 
 RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
@@ -71,18 +72,30 @@ class _File:
     modified: int = 0  # order of the session's last change to it (0: never changed in the session)
     read: int = 0  # order of its last read
 
-    def tokens(self, count: _Counter, limit: int) -> tuple[int, int] | None:
-        """(tokens as restored, tokens the per-file ``limit`` is checked on), or None when the size is unknown.
+    def tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
+        """(tokens as restored, whether the bare content is within the per-file ``limit``), or None when the size
+        is unknown.
 
-        The bare content is counted only when the restored text (a superset of it) is over the limit."""
+        The bare content is counted only when the restored text (a superset of it) is over the limit, and not
+        even then when a floor of its count is over the limit too (``_bare_floor``)."""
         if self.whole is not None:
             raw, key, written = self.whole
             if written:  # restored as the Read tool would show it: numbered
-                restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
-                return restored, restored if restored <= limit else count(raw, ("bare", *key))
-            restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
-            return restored, restored if restored <= limit else count(
-                lambda: _LINE_NUMBER.sub("", _unreminded(_text(raw))), ("bare", *key))
+                if count.by_length:
+                    restored = count.of_length(lambda: _shown_len(self.path) + _numbered_len(raw), ("whole", *key))
+                else:
+                    restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
+                return restored, restored <= limit or count(raw, ("bare", *key)) <= limit
+            if count.by_length:
+                restored = count.of_length(lambda: _shown_len(self.path) + _text_len(raw), ("whole", *key))
+            else:
+                restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
+            if restored <= limit:
+                return restored, True
+            body = _unreminded(_text(raw))
+            if ("bare", *key) not in count.store and count.floor(body) > limit:
+                return restored, False
+            return restored, count(lambda: _LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
         shown = sum(lines for _, _, lines in self.ranges)
         if not shown or not self.total_lines:
             return None
@@ -98,9 +111,50 @@ class _File:
         scale = max(1.0, self.total_lines / shown)
         whole = round(restored * scale)
         if whole <= limit:
-            return whole + notice, whole
+            return whole + notice, True
+        if (all(("range-bare", *key) not in count.store for _, key in bodies)
+                and round(sum(count.floor(body) for body, _ in bodies) * scale) > limit):
+            return whole + notice, False
         bare = sum(count(_LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
-        return whole + notice, round(bare * scale)
+        return whole + notice, round(bare * scale) <= limit
+
+
+_MAY_GO = b" 0123456789\t"  # the ASCII characters a line number's match may hold
+
+
+def _bare_floor(text: str) -> int:
+    r"""A floor of the UTF-16 length of ``_LINE_NUMBER.sub("", text)``, counted in C, without the substitution.
+
+    Each match is spaces, ``\d`` digits and one arrow or tab; ``\d`` takes Unicode digits, which are not ASCII,
+    like the arrow. So at most the spaces, ASCII digits, tabs and non-ASCII characters go (the other ASCII
+    characters stay); what stays is at least as long in UTF-16 code units as in code points."""
+    return len(text.encode("ascii", "ignore").translate(None, _MAY_GO))
+
+
+def _shown_len(path: str) -> int:
+    """UTF-16 length of ``_shown(path, "")``."""
+    return utf16_len(_shown(path, ""))
+
+
+def _text_len(value: Any) -> int:
+    """UTF-16 length of ``_text(value)``, without joining the texts."""
+    if isinstance(value, str):
+        return utf16_len(value)
+    if isinstance(value, list):
+        return sum(utf16_len(v["text"]) for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
+    return 0
+
+
+def _numbered_len(content: str) -> int:
+    """UTF-16 length of ``_numbered(content)``: the content's, plus per line its number right-aligned in 6
+    columns (more for a number of more digits) and the arrow, one code unit."""
+    lines = content.count("\n") + 1
+    extra = 7 * lines
+    low = 1_000_000  # the first number of 7 digits
+    while lines >= low:
+        extra += lines - low + 1  # each number from ``low`` on takes one more column
+        low *= 10
+    return utf16_len(content) + extra
 
 
 def _digest(msg: Any) -> str:
@@ -116,6 +170,7 @@ class _Counter:
         self.cpt = chars_per_token
         self.store = (cache.restore_counts if cache is not None else {}).setdefault((self.counter, self.cpt), {})
         self.key: Callable[[Any], Any] = cache.parts_key if cache is not None else _digest
+        self.by_length = self.counter == "estimate"  # the count is a function of the UTF-16 length alone
 
     def __call__(self, text: str | Callable[[], str], key: tuple[Any, ...] | None = None) -> int:
         """Tokens of ``text`` (or of what it builds: built only when ``key`` has no count yet)."""
@@ -125,6 +180,18 @@ class _Counter:
             if key is not None:
                 self.store[key] = found
         return math.ceil(found * self.ratio)
+
+    def of_length(self, length: Callable[[], int], key: tuple[Any, ...]) -> int:
+        """For the estimate: the tokens of a text of UTF-16 ``length()``, the text not built (the same count as
+        ``count_text_tokens``: ceil(length / cpt))."""
+        found = self.store.get(key)
+        if found is None:
+            found = self.store[key] = math.ceil(length() / self.cpt)
+        return math.ceil(found * self.ratio)
+
+    def floor(self, text: str) -> int:
+        """A floor of the tokens of ``_LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
+        return math.ceil(math.ceil(_bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
 
 
 def _path_of(data: dict[str, Any]) -> str | None:
@@ -361,8 +428,8 @@ def _pick(
         size = known[path].tokens(count, per_file_tokens)
         if size is None:
             continue
-        restored, bare = size
-        item = (Restored("file", path, restored) if bare <= per_file_tokens
+        restored, fits = size
+        item = (Restored("file", path, restored) if fits
                 else Restored("reference", path, count(_REFERENCE.format(path=path))))
         if total + item.tokens > RESTORE_BUDGET_TOKENS:
             continue

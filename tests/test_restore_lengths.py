@@ -1,0 +1,51 @@
+"""counting.restore counts the estimate from lengths where it can: each length is the built text's, each floor
+at most the bare text's, so the restore decides as if the texts were built and counted."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.counting.restore import (
+    _LINE_NUMBER,
+    _bare_floor,
+    _numbered,
+    _numbered_len,
+    _shown,
+    _shown_len,
+    _text,
+    _text_len,
+)
+from workbench.history.jsjson import utf16_len
+
+# Line numbers as the Read tool writes them (and near misses), Unicode digits, astral characters, lone surrogates.
+PIECES = ["     1\u2192", "  12\t", "\n", " ", "\t", "7", "\u0663", "\u2192", "a", "\U0001f600", "\ud800", "é", "\r",
+          "\n   3\u2192x", "x\u2192", "\u00a0"]
+texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts)
+def test_the_floor_of_a_bare_text_is_never_above_its_length(text: str) -> None:
+    assert _bare_floor(text) <= utf16_len(_LINE_NUMBER.sub("", text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.sampled_from(["/a/b.py", "/x/\u00e9\U0001f600.md", 'q"uote\\.txt']))
+def test_lengths_are_the_built_texts_lengths(text: str, path: str) -> None:
+    assert _numbered_len(text) == utf16_len(_numbered(text))
+    assert _shown_len(path) + utf16_len(text) == utf16_len(_shown(path, text))
+    blocks = [{"type": "text", "text": text}, {"type": "image"}, "junk", {"text": 3}, {"text": text[:3]}]
+    for value in (text, blocks, None, 12):
+        assert _text_len(value) == utf16_len(_text(value))
+
+
+def test_a_numbered_text_of_a_million_lines_widens_its_numbers_as_the_read_tool_does() -> None:
+    content = "\n" * 1_000_001  # 1,000,002 lines: the last three take 7 columns
+    assert _numbered_len(content) == utf16_len(_numbered(content))
+
+
+def test_the_floor_is_tight_for_a_plain_read_result() -> None:
+    text = "\n".join(f"{n:>6}\u2192def f_{n}(): pass" for n in range(1, 200))
+    bare = _LINE_NUMBER.sub("", text)
+    assert 0.5 * utf16_len(bare) < _bare_floor(text) <= utf16_len(bare)
