@@ -198,3 +198,18 @@ def test_a_resumed_walk_gives_what_a_walk_from_the_start_gives_at_every_compacti
                     assert restored_items(copy[:end], **args, cache=cache) == fresh, (history.id, end)
                     checked += 1
     assert checked > 100
+
+
+def test_the_walks_a_cache_keeps_are_bounded_across_knob_sets() -> None:
+    from workbench.counting.restore import _PARAMS_KEPT, _WALKS_KEPT
+    from workbench.counting.tokens import CountCache
+
+    log = _read(ClaudeLog(), "r1", "/a.py", 1, 10, 10)
+    msgs = list(parse_claude_code(log.text()).messages)
+    cache = CountCache(by_identity=True)
+    for limit in range(1, 30):  # a slider dragged through many per-file limits
+        for copy in range(6):  # and as many different message lists
+            restored_items([m.with_metadata() for m in msgs] if copy else msgs, files=5, per_file_tokens=limit,
+                           cache=cache)
+    assert len(cache.restore_walks) <= _PARAMS_KEPT
+    assert all(len(walks) <= _WALKS_KEPT for walks in cache.restore_walks.values())

@@ -280,12 +280,17 @@ def restored_items(
 
 
 _WALKS_KEPT = 4  # walks kept per parameter set (a run interleaves a few logs at most)
+_PARAMS_KEPT = 8  # parameter sets whose walks are kept
 
 
 def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ...]) -> _Walk:
     """The cache's walk whose messages so far are the same objects as the start of ``messages`` (the longest),
     or a new one."""
-    walks: list[_Walk] = cache.restore_walks.setdefault(params, [])
+    walks: list[_Walk] | None = cache.restore_walks.get(params)
+    if walks is None:
+        if len(cache.restore_walks) >= _PARAMS_KEPT:  # a long app session tries many knob sets: keep the last few
+            cache.restore_walks.pop(next(iter(cache.restore_walks)))
+        walks = cache.restore_walks[params] = []
     best = None
     for walk in walks:
         seen = walk.seen
