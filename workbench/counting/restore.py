@@ -27,13 +27,23 @@ from __future__ import annotations
 import json
 import math
 import operator
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.counting.attachments import (  # noqa: F401  (_REMINDER, _numbered: their old import path)
+    _LINE_NUMBER,
+    _REMINDER,
+    _bare_floor,
+    _numbered,
+    _numbered_len,
+    _shown,
+    _shown_len,
+    _text,
+    _text_len,
+    _unreminded,
+)
 from workbench.counting.tokens import CountCache, count_text_tokens
-from workbench.history.jsjson import utf16_len
 
 RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
@@ -45,11 +55,7 @@ _TOOL_TYPES = ("tool-", "dynamic-tool")  # the part types Part.kind calls "tool"
 _EXCLUDED_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 _EXCLUDED_PARTS = ("/.claude/plans/", "/.claude/memory", "/memory/")
 _PLAN_PART = "/.claude/plans/"
-_LINE_NUMBER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)  # the Read tool's "   445→" (older builds: a tab)
-_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
-# The bundles' attachment texts (2.1.25 cli.js, the attachment-to-message switch).
-_READ_CALL = "Called the Read tool with the following input: "
-_READ_RESULT = "Result of calling the Read tool: "
+# The bundles' attachment texts (2.1.25 cli.js, the attachment-to-message switch; the Read tool's in counting.attachments).
 _REFERENCE = ("Note: {path} was read before the last conversation was summarized, but the contents are too "
               "large to include. Use Read tool if you need to access it.")
 _SKILLS = "The following skills were invoked in this session. Continue to follow these guidelines:\n\n"
@@ -119,44 +125,6 @@ class _File:
         return whole + notice, round(bare * scale) <= limit
 
 
-_MAY_GO = b" 0123456789\t"  # the ASCII characters a line number's match may hold
-
-
-def _bare_floor(text: str) -> int:
-    r"""A floor of the UTF-16 length of ``_LINE_NUMBER.sub("", text)``, counted in C, without the substitution.
-
-    Each match is spaces, ``\d`` digits and one arrow or tab; ``\d`` takes Unicode digits, which are not ASCII,
-    like the arrow. So at most the spaces, ASCII digits, tabs and non-ASCII characters go (the other ASCII
-    characters stay); what stays is at least as long in UTF-16 code units as in code points."""
-    return len(text.encode("ascii", "ignore").translate(None, _MAY_GO))
-
-
-def _shown_len(path: str) -> int:
-    """UTF-16 length of ``_shown(path, "")``."""
-    return utf16_len(_shown(path, ""))
-
-
-def _text_len(value: Any) -> int:
-    """UTF-16 length of ``_text(value)``, without joining the texts."""
-    if isinstance(value, str):
-        return utf16_len(value)
-    if isinstance(value, list):
-        return sum(utf16_len(v["text"]) for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
-    return 0
-
-
-def _numbered_len(content: str) -> int:
-    """UTF-16 length of ``_numbered(content)``: the content's, plus per line its number right-aligned in 6
-    columns (more for a number of more digits) and the arrow, one code unit."""
-    lines = content.count("\n") + 1
-    extra = 7 * lines
-    low = 1_000_000  # the first number of 7 digits
-    while lines >= low:
-        extra += lines - low + 1  # each number from ``low`` on takes one more column
-        low *= 10
-    return utf16_len(content) + extra
-
-
 def _digest(msg: Any) -> str:
     return str(msg.digest)
 
@@ -205,50 +173,6 @@ def _path_of(data: dict[str, Any]) -> str | None:
 
 def _excluded(path: str) -> bool:
     return path.endswith(_EXCLUDED_NAMES) or any(p in path for p in _EXCLUDED_PARTS)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(v["text"] for v in value if isinstance(v, dict) and isinstance(v.get("text"), str))
-    return ""
-
-
-def _unreminded(text: str) -> str:
-    """``_REMINDER.sub("", text)``, with each match looked for at its tag (``str.find``) instead of the regex
-    trying every position of a file's text (7 of the 18 ms of a restore over ../shared/real_sessions).
-
-    A match starts at the whitespace run right before an opening tag (``\\s`` is ``str.isspace``): from any
-    earlier position ``\\s*`` cannot reach the tag. Without a closing tag after it, no later match exists.
-    """
-    at = text.find("<system-reminder>")
-    if at < 0:
-        return text
-    out: list[str] = []
-    done = 0
-    while at >= 0:
-        start = at
-        while start > done and text[start - 1].isspace():
-            start -= 1
-        found = _REMINDER.match(text, start)
-        if found is None:
-            break
-        out.append(text[done:start])
-        done = found.end()
-        at = text.find("<system-reminder>", done)
-    out.append(text[done:])
-    return "".join(out)
-
-
-def _shown(path: str, body: str) -> str:
-    """The Read tool's call and result as the restore attaches them."""
-    return _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + body
-
-
-def _numbered(content: str) -> str:
-    """``content`` as the Read tool shows it: each line after its number, right-aligned in 6 columns."""
-    return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(content.split("\n"), start=1))
 
 
 @dataclass(frozen=True)
