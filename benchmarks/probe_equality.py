@@ -15,7 +15,6 @@ are compared section by section; any difference is printed and the exit status i
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import os
@@ -24,6 +23,10 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from plain import plain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOB_SETS: dict[str, dict[str, Any]] = {
@@ -42,17 +45,6 @@ def histories(extra: list[str]) -> list[Path]:
     return files + [Path(x) for x in extra]
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready: dataclasses as dicts, tuples as lists, anything else as its str."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def dump(paths: list[Path]) -> dict[str, dict[str, str]]:
@@ -68,7 +60,7 @@ def dump(paths: list[Path]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
 
     def put(name: str, value: Any) -> None:
-        text = json.dumps(_plain(value), sort_keys=True, ensure_ascii=False)
+        text = json.dumps(plain(value), sort_keys=True, ensure_ascii=False)
         out[name] = {"sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
                      "head": text[:SHOWN_CHARS], "chars": str(len(text))}
 

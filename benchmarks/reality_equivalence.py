@@ -13,7 +13,6 @@ which the command itself stops at the first compaction. One JSON document, sorte
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -23,18 +22,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def _plain(value: Any) -> Any:
-    """A JSON-able copy of a result value (dataclasses, tuples, numpy scalars)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a numpy scalar
-        return value.item()
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+from plain import plain  # noqa: E402
 
 
 def _run_fingerprint(run: Any) -> dict[str, Any]:
@@ -42,9 +32,9 @@ def _run_fingerprint(run: Any) -> dict[str, Any]:
     return {
         "timeline_rows": run.timeline.height,
         "timeline_sha256": hashlib.sha256(frame.encode()).hexdigest(),
-        "compressions": _plain(run.compressions),
-        "events_sha256": hashlib.sha256(json.dumps(_plain(run.events), sort_keys=True).encode()).hexdigest(),
-        "metrics": _plain(run.metrics),
+        "compressions": plain(run.compressions),
+        "events_sha256": hashlib.sha256(json.dumps(plain(run.events), sort_keys=True).encode()).hexdigest(),
+        "metrics": plain(run.metrics),
     }
 
 
@@ -54,7 +44,7 @@ def _history_fingerprint(history: Any) -> dict[str, Any]:
                           ensure_ascii=False).encode("utf-8", "surrogatepass")
     return {"id": history.id, "source_format": history.source_format,
             "messages_sha256": hashlib.sha256(messages).hexdigest(),
-            "log": _plain(history.log), "meta": _plain(history.meta), "warnings": _plain(history.warnings)}
+            "log": plain(history.log), "meta": plain(history.meta), "warnings": plain(history.warnings)}
 
 
 def _cache(count_cache: Any) -> Any:
@@ -89,7 +79,7 @@ def main() -> None:
         entry: dict[str, Any] = {"messages": len(history.messages), "history": _history_fingerprint(history)}
         for label, usage in (("usage", True), ("ignore_usage", False)):
             windows.clear()
-            entry[label] = _plain(reality.follow_log(history, usage=usage))
+            entry[label] = plain(reality.follow_log(history, usage=usage))
             entry[f"{label}_windows"] = list(windows)
         out[path.name] = entry
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
