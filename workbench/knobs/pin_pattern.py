@@ -21,7 +21,7 @@ class PinPattern:
     """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
 
     def __init__(self, pattern: str) -> None:
-        import regex  # type: ignore[import-untyped]  # no stubs shipped
+        import regex
 
         self.pattern = pattern
         # A pattern of plain characters matches exactly where the text holds it: ``in`` finds it without the
