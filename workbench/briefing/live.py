@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
+from workbench.briefing.base import Attempt, BriefRecord, BriefRequest
 from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_cost_estimate
-from workbench.briefing.live_records import answer_record, cache_value, failed_record
+from workbench.briefing.live_records import answer_record, cache_value, cached_record, failed_record
 from workbench.briefing.live_records import request_features as request_features  # its old import path
-from workbench.briefing.prompt import PROMPT_VERSION, build_messages, detect_leaks
+from workbench.briefing.prompt import PROMPT_VERSION, build_messages
 from workbench.briefing.scrub import scrub_known, scrub_secrets
 from workbench.history.jsjson import utf16_len
 
@@ -310,25 +310,8 @@ class LiveBriefer:
         return scrub_known(text, self._api_key)
 
     def _from_cache(self, value: Mapping[str, Any], request: BriefRequest) -> BriefRecord:
-        """The stored answer as a record: same text, model, attempts and cost, ``cache_hit=True``."""
-        text = self._scrub_known(str(value.get("text") or ""))
-        attempts = tuple(Attempt(**{k: a[k] for k in Attempt.__dataclass_fields__ if k in a}) for a in value["attempts"])
-        previous, xml = detect_leaks(text)
-        chars = utf16_len(text)
-        return BriefRecord(
-            text=text,
-            chars=chars,
-            tokens=briefing_tokens(text, request.knobs),
-            model=str(value.get("model", "")),
-            attempts=attempts,
-            cost_usd=float(value.get("cost_usd", 0.0)),
-            input_tokens=int(value.get("input_tokens", 0)),
-            output_tokens=int(value.get("output_tokens", 0)),
-            cache_hit=True,
-            leak_previous_tag=previous,
-            leak_xml=xml,
-            latency_s=float(value.get("latency_s", 0.0)),
-        )
+        """The stored answer as a record, its text scrubbed of this run's key."""
+        return cached_record(value, request, self._scrub_known(str(value.get("text") or "")))
 
 
 def _content(response: Any) -> str:

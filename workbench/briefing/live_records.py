@@ -5,6 +5,7 @@ JSON-able form an answer takes in the disk cache (with the request's features, f
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from workbench.briefing.base import Attempt, BriefRecord, BriefRequest, briefing_tokens
@@ -32,22 +33,39 @@ def failed_record(attempts: list[Attempt]) -> BriefRecord:
     )
 
 
+def _text_record(text: str, request: BriefRequest, **rest: Any) -> BriefRecord:
+    """A record of ``text`` as the replay reads it (size in UTF-16 units, tokens, the leaks it shows)."""
+    previous, xml = detect_leaks(text)
+    return BriefRecord(text=text, chars=utf16_len(text), tokens=briefing_tokens(text, request.knobs),
+                       leak_previous_tag=previous, leak_xml=xml, **rest)
+
+
 def answer_record(request: BriefRequest, model: str, text: str, attempts: list[Attempt]) -> BriefRecord:
     """The record of a briefing a model wrote: its size, the leaks it shows, every attempt's cost and time."""
-    previous, xml = detect_leaks(text)
-    chars = utf16_len(text)
-    return BriefRecord(
-        text=text,
-        chars=chars,
-        tokens=briefing_tokens(text, request.knobs),
+    return _text_record(
+        text, request,
         model=model,
         attempts=tuple(attempts),
         cost_usd=sum(a.cost_usd for a in attempts),
         input_tokens=sum(a.input_tokens for a in attempts),
         output_tokens=sum(a.output_tokens for a in attempts),
-        leak_previous_tag=previous,
-        leak_xml=xml,
         latency_s=sum(a.latency_s for a in attempts),
+    )
+
+
+def cached_record(value: Mapping[str, Any], request: BriefRequest, text: str) -> BriefRecord:
+    """A stored answer (``cache_value``'s form, its text already scrubbed) as a record with ``cache_hit=True``:
+    same text, model, attempts and cost."""
+    attempts = tuple(Attempt(**{k: a[k] for k in Attempt.__dataclass_fields__ if k in a}) for a in value["attempts"])
+    return _text_record(
+        text, request,
+        model=str(value.get("model", "")),
+        attempts=attempts,
+        cost_usd=float(value.get("cost_usd", 0.0)),
+        input_tokens=int(value.get("input_tokens", 0)),
+        output_tokens=int(value.get("output_tokens", 0)),
+        cache_hit=True,
+        latency_s=float(value.get("latency_s", 0.0)),
     )
 
 
