@@ -53,8 +53,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py"):  # noqa: ANN201 - yields the URL
-    """``streamlit run workbench/app.py`` of the checkout at ``root`` on a free port until the block ends.
+def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py", app_args: tuple[str, ...] = ()):  # noqa: ANN201
+    """``streamlit run workbench/app.py [-- app_args]`` of the checkout at ``root`` on a free port until the block
+    ends; yields its URL (tests/test_browser.py serves the app through it too).
 
     ``root`` other than this checkout (an exported older commit) is put first on PYTHONPATH, so the same
     interpreter serves that version's ``workbench``: before/after comparisons on one machine, back to back.
@@ -65,7 +66,7 @@ def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py"):  # n
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
+             "--server.fileWatcherType", "none", *(["--", *app_args] if app_args else [])],
             cwd=root, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env},
         )
         url = f"http://127.0.0.1:{port}"

@@ -8,13 +8,9 @@ Uses Debian's ``chromium`` (``/usr/bin/chromium``; scripts/test.sh installs it) 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,14 +19,17 @@ import pytest
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# benchmarks/browser.py serves the app and finds chromium for the timings; the tests use the same code.
+_spec = importlib.util.spec_from_file_location("bench_browser", REPO / "benchmarks" / "browser.py")
+assert _spec is not None and _spec.loader is not None
+_bench = sys.modules.setdefault("bench_browser", importlib.util.module_from_spec(_spec))  # dataclasses look it up
+_spec.loader.exec_module(_bench)
+ARGS, CHROMIUM, chromium, served = _bench.ARGS, _bench.CHROMIUM, _bench.chromium, _bench.served
 CHART = ".st-key-context_chart .js-plotly-plot"
 
 
 def _chromium() -> str:
-    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    path = chromium()
     if path is None:
         reason = f"Debian's chromium is not installed ({CHROMIUM}); apt-get install -y chromium"
         if os.environ.get("CI", "").lower() == "true":
@@ -39,45 +38,17 @@ def _chromium() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
-    """``streamlit run workbench/app.py [-- app_args]`` on a free local port; yields its URL, stops it after."""
-    port = _free_port()
-    log = (tmp_path / "streamlit.log").open("w")
-    extra = ["--", *app_args] if app_args else []
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "workbench/app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", *extra],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    """``streamlit run workbench/app.py [-- app_args]`` on a free local port (the benchmark's ``served``); yields
+    its URL, stops it after; a server that does not start fails the test with its log."""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()[-2000:]}")
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        with served(tmp_path / "streamlit.log", app_args=app_args) as url:
+            yield url
+    except RuntimeError as exc:
+        if "streamlit did not start" not in str(exc):
+            raise
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +63,7 @@ def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
     executable = _chromium()
     from playwright.sync_api import sync_playwright
 
-    shot = REPO / "docs" / "screenshot.png" if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path / "app.png"
+    shot = _shot("screenshot.png", tmp_path)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:

@@ -3,12 +3,11 @@ agent's measured context with the logged compactions beside the predicted ones, 
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 from conftest import need_shared, shared_dir
-from test_browser import ARGS, REPO, _chromium, serve
+from test_browser import ARGS, _chromium, _shot, serve
 
 pytestmark = pytest.mark.browser
 LOG = "claude_code__b6_f735fbac66_0.jsonl"
@@ -29,7 +28,7 @@ def test_the_reality_tab_renders_a_real_log_in_chromium(served_with_logs, tmp_pa
     executable = _chromium()
     from playwright.sync_api import sync_playwright
 
-    shot = REPO / "docs" / "reality.png" if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path / "reality.png"
+    shot = _shot("reality.png", tmp_path)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
