@@ -21,7 +21,7 @@ from typing import Any
 
 from workbench.analysis.agent_settings import AgentSettings, agent_settings
 from workbench.briefing.simulated import SimulatedBriefer
-from workbench.counting.restore import restore_args, restored_tokens
+from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
@@ -127,8 +127,7 @@ def follow_log(
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
-            restored = base.compaction_restore_tokens + restored_tokens(
-                history.messages[: window.after.index], **restore_args(base), cache=cache)
+            restored = compaction_restore(history.messages[: window.after.index], base, cache=cache)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real

@@ -374,6 +374,12 @@ def restore_args(knobs: Any) -> dict[str, Any]:
             "token_ratio": knobs.token_ratio}
 
 
+def compaction_restore(messages: Sequence[Any], knobs: Any, *, cache: CountCache | None = None) -> int:
+    """Everything a replay adds to the context right after compacting at the end of ``messages``: the knobs'
+    constant ``compaction_restore_tokens`` plus what the restore works out from the transcript."""
+    return knobs.compaction_restore_tokens + restored_tokens(messages, **restore_args(knobs), cache=cache)
+
+
 def restored_tokens(
     messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
     counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
@@ -392,13 +398,3 @@ def restored_files(
     return tuple((r.name, r.tokens) for r in restored_items(
         messages, files=files, per_file_tokens=per_file_tokens, chars_per_token=chars_per_token, counter=counter,
         token_ratio=token_ratio, cache=cache) if r.kind in ("file", "reference"))
-
-
-def restored_file_tokens(
-    messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
-    counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
-) -> int:
-    """Tokens of the re-attached files alone (``restored_tokens`` adds skills, todo list and plan)."""
-    return sum(t for _, t in restored_files(messages, files=files, per_file_tokens=per_file_tokens,
-                                            chars_per_token=chars_per_token, counter=counter,
-                                            token_ratio=token_ratio, cache=cache))

@@ -12,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.briefing.base import Briefer
-from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.policies import get_policy
 from workbench.policies.base import Compact
-from workbench.replay.loop import DEFAULT_CACHE, _Replay
+from workbench.replay.loop import _Replay, prepared
 from workbench.replay.results import Run
 
 
@@ -54,14 +52,8 @@ def first_compaction(history: History, knobs: Knobs | None = None, briefer: Brie
                      cache: CountCache | None = None) -> CompactionStart | None:
     """The first non-manual compaction ``simulate(history, knobs, briefer, cache=cache)`` starts, or None when it
     starts none. Its check, message and context are the same as that replay's; its later steps are not taken."""
-    knobs = knobs or Knobs()
-    briefer = briefer or SimulatedBriefer()
-    policy = get_policy(knobs)
-    if not knobs.keep_existing_briefings:
-        history = history.without_briefings()
-    counts = (cache or DEFAULT_CACHE).counts_for(history)
     try:
-        _UntilFirstStart(history, knobs, briefer, policy, counts, None, None, None).run()
+        prepared(_UntilFirstStart, history, knobs, briefer, cache=cache).run()
     except _Stopped as stopped:
         return stopped.start
     raise AssertionError("the replay ended without stopping")  # pragma: no cover - result() always raises

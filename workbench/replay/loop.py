@@ -30,7 +30,7 @@ from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
-from workbench.counting.restore import restore_args, restored_tokens
+from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
 from workbench.knobs import Knobs
@@ -69,13 +69,24 @@ def simulate(
     on_compression: Callable[[int, Compression], None] | None = None,
 ) -> Run:
     """Replay ``history`` under ``knobs``; briefings come from ``briefer`` (the size model by default)."""
+    return prepared(_Replay, history, knobs, briefer, policy=policy, cache=cache, prices=prices,
+                    briefer_prices=briefer_prices, on_compression=on_compression).run()
+
+
+def prepared(
+    replay_type: type[_Replay], history: History, knobs: Knobs | None = None, briefer: Briefer | None = None, *,
+    policy: Policy | None = None, cache: CountCache | None = None, prices: Prices | None = None,
+    briefer_prices: Prices | None = None, on_compression: Callable[[int, Compression], None] | None = None,
+) -> _Replay:
+    """A replay of ``replay_type`` (``_Replay`` or a subclass that stops early) set up as ``simulate`` sets it up:
+    default knobs and briefer, the knobs' policy, earlier briefings dropped, the history's counts."""
     knobs = knobs or Knobs()
     briefer = briefer or SimulatedBriefer()
     policy = policy or get_policy(knobs)
     if not knobs.keep_existing_briefings:
         history = history.without_briefings()
     counts = (cache or DEFAULT_CACHE).counts_for(history)
-    return _Replay(history, knobs, briefer, policy, counts, prices, briefer_prices, on_compression).run()
+    return replay_type(history, knobs, briefer, policy, counts, prices, briefer_prices, on_compression)
 
 
 class _Replay:
@@ -288,8 +299,7 @@ class _Replay:
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
-        st.restored_tokens = self.knobs.compaction_restore_tokens + restored_tokens(
-            self.history.messages[: i + 1], **restore_args(self.knobs), cache=self.counts.cache)
+        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache)
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"
