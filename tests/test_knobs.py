@@ -139,8 +139,9 @@ def test_a_plain_pin_pattern_matches_where_the_regex_does() -> None:
     @given(st.lists(alphabet, min_size=1, max_size=4).map("".join), st.lists(alphabet, max_size=12).map("".join))
     def check(pattern: str, text: str) -> None:
         rx = PinPattern(pattern)
-        assert rx._literal == pattern  # these are plain text
+        assert rx._alternatives == (False, (pattern,))  # these are plain text
         assert rx.search(text) == (regex.search(pattern, text) is not None)
 
     check()
-    assert PinPattern("AGENTS.md")._literal is None and PinPattern("^(a|b)")._literal is None
+    assert PinPattern("AGENTS.md")._alternatives is None  # an unescaped dot is any character: the regex engine
+    assert PinPattern("^(a|b)")._alternatives == (True, ("a", "b"))

@@ -24,12 +24,10 @@ class PinPattern:
         import regex
 
         self.pattern = pattern
-        # A pattern of plain characters matches exactly where the text holds it: ``in`` finds it without the
-        # regex engine (Claude Code's '# claudeMd' is searched in every message of every replayed window).
-        self._literal = pattern if pattern and not any(c in _REGEX_SPECIAL for c in pattern) else None
-        # Likewise a choice of plain texts, anchored or not (Codex's '^(# AGENTS\.md instructions|...)'): the
-        # texts that start with, or hold, one of them.
-        self._alternatives = None if self._literal is not None else plain_alternatives(pattern)
+        # A plain text, or a choice of plain texts, anchored or not, matches exactly the texts that hold (or start
+        # with) one of them: ``in`` / ``startswith`` find it without the regex engine (Claude Code's '# claudeMd'
+        # and Codex's '^(# AGENTS\.md instructions|...)' are searched in every message of every replayed window).
+        self._alternatives = plain_alternatives(pattern) if pattern else None
         try:
             self._rx = regex.compile(pattern)
         except (regex.error, OverflowError, RecursionError, ValueError) as exc:
@@ -38,13 +36,11 @@ class PinPattern:
 
     def search(self, text: str, *, where: str = "a message") -> bool:
         """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
-        if self._literal is not None and len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
-            return self._literal in text
         if self._alternatives is not None:
             anchored, texts = self._alternatives
             if anchored:
                 return text.startswith(texts)
-            if len(text) <= _LITERAL_SEARCH_MAX:
+            if len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
                 return any(t in text for t in texts)
         try:
             return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
