@@ -194,3 +194,19 @@ def test_context_chart_names_the_binding_trigger_term_and_draws_the_others():
     assert "trigger (hard cap)" in names and "0.65 × window (not binding)" in names and "kept budget" in names
     assert "hard cap binds" not in plots.binding_caption(run) and "= hard cap" in plots.binding_caption(run)
     assert "min kept messages reached first (19)" in plots.binding_caption(run)
+
+
+def test_the_template_is_plotly_white_trimmed_and_every_figure_is_born_with_it(run, history):
+    """Read from plotly's template file (not plotly.io.templates, which builds 30 trace types first), the template
+    is still plotly_white's layout with its scatter, bar and heatmap styles; figures start with it, so plotly's
+    default template is never applied first."""
+    import plotly.io as pio
+
+    full = pio.templates["plotly_white"]
+    assert plots.TEMPLATE.layout.to_plotly_json() == full.layout.to_plotly_json()
+    assert {k for k, v in plots.TEMPLATE.data.to_plotly_json().items() if v} == {"scatter", "bar", "heatmap"}
+    for name in ("scatter", "bar", "heatmap"):
+        assert plots.TEMPLATE.data[name] == full.data[name]
+    assert plots.style.figure().layout.template == plots.TEMPLATE
+    for fig in (plots.context_figure(run), plots.briefing_figure(run), plots.cost_figure(cost_frame(run, history))):
+        assert fig.layout.template == plots.TEMPLATE

@@ -1,6 +1,6 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
-Read top to bottom: queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric
+Read top to bottom: page style and a hidden chart that starts plotly.js loading in the browser → the imports → queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric
 cards → tabs; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number
 comes from the engine (``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this
 file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
@@ -13,7 +13,13 @@ from functools import partial
 
 import streamlit as st
 
-from workbench.ui import (
+from workbench.ui import first_paint
+
+warmup = first_paint.warm_plotly(st.session_state)  # first: the browser loads plotly.js while the rest runs
+st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
+first_paint.page_style()
+
+from workbench.ui import (  # noqa: E402 - after the warm-up on purpose
     agent_open,
     charts,
     compare_tab,
@@ -25,10 +31,8 @@ from workbench.ui import (
     sidebar,
     sweep_tab,
 )
-from workbench.ui import state as ui_state
+from workbench.ui import state as ui_state  # noqa: E402
 
-st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
-charts.page_style()
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
 for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
     if key in st.session_state:
@@ -59,6 +63,7 @@ charts.run_warnings(run)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
     st.warning(note)
 
+warmup.empty()
 tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
                on_change="rerun")
 with tabs[0]:

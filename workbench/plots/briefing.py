@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from workbench.plots.style import BASELINE, COMPARE, FAILED, _layout, _legend_line
+from workbench.plots.style import BASELINE, COMPARE, FAILED, _layout, _legend_line, figure
 from workbench.replay import Run
 
 BANDS = (("< 60% of target", 0.0, 0.6, "#2ca02c"), ("60–85%", 0.6, 0.85, "#f2a900"),
@@ -15,7 +15,7 @@ def briefing_figure(run: Run, *, compare: Run | None = None, labels: tuple[str, 
     """Briefing size per compression of the chain against the target, over the budget-hint bands."""
     target = run.knobs.target_briefing_chars
     comps = [c for c in run.compressions if c.summarize]
-    fig = go.Figure()
+    fig = figure()
     sizes = [c.briefing_chars for c in comps if c.status != "failed"]
     top = max([target * 1.25, *(s * 1.1 for s in sizes)])
     if compare is not None:

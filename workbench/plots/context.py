@@ -29,6 +29,7 @@ from workbench.plots.style import (
     WINDOW,
     _layout,
     _legend_line,
+    figure,
     thin,
 )
 from workbench.replay import Run
@@ -72,7 +73,7 @@ def context_figure(
     k = run.knobs
     window = k.context_window_tokens
     x = tl["index"].to_numpy()
-    fig = go.Figure()
+    fig = figure()
     stack = [("system", "hidden prefix", SYSTEM), ("briefing", "briefing", BRIEFING),
              ("restored", "restored after compaction", RESTORED), ("pinned", "pinned", PINNED),
              ("verbatim", "verbatim messages", VERBATIM)]

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
-from workbench.plots.style import BASELINE, COMPARE, LANDED, MAX_POINTS, VERBATIM, _layout, _short
+from workbench.plots.style import BASELINE, COMPARE, LANDED, MAX_POINTS, VERBATIM, _layout, _short, figure
 
 
 def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
@@ -39,7 +39,8 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
                                           frame.height - 1))]
     if compare is not None and compare.height > MAX_POINTS:
         compare = compare[np.unique(np.linspace(0, compare.height - 1, MAX_POINTS).astype(np.int64))]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles,
+                        figure=figure())
     x = frame["index"].to_numpy()
     for (row, col, base_col, _), top in zip(panels, tops, strict=True):
         fmt = "%{y:,.0f} tokens" if row == 1 else "$%{y:,.4f}"

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import polars as pl
 
 from workbench.knobs import Knobs
-from workbench.plots.style import FAILED, LANDED, OVERFLOW, _layout, _legend_line
+from workbench.plots.style import FAILED, LANDED, OVERFLOW, _layout, _legend_line, figure
 
 if TYPE_CHECKING:
     from workbench.explore.tune import TuneResult
@@ -43,7 +43,7 @@ def pareto_figure(result: TuneResult) -> go.Figure:
         lines += [f"overflows %{{customdata[{n}]}}, max compressions %{{customdata[{n + 1}]}}"]
         return custom, f"{x_label} {cost_fmt}<br>retention %{{y:.1%}}<br>" + "<br>".join(lines) + "<extra></extra>"
 
-    fig = go.Figure()
+    fig = figure()
     rest = trials.filter(~pl.col("pareto"))
     for feasible, name, symbol, color in ((False, "misses the constraints", "x-thin-open", MISSED),
                                           (True, "meets the constraints", "circle", MET)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
-from workbench.plots.style import PREDICTED, REAL, SYSTEM, TRIGGER, VERBATIM, WINDOW, _layout, _legend_line
+from workbench.plots.style import PREDICTED, REAL, SYSTEM, TRIGGER, VERBATIM, WINDOW, _layout, _legend_line, figure
 
 
 def reality_figure(frame: pl.DataFrame, session: object, *, threshold: float | None = None,
@@ -14,7 +14,7 @@ def reality_figure(frame: pl.DataFrame, session: object, *, threshold: float | N
 
     ``frame`` is ``workbench.analysis.reality.logged_context_frame``; ``session`` a ``SessionReality``.
     """
-    fig = go.Figure()
+    fig = figure()
     fig.add_trace(go.Scatter(x=frame["index"], y=frame["measure"], mode="lines", name="agent's measure (log)",
                              line={"color": VERBATIM, "width": 2},
                              hovertemplate="message %{x}<br>%{y:,} tokens<extra>agent's measure</extra>"))

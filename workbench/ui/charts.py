@@ -65,11 +65,6 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
             card(col, label, name, value, help_text)
 
 
-def page_style() -> None:
-    """Less empty space above the header, so the cards and the first chart fit a laptop screen."""
-    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem}</style>")
-
-
 def run_warnings(run: Run) -> None:
     """Thrash, ineffective compactions and an oversized briefing target, above the tabs (``analysis.health``)."""
     from workbench.analysis.health import run_findings
@@ -96,16 +91,18 @@ def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], 
                logged_compactions: tuple[int, ...] = ()) -> None:
     """The three charts of one run (a real agent log adds its logged context and compactions to the first).
 
-    ``cost`` is called only once the context chart is on its way to the browser: on a cold start the
-    first chart appears before the cost frame is computed."""
+    ``cost`` is called only once the context chart is on its way to the browser, and both charts below it are
+    built before either is sent: on a cold start the browser draws the context chart alone first, while the
+    server computes the rest (benchmarks/browser.py)."""
     with st.container(key="context_chart"):
         show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
         st.caption(plots.binding_caption(run))
+    briefing, cost_chart = plots.briefing_figure(run), plots.cost_figure(cost())
     left, right = st.columns(2)
     with left:
-        show(plots.briefing_figure(run), "briefing")
+        show(briefing, "briefing")
         st.caption(BANDS_NOTE)
     with right:
-        show(plots.cost_figure(cost()), "cost")
+        show(cost_chart, "cost")
     st.caption(COUNTERFACTUAL)

@@ -1,0 +1,37 @@
+"""What the page needs before the heavy imports: its style, and plotly.js already loading in the browser.
+
+Streamlit's front end fetches and compiles plotly.js only when the first chart element arrives: 1.4 s from
+a chart's delta to its first drawing on a one-chart page here (benchmarks/browser.py, Debian's chromium),
+most of a cold start. An empty chart, hidden and sent before the script imports the engine and replays
+the history, starts that load ~1 s earlier, so it runs in the browser while the server computes. This module
+imports nothing but streamlit so it can run first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import streamlit as st
+
+WARM = "plotly_warmup"  # container key, hidden by the page style
+_DONE = "_plotly_warm"  # session flag: the browser has the library after a session's first run
+
+
+def page_style() -> None:
+    """Less empty space above the header (the cards and the first chart fit a laptop screen); no warm-up box."""
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem}"
+            f".st-key-{WARM}{{display:none}}</style>")
+
+
+def warm_plotly(session: MutableMapping[str, Any]) -> Any:
+    """A placeholder holding a hidden empty chart on a session's first run (empty on later runs, so every run
+    has the same elements in the same places); ``.empty()`` it once the real charts are on their way."""
+    import plotly.graph_objects as go  # already imported by streamlit's own plotly element
+
+    slot = st.empty()
+    if not session.get(_DONE):
+        session[_DONE] = True
+        with slot.container(key=WARM):
+            st.plotly_chart(go.Figure(layout={"height": 10, "template": {}}), key=f"{WARM}_chart", theme=None)
+    return slot
