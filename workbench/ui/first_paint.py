@@ -9,7 +9,6 @@ imports nothing but streamlit so it can run first.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from typing import Any
 
 import streamlit as st
@@ -24,7 +23,7 @@ def page_style() -> None:
             f".st-key-{WARM}{{display:none}}</style>")
 
 
-def warm_plotly(session: MutableMapping[str, Any]) -> Any:
+def warm_plotly(session: Any) -> Any:  # st.session_state: a mapping, not typed as one
     """A placeholder holding a hidden empty chart on a session's first run (empty on later runs, so every run
     has the same elements in the same places); ``.empty()`` it once the real charts are on their way."""
     import plotly.graph_objects as go  # already imported by streamlit's own plotly element
