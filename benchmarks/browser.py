@@ -53,14 +53,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py", app_args: tuple[str, ...] = ()):  # noqa: ANN201
+def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py", app_args: tuple[str, ...] = (),  # noqa: ANN201
+           port: int | None = None):
     """``streamlit run workbench/app.py [-- app_args]`` of the checkout at ``root`` on a free port until the block
     ends; yields its URL (tests/test_browser.py serves the app through it too).
 
     ``root`` other than this checkout (an exported older commit) is put first on PYTHONPATH, so the same
     interpreter serves that version's ``workbench``: before/after comparisons on one machine, back to back.
     """
-    port = _free_port()
+    port = port or _free_port()
     env = {} if root == ROOT else {"PYTHONPATH": str(root)}
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -109,6 +110,8 @@ class Timings:
     slider: list[float] = field(default_factory=list)  # seconds from a key press to the updated context chart
     settled: list[float] = field(default_factory=list)  # seconds from a key press until the whole page is idle
     floor: list[float] = field(default_factory=list)  # cold start of MINIMAL_APP, back to back with ours
+    returning: list[float] = field(default_factory=list)  # cold start, fresh server, browser cache kept
+    returning_floor: list[float] = field(default_factory=list)  # the same for MINIMAL_APP
     load: list[float] = field(default_factory=list)  # 1-minute load average before each cold start
     notes: list[str] = field(default_factory=list)
 
@@ -149,6 +152,26 @@ def _slider_moves(page: Any, moves: int) -> tuple[list[float], list[float]]:
     return chart, whole
 
 
+def _returning(browser: Any, tmp: Path, minimal: Path, root: Path, runs: int, width: int, t: Timings) -> None:
+    """A person who has opened the app before: ``streamlit run`` serves on the same port each time (8501), so
+    the browser keeps Streamlit's static files (hashed names, cached) and V8's compiled code for them between
+    launches. A fresh server every time, as above, but one browser context and one port; a first visit to
+    each app fills the cache and is not counted."""
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    try:
+        for script, into in ((str(minimal), t.returning_floor), ("workbench/app.py", t.returning)):
+            port = _free_port()
+            for r in range(runs + 1):
+                with served(tmp / f"returning-{len(into)}-{r}.log", root, script, port=port) as url:
+                    page = context.new_page()
+                    seconds = _first_chart(page, url)
+                    if r:
+                        into.append(seconds)
+                    page.close()
+    finally:
+        context.close()
+
+
 def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT) -> Timings:
     """``runs`` fresh servers: the cold start of each, and ``moves`` slider moves on the first."""
     path = chromium()
@@ -179,6 +202,7 @@ def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT)
                         t.slider.extend(chart)
                         t.settled.extend(whole)
                     page.close()
+            _returning(browser, Path(tmp), minimal, root, runs, width, t)
         finally:
             browser.close()
     t.notes.append(f"viewport {width} px, long sample (2,200 messages, 1,100 checks), {runs} fresh servers, "
@@ -195,6 +219,8 @@ if __name__ == "__main__":
     parser.add_argument("--moves", type=int, default=7)
     args = parser.parse_args()
     found = measure(args.runs, args.moves, root=args.root.resolve())
-    for name, values in (("cold start", found.cold), ("one-chart page", found.floor), ("slider move", found.slider),
+    for name, values in (("cold start", found.cold), ("one-chart page", found.floor),
+                         ("cold start, returning browser", found.returning),
+                         ("one-chart page, returning browser", found.returning_floor), ("slider move", found.slider),
                          ("page settled", found.settled), ("load average", found.load)):
         print(f"{name}:", ", ".join(f"{x:.3f}" for x in values), f"median {statistics.median(values):.3f}")

@@ -64,6 +64,7 @@ def test_browser_benchmark_measures_both_waits() -> None:
         pytest.skip("Debian's chromium is not installed")
     found = browser.measure(runs=1, moves=2)
     assert len(found.cold) == len(found.floor) == 1 and len(found.slider) == len(found.settled) == 2
+    assert len(found.returning) == len(found.returning_floor) == 1  # the cache-filling first visits not counted
     assert all(s <= w for s, w in zip(found.slider, found.settled, strict=True))
 
 
