@@ -13,7 +13,7 @@ from real_histories import real_history_paths
 from workbench.cli import main
 from workbench.knobs import Knobs
 from workbench.policies import list_policy_names
-from workbench.presets import get_preset, list_preset_names, list_presets
+from workbench.presets import get_preset, get_preset_info, list_preset_names, list_presets
 
 PEERS = shared_dir() / "spec" / "peers.md"
 
@@ -226,3 +226,18 @@ def test_presets_read_the_same_with_libyaml_and_pure_python() -> None:
         fast = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         slow = yaml.load(text, Loader=yaml.SafeLoader)
         assert repr(fast) == repr(slow), entry.name  # repr: 1 and 1.0 and True differ
+
+
+def test_a_preset_validates_its_knobs_when_first_asked_and_names_its_file() -> None:
+    from types import MappingProxyType
+
+    from workbench.presets import Preset
+
+    bad = Preset(name="broken", title="t", source="s", settings=MappingProxyType({"trigger_ratio": "high"}))
+    assert bad.agent is None and bad.covers("1.0")  # choosing a preset never validates one
+    with pytest.raises(ValueError, match=r"broken\.yaml: trigger_ratio must be a number"):
+        _ = bad.knobs
+    good = Preset(name="ok", title="t", source="s", settings=MappingProxyType({"trigger_ratio": 0.5}))
+    assert good.knobs is good.knobs and good.knobs.trigger_ratio == 0.5
+    for name in list_preset_names():  # every shipped preset's knobs, validated
+        assert get_preset(name) == get_preset_info(name).knobs

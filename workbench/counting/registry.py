@@ -119,7 +119,8 @@ class _Disk:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=self.file.name + ".", suffix=".tmp", dir=self.file.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)  # ensure_ascii: lone surrogates survive; NaN is written as json reads it back
+                # dumps, not dump: json.dump writes through the pure-Python encoder, dumps the C one; the same text
+                fh.write(json.dumps(data))  # ensure_ascii: lone surrogates survive; NaN is written as json reads it
             os.replace(tmp, self.file)
             tmp = None
         except (OSError, ValueError):
