@@ -1,13 +1,15 @@
 """The app in a real browser: how long a person waits, measured with playwright in Debian's chromium.
 
-Two figures, both on the shipped long sample (2,200 messages, 1,100 checks), both from a fresh
+Three figures, all on the shipped long sample (2,200 messages, 1,100 checks), both from a fresh
 ``streamlit run`` so the first one includes its imports:
 
 - cold start: ``page.goto`` until the context chart has drawn its traces (the server already answers
   its health check; the script's first run, the history's loading and counting, the replay, building
   and sending the figures and plotly's drawing are all inside);
 - slider move: a key press on the trigger slider until the context chart shows the new trigger line
-  (the hard cap is raised first so the ratio binds and every move changes the chart).
+  (the hard cap is raised first so the ratio binds and every move changes the chart);
+- cold start for a returning browser: the same, with one browser context and one port for every fresh server,
+  so Streamlit's static files and their compiled code stay cached as they do between two ``streamlit run``.
 
 Run as ``python benchmarks/run.py --only browser`` or alone: ``python benchmarks/browser.py``.
 """
