@@ -1,7 +1,7 @@
 """The app in a real browser: how long a person waits, measured with playwright in Debian's chromium.
 
-Three figures, all on the shipped long sample (2,200 messages, 1,100 checks), both from a fresh
-``streamlit run`` so the first one includes its imports:
+Three figures, all on the shipped long sample (2,200 messages, 1,100 checks), each from a fresh
+``streamlit run`` so the first chart includes the script's imports:
 
 - cold start: ``page.goto`` until the context chart has drawn its traces (the server already answers
   its health check; the script's first run, the history's loading and counting, the replay, building
