@@ -45,6 +45,19 @@ def test_claude_code_preset_follows_the_version_that_wrote_the_log():
     assert claude_code_reserve("2.1.7", "claude-opus-4-5-20251101") == 45_000
 
 
+def test_claude_code_reserve_uses_claude_codes_own_model_table_not_the_registry():
+    """cli.js's max-output table (2.0.76-2.1.39): an old model's small cap lowers the reserve, a Bedrock id matches
+    by its name, and a model nobody lists gets 32,000; from 2.1.21 the 20,000 cap binds above 20,000."""
+    assert claude_code_reserve("2.1.7", "claude-3-5-haiku-20241022") == 8_192 + 13_000
+    assert claude_code_reserve("2.1.7", "us.anthropic.claude-3-5-sonnet-20241022-v2:0") == 8_192 + 13_000
+    assert claude_code_reserve("2.1.7", "claude-3-opus-20240229") == 4_096 + 13_000
+    assert claude_code_reserve("2.1.7", "claude-3-7-sonnet-20250219") == 32_000 + 13_000  # "3-7": the default
+    assert claude_code_reserve("2.1.7", "claude-sonnet-4-5") == 32_000 + 13_000  # 64,000, under the 32,000 default
+    assert claude_code_reserve("2.1.30", "claude-3-haiku-20240307") == 4_096 + 13_000
+    assert claude_code_reserve("2.1.30", "some-future-model") == 20_000 + 13_000
+    assert claude_code_reserve("2.1.7", None) == 32_000 + 13_000
+
+
 def test_claude_code_checks_before_every_model_call_even_when_the_log_lost_the_results():
     """After a user message, after a step's complete tool results, and after a call whose results are missing."""
     log = ClaudeLog().user("a").assistant([tool_use("t1"), tool_use("t2")], input_total=10, output=1)

@@ -24,6 +24,13 @@ CLAUDE_CODE_1M_WINDOW = 1_000_000
 CLAUDE_CODE_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
 CLAUDE_CODE_BUFFER = 13_000
+# Claude Code's own max output per model, not litellm's: the first of these that the lower-cased model name contains,
+# else 32,000. The same table in @anthropic-ai/claude-code 2.0.76 and 2.1.1 (cli.js ``xz0``), 2.1.25 (``qzA``) and
+# 2.1.39; its callers take min(CLAUDE_CODE_MAX_OUTPUT_TOKENS, default 32,000, this).
+CLAUDE_CODE_MODEL_OUTPUT = (("3-5", 8_192), ("claude-3-opus", 4_096), ("claude-3-sonnet", 8_192),
+                            ("claude-3-haiku", 4_096), ("opus-4-5", 64_000), ("opus-4", 32_000), ("sonnet-4", 64_000),
+                            ("haiku-4", 64_000))
+CLAUDE_CODE_OTHER_MODEL_OUTPUT = 32_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,12 +52,17 @@ def raw_codex_window(logged: int) -> int:
     return round(logged * 100 / CODEX_EFFECTIVE_WINDOW_PERCENT)
 
 
+def claude_code_model_output(model: str) -> int:
+    """The max output Claude Code assumes for a model, by its own table (a Bedrock or Vertex id matches too)."""
+    name = model.lower()
+    return next((cap for part, cap in CLAUDE_CODE_MODEL_OUTPUT if part in name), CLAUDE_CODE_OTHER_MODEL_OUTPUT)
+
+
 def claude_code_reserve(version: str | None, model: str | None) -> int:
     """Claude Code's auto-compact reserve for a version and model: output reserve + 13,000."""
     out = CLAUDE_CODE_OUTPUT_RESERVE
-    cap = get_prices(model).max_output_tokens if model else None
-    if cap:
-        out = min(out, cap)
+    if model:
+        out = min(out, claude_code_model_output(model))
     if parse_version(version) >= (2, 1, 21):
         out = min(out, CLAUDE_CODE_OUTPUT_RESERVE_CAP)
     return out + CLAUDE_CODE_BUFFER
