@@ -141,6 +141,26 @@ def test_contextual_user_messages_do_not_start_a_turn():
 
 # -- following the log ----------------------------------------------------------------------------------------
 
+def test_following_a_log_never_looks_a_price_up(monkeypatch):
+    """``workbench reality`` reports positions, not dollars: no price lookup (a cold run would parse litellm's
+    3.5 MB registry for it), so no price warning either; the app's settings for the same log keep the warning."""
+    def refuse(model: str) -> None:
+        raise AssertionError(f"price looked up for {model}")
+
+    log = codex_crossing(4_000).compacted(["Start.", "Continue."], after_estimate=9_000)
+    log.say("after").tokens(10_000, 10).end_turn()
+    codex = parse_history(log.text(), source="x.jsonl")
+    manual = claude_crossing(first=168_000, second=168_500).compact("manual", 171_000, "S.").user("again")
+    claude = parse_history(manual.text(), source="c.jsonl")  # a manual window: replayed whole, as a Run
+    assert any("price registry" in w for w in agent_settings(codex).warnings)  # gpt-5.3-codex-spark: unlisted
+    for module in ("workbench.analysis.agent_settings", "workbench.replay.loop"):
+        monkeypatch.setattr(f"{module}.get_prices", refuse)
+    for h in (codex, claude):
+        for usage in (True, False):
+            s = follow_log(h, usage=usage)
+            assert s.compactions and not any("price" in n for n in s.notes)
+
+
 def test_manual_compactions_are_replayed_at_their_place_and_an_early_auto_one_is_extra():
     log = claude_crossing(first=168_000, second=168_500)  # over 167,000 from the first call on
     log.compact("manual", 171_000, "S.").user("again")

@@ -68,11 +68,14 @@ def claude_code_reserve(version: str | None, model: str | None) -> int:
     return out + CLAUDE_CODE_BUFFER
 
 
-def agent_settings(history: History, *, preset: str | None = None, base: Knobs | None = None) -> AgentSettings:
+def agent_settings(history: History, *, preset: str | None = None, base: Knobs | None = None,
+                   dollars: bool = True) -> AgentSettings:
     """The knobs to replay ``history`` as its agent would have run: preset by version, window and model from the log.
 
     ``preset`` overrides the version's choice; ``base`` (e.g. a user's calibrated YAML) replaces the preset's
-    knobs, and the window and model still come from the log.
+    knobs, and the window and model still come from the log. ``dollars=False``: the caller shows no dollars
+    (``workbench reality``), so a model missing from litellm's price registry is not worth a warning, nor the
+    registry's parse (3.5 MB, the first time in a process with its disk cache cold).
     """
     log = history.log
     if log is None:
@@ -103,7 +106,7 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
         changes["context_window_tokens"] = window
     if model:
         changes["model"] = model
-        if not get_prices(model).known:
+        if dollars and not get_prices(model).known:
             warnings.append(f"{model} is not in litellm's price registry: dollars are not known")
     return AgentSettings(preset=name, knobs=knobs.replace(**changes) if changes else knobs, agent=log.agent,
                          version=log.version, model=model, window=window, notes=tuple(notes),

@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.analysis.agent_settings import AgentSettings, agent_settings
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.prices import Prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
@@ -103,7 +104,7 @@ def follow_log(
     cache: CountCache | None = None,
 ) -> SessionReality:
     """Check every logged compaction of ``history`` against a replay that follows the log."""
-    settings = agent_settings(history, preset=preset, base=knobs)
+    settings = agent_settings(history, preset=preset, base=knobs, dollars=False)  # positions, not dollars
     log = history.log
     name = history.source_path or history.id
     file = name.replace("\\", "/").rsplit("/", 1)[-1]
@@ -164,8 +165,9 @@ def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: b
     starts (``first_compaction``): its briefing, its landing, the rest of the window and the Run would be thrown
     away. The replay lands compactions at once here (latency 0), so the first one recorded is the first started.
     """
-    if whole:
-        run = simulate(seg, knobs, SimulatedBriefer(), cache=cache)
+    if whole:  # its timeline is read, never its dollars: no price lookup (nor the registry's parse)
+        run = simulate(seg, knobs, SimulatedBriefer(), cache=cache, prices=Prices(model=knobs.model),
+                       briefer_prices=Prices(model=knobs.briefer_model))
         return run, next((c for c in run.compressions if c.trigger != "manual"), None)
     return None, first_compaction(seg, knobs, SimulatedBriefer(), cache=cache)
 

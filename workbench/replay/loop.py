@@ -110,8 +110,7 @@ class _Replay:
     ) -> None:
         self.history, self.knobs, self.briefer, self.policy, self.counts = history, knobs, briefer, policy, counts
         self.on_compression = on_compression
-        self.prices = prices or get_prices(knobs.model)
-        self.briefer_prices = briefer_prices or get_prices(knobs.briefer_model)
+        self.prices, self.briefer_prices = prices, briefer_prices  # looked up for the Run (first_compaction has none)
         # What the trigger measures, and what the boundary walk measures (they may differ: a feature).
         self.counter_tokens = trigger_tokens(counts, knobs)
         self._walk: np.ndarray | None = None  # the boundary walk's tokens, counted when a policy first asks
@@ -394,7 +393,8 @@ class _Replay:
         return assemble_run(
             history=self.history, knobs=self.knobs, briefer=self.briefer, counts=self.counts, checks=self.checks,
             sums=self.sums, state=self.state, timeline=self.timeline, calls=self.calls,
-            compressions=tuple(self.compressions), prices=self.prices, briefer_prices=self.briefer_prices,
+            compressions=tuple(self.compressions), prices=self.prices or get_prices(self.knobs.model),
+            briefer_prices=self.briefer_prices or get_prices(self.knobs.briefer_model),
             skipped_checks=self.skipped_checks, cooldown_skips=self.guards.cooldown_skips, limits=self.limits,
         )
 
