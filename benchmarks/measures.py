@@ -449,9 +449,10 @@ def reality(cfg: Config) -> list[Result]:
         f"CPU time instead of wall time (less sensitive to the other processes on a shared machine): first run "
         f"{cold_cpu.median:.2f}x (registry cache cold), {cached_cpu.median:.2f}x (warm), later runs "
         f"{warm_cpu.median:.2f}x",
-        f"registry cache: a cold first run finds no cache and parses litellm's whole price registry (3.5 MB), then "
-        f"writes the entries it used; a warm one reads them from the cache (files before it: "
-        f"{', '.join(next(p for p in probes if p['registry_cache'] == 'warm')['cache_files_before']) or 'none'})",
+        f"registry cache: a cold first run starts with an empty cache folder, a warm one with what an earlier "
+        f"process wrote there (files before it: "
+        f"{', '.join(next(p for p in probes if p['registry_cache'] == 'warm')['cache_files_before']) or 'none'}); "
+        f"the command looks no price up (it reports positions, not dollars), so both do the same work",
     ]
     if ignore is not None:
         notes.append(f"`--ignore-usage` (the estimate alone: o200k_base counts of every message), a later run: "
