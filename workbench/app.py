@@ -1,9 +1,9 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
-Read top to bottom: page style and a hidden chart that starts plotly.js loading in the browser → the imports → queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric
-cards → tabs; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number
-comes from the engine (``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this
-file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
+Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
+queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric cards → tabs; only the open
+tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number comes from the engine
+(``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
 behind a button in the Live runs tab.
 """
 

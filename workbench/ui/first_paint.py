@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 WARM = "plotly_warmup"  # container key, hidden by the page style
 _DONE = "_plotly_warm"  # session flag: the browser has the library after a session's first run
@@ -23,7 +24,7 @@ def page_style() -> None:
             f".st-key-{WARM}{{display:none}}</style>")
 
 
-def warm_plotly(session: Any) -> Any:  # st.session_state: a mapping, not typed as one
+def warm_plotly(session: Any) -> DeltaGenerator:  # session: st.session_state, not typed as a mapping
     """A placeholder holding a hidden empty chart on a session's first run (empty on later runs, so every run
     has the same elements in the same places); ``.empty()`` it once the real charts are on their way."""
     import plotly.graph_objects as go  # already imported by streamlit's own plotly element
