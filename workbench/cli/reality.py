@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (sessions and summary) instead of tables")
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
+    parser.add_argument("--jobs", "--workers", dest="jobs", type=_count, metavar="N",
+                        help="worker processes for the per-log work (default: one per usable CPU, at most one per "
+                             "log; 1 = no pool). Linux only; the output is the same for any N")
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
@@ -51,24 +54,33 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
 def load_logs(paths: list[Path]) -> list[Any]:
     """Every history the paths name. A file found in a folder that is not a readable history is reported and
     left out (a folder of logs often holds other files); a file named on the command line must load."""
-    from workbench.cli.progress import note
-    from workbench.history.errors import HistoryError
-    from workbench.history.readers import load_history
+    return loaded(log_paths(paths), paths)
 
-    out = []
-    for path, named in log_paths(paths):
-        try:
-            out.append(load_history(path))
-        except HistoryError as exc:
-            if named:
-                raise
-            note(f"skipped {exc}")
+
+def loaded(logs: list[tuple[Path, bool]], paths: list[Path]) -> list[Any]:
+    """``load_logs`` of the files ``log_paths(paths)`` returned."""
+    out = [h for path, named in logs if (h := load_log(path, named)) is not None]
     if not out:
         raise ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
     return out
 
 
-def _user_knobs(args: argparse.Namespace, history: Any) -> Any:
+def load_log(path: Path, named: bool) -> Any:
+    """One log's history; None (and a note) for a file found in a folder that is not one."""
+    from workbench.cli.progress import note
+    from workbench.history.errors import HistoryError
+    from workbench.history.readers import load_history
+
+    try:
+        return load_history(path)
+    except HistoryError as exc:
+        if named:
+            raise
+        note(f"skipped {exc}")
+        return None
+
+
+def _user_knobs(args: Any, history: Any) -> Any:
     """The knobs a log is replayed with when the user gave any: --config (a whole knob set, e.g. calibrated),
     else the log's own settings, then each --set; None when the user gave none (the log's settings are used)."""
     from workbench.analysis.agent_settings import agent_settings
@@ -93,24 +105,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from workbench.analysis.reality import follow_log, reality_summary
+    from workbench.analysis.reality import reality_summary
+    from workbench.cli.parallel import worker_count
     from workbench.cli.progress import note
-    from workbench.counting.tokens import CountCache
 
-    cache = CountCache(by_identity=True)  # one run over logs it loaded: no content digests (see CountCache)
-    sessions = []
-    histories = []
-    for history in load_logs(list(args.paths)):
-        knobs = _user_knobs(args, history)
-        sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
-                                   cache=cache))
-        histories.append(history)
+    logs = log_paths(list(args.paths))
+    jobs = worker_count(args.jobs, len(logs))
+    if jobs > 1:
+        from workbench.cli.reality_jobs import in_processes
+
+        sessions, scores = in_processes(args, logs, jobs)
+    else:
+        sessions, scores = _in_this_process(args, logs)
     summary = reality_summary(sessions)
-    briefings = _briefings(histories, args) if args.briefings else None
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
-        if briefings is not None:
-            out["briefings"] = briefings[1]
+        if scores is not None:
+            from workbench.analysis.real_briefings_report import briefings_json
+
+            out["briefings"] = briefings_json(scores)
         json.dump(out, sys.stdout, indent=2)
         print()
         return 0
@@ -119,21 +132,35 @@ def _run(args: argparse.Namespace) -> int:
              "fitted on ../shared/real_sessions (docs/reality.md); `workbench calibrate` fits your own")
     _print_sessions(sessions)
     _print_summary(summary)
-    if briefings is not None:
-        _print_briefings(briefings[0])
+    if scores is not None:
+        _print_briefings(scores)
     for s in sessions:
         for line in s.notes:
             note(f"{s.file}: {line}")
     return 0
 
 
-def _briefings(histories: list[Any], args: argparse.Namespace) -> tuple[list[Any], list[dict[str, Any]]]:
-    """(scores, JSON rows) of every logged compaction's real summary, extractive briefing and re-fetches."""
-    from workbench.analysis.real_briefings import score_briefings
-    from workbench.analysis.real_briefings_report import briefings_json
+def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) -> tuple[list[Any], list[Any] | None]:
+    """(sessions, briefing scores or None): every log loaded, then each followed, then each scored."""
+    from workbench.analysis.reality import follow_log
+    from workbench.counting.tokens import CountCache
 
-    scores = [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=_user_knobs(args, h))]
-    return scores, briefings_json(scores)
+    cache = CountCache(by_identity=True)  # one run over logs it loaded: no content digests (see CountCache)
+    sessions = []
+    histories = []
+    for history in loaded(logs, list(args.paths)):
+        knobs = _user_knobs(args, history)
+        sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
+                                   cache=cache))
+        histories.append(history)
+    return sessions, (_briefings(histories, args) if args.briefings else None)
+
+
+def _briefings(histories: list[Any], args: Any) -> list[Any]:
+    """The scores of every logged compaction's real summary, extractive briefing and re-fetches."""
+    from workbench.analysis.real_briefings import score_briefings
+
+    return [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=_user_knobs(args, h))]
 
 
 def _print_briefings(scores: list[Any]) -> None:
@@ -180,6 +207,16 @@ def _print_summary(summary: dict[str, Any]) -> None:
     if summary.get("manual_compactions"):
         parts.append(f"{summary['manual_compactions']} manual, replayed at their place")
     print("; ".join(parts))
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
 
 
 def _n(value: int | None) -> str:
