@@ -61,8 +61,13 @@ def loaded(logs: list[tuple[Path, bool]], paths: list[Path]) -> list[Any]:
     """``load_logs`` of the files ``log_paths(paths)`` returned."""
     out = [h for path, named in logs if (h := load_log(path, named)) is not None]
     if not out:
-        raise ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
+        raise no_history(paths)
     return out
+
+
+def no_history(paths: list[Path]) -> ValueError:
+    """The error when none of the files the paths name is a history (the folders held other files only)."""
+    return ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
 
 
 def load_log(path: Path, named: bool) -> Any:
@@ -80,7 +85,7 @@ def load_log(path: Path, named: bool) -> Any:
         return None
 
 
-def _user_knobs(args: Any, history: Any) -> Any:
+def user_knobs(args: Any, history: Any) -> Any:
     """The knobs a log is replayed with when the user gave any: --config (a whole knob set, e.g. calibrated),
     else the log's own settings, then each --set; None when the user gave none (the log's settings are used)."""
     from workbench.analysis.agent_settings import agent_settings
@@ -149,18 +154,18 @@ def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) ->
     sessions = []
     histories = []
     for history in loaded(logs, list(args.paths)):
-        knobs = _user_knobs(args, history)
+        knobs = user_knobs(args, history)
         sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
                                    cache=cache))
         histories.append(history)
-    return sessions, (_briefings(histories, args) if args.briefings else None)
+    return sessions, (briefing_scores(histories, args) if args.briefings else None)
 
 
-def _briefings(histories: list[Any], args: Any) -> list[Any]:
+def briefing_scores(histories: list[Any], args: Any) -> list[Any]:
     """The scores of every logged compaction's real summary, extractive briefing and re-fetches."""
     from workbench.analysis.real_briefings import score_briefings
 
-    return [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=_user_knobs(args, h))]
+    return [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=user_knobs(args, h))]
 
 
 def _print_briefings(scores: list[Any]) -> None:

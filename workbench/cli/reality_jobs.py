@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.cli.reality import briefing_scores, load_log, no_history, user_knobs
+
 LOAD, FOLLOW, SCORE = range(3)  # the steps, in the order the serial run takes them over all logs
 
 
 @dataclass(frozen=True)
 class Job:
-    """One log and what the command was asked (the fields ``_user_knobs`` reads, by name)."""
+    """One log and what the command was asked (the fields ``user_knobs`` reads, by name)."""
 
     path: Path
     named: bool  # named on the command line: it must load (a file found in a folder is skipped with a note)
@@ -62,14 +64,12 @@ def in_processes(args: argparse.Namespace, logs: list[tuple[Path, bool]], jobs: 
             if d.loaded:
                 kept.append(i)
             continue
-        from workbench.cli.reality import load_log
-
         history = load_log(todo[i].path, todo[i].named)  # raises as the serial run does, or notes a skip
         if history is not None:
             here[i] = history
             kept.append(i)
     if not kept:
-        raise ValueError(f"no readable history in {', '.join(str(p) for p in args.paths)}")
+        raise no_history(list(args.paths))
     sessions = [_step(done, here, todo, i, FOLLOW, lambda d: d.session) for i in kept]
     scores = None
     if args.briefings:
@@ -86,8 +86,6 @@ def _step(done: list[Any], here: dict[int, Any], todo: list[Job], i: int, step: 
         return value(d)
     if i not in here:  # loaded by its worker, which failed later: load it again, quietly (its note is out)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            from workbench.cli.reality import load_log
-
             here[i] = load_log(todo[i].path, todo[i].named)
     return _STEPS[step](todo[i], here[i])
 
@@ -100,8 +98,6 @@ def work(job: Job) -> Done:
 
 
 def _work(job: Job) -> Done:
-    from workbench.cli.reality import load_log
-
     written: list[tuple[str, str]] = []
     ok, history = _captured(written, lambda: load_log(job.path, job.named))
     if not ok or history is None:
@@ -128,18 +124,15 @@ def _captured(written: list[tuple[str, str]], fn: Callable[[], Any]) -> tuple[bo
 
 def _follow(job: Job, history: Any) -> Any:
     from workbench.analysis.reality import follow_log
-    from workbench.cli.reality import _user_knobs
     from workbench.counting.tokens import CountCache
 
     # Keyed by the log's own message objects, as in the serial run; one per log, dropped with it.
-    return follow_log(history, preset=job.preset, knobs=_user_knobs(job, history), usage=job.usage,
+    return follow_log(history, preset=job.preset, knobs=user_knobs(job, history), usage=job.usage,
                       cache=CountCache(by_identity=True))
 
 
 def _score(job: Job, history: Any) -> list[Any]:
-    from workbench.cli.reality import _briefings
-
-    return _briefings([history], job)
+    return briefing_scores([history], job)
 
 
 _STEPS: dict[int, Callable[[Job, Any], Any]] = {FOLLOW: _follow, SCORE: _score}
