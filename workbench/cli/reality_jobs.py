@@ -1,12 +1,12 @@
-"""``workbench reality``'s per-log work in worker processes, with the same output as doing it in this process.
+"""``workbench reality``'s per-log work shared with worker processes, with the same output as doing it alone.
 
-In this process the command loads every log, then follows each, then (``--briefings``) scores each. A worker
-does those three steps for one log and sends back only values (the ``SessionReality``, the briefing scores)
-and what each step wrote (a skipped file's note), never the history. The parent then goes through the steps
-in the same order as the serial run: all loads, all follows, all scores, writing each log's captured
-output in turn. A step no worker finished (it raised, its result did not pickle, the worker died) is done
-again here, with the rest of that log's steps, so an error is this process's own: the same message, the
-same exit code as with ``--jobs 1``.
+Alone the command loads every log, then follows each, then (``--briefings``) scores each. Shared, a worker
+(or this process, for its own share) does those steps for one log and keeps only values (the
+``SessionReality``, the briefing scores) and what each step wrote (a skipped file's note), never the
+history. This process then goes through the steps in the serial order: all loads, all follows, all scores,
+writing each log's captured output in turn. A step no worker finished (it raised, its result did not
+pickle, the worker died) is done again here, with the rest of that log's steps, so an error is this
+process's own: the same message and exit code as with ``--jobs 1``.
 """
 
 from __future__ import annotations
@@ -111,12 +111,13 @@ def _work(job: Job) -> Done:
 
 
 def _captured(written: list[tuple[str, str]], fn: Callable[[], Any]) -> tuple[bool, Any]:
-    """(True, fn()) with what it wrote appended to ``written``; (False, None) when it raised anything."""
+    """(True, fn()) with what it wrote appended to ``written``; (False, None) when it raised an error (Ctrl-C in
+    this process's own share goes on up; a worker ignores it)."""
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             value = fn()
-    except BaseException:  # noqa: BLE001 - the parent redoes the step and gets the error itself
+    except Exception:  # noqa: BLE001 - the parent redoes the step and gets the error itself
         return False, None
     written.append((out.getvalue(), err.getvalue()))
     return True, value
