@@ -405,8 +405,8 @@ def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str =
 def reality(cfg: Config) -> list[Result]:
     """``workbench reality`` over ../shared/real_sessions vs read + json.loads of every line, in fresh processes.
 
-    The command's default (one worker process per usable CPU) and, for comparison, ``--jobs 1`` (every log in
-    its own process, as on one core). CPU time counts the worker processes too."""
+    The command's default (the logs shared by its process and forked workers, one process per usable CPU) and,
+    for comparison, ``--jobs 1`` (every log in its own process, as on one core). CPU time counts the workers."""
     folder = shared_dir() / "real_sessions"
     measure = ("`workbench reality` over ../shared/real_sessions, first run in a process (modules imported first), "
                "registry cache cold")
@@ -469,8 +469,8 @@ def reality(cfg: Config) -> list[Result]:
     notes = [
         f"{d['files']} logs, {d['bytes'] / 1e6:.0f} MB, {d['lines']:,} lines; the reference takes {ref_t.median:.3f} s "
         f"(median); every run's table is printed into a buffer, as `main(['reality', FOLDER])`",
-        f"the per-log work runs in forked worker processes, one per usable CPU ({_cpus()} here); worker processes "
-        f"per run: {', '.join(str(w) for w in sorted(workers))} (0 would mean the pool was not used)",
+        f"the logs are shared by the command's process and forked workers, one process per usable CPU ({_cpus()} "
+        f"here); forked workers per run: {', '.join(str(w) for w in sorted(workers))} (0: no pool)",
         f"modules a run imports ({d['modules']}: numpy, polars, rich, the command modules), timed apart: "
         f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
         f"{with_imports.median:.1f}x the reference",
