@@ -1,7 +1,8 @@
 """Per-item work of a command on this process and forked workers, results in input order.
 
 A command that has already imported the engine (numpy, polars, rich: ~560 modules) forks its workers
-instead of spawning them: a spawned worker re-imports all of it (~0.4 s), more than the work it takes over.
+instead of spawning them: a spawned worker would import all of it again (0.4 s, ``benchmarks/README.md``),
+more than the work it takes over.
 Fork copies the parent's threads' state but not the threads, so it is used only where that is known to be
 safe: Linux, no other Python thread (one could hold a lock the child then waits on forever), and no native
 thread but those of the allocator (jemalloc's background threads), polars' idle spill cleaner, or unnamed
@@ -10,9 +11,10 @@ async runtime (``tokio-rt-worker``), started by the first polars query, are what
 forked child's first query waits forever on threads it does not have. Where fork is not safe the caller
 does the work itself.
 
-Workers ignore Ctrl-C (the parent alone handles it and stops them), exit through ``os._exit`` as
-multiprocessing's fork workers do (no interpreter teardown of the copied heap), and are joined before
-``map_in_processes`` returns, so their CPU time is in the parent's ``RUSAGE_CHILDREN``.
+Workers ignore Ctrl-C (the parent alone handles it and kills them), exit through ``os._exit`` (no
+interpreter teardown of the copied heap, none of the parent's atexit handlers), and are reaped before
+``map_in_processes`` returns, so their CPU time is in the parent's ``RUSAGE_CHILDREN``. Plain pipes, no
+``multiprocessing`` machinery: no thread in the parent, nothing to cancel, a dead worker is an EOF.
 """
 
 from __future__ import annotations
@@ -93,15 +95,16 @@ def worker_count(requested: int | None, items: int) -> int:
 def map_in_processes(fn: Callable[[T], R], items: Sequence[T], jobs: int, *,
                      weights: Sequence[float] | None = None) -> list[R | WorkerFailed]:
     """``[fn(x) for x in items]`` on ``jobs`` processes: this one and ``jobs - 1`` forked workers (``fn``'s results
-    picklable). An item that failed in any way (``fn`` raised, its result did not pickle, its worker died) is a
+    picklable; fork only where ``fork_unsafe_reason()`` is None). An item that failed in any way (``fn`` raised, its result did not pickle, its worker died) is a
     ``WorkerFailed``; the caller redoes it in its own process to get its own error.
 
     Items are handed out heaviest first (``weights``), each to the first process free, so all finish about
     together; worker k starts with the k-th heaviest. This process takes its share like a worker: what its
     first item warms (presets, compiled patterns) stays for the next call, whose workers inherit it.
     """
-    if not items:
-        return []
+    if jobs < 2 or len(items) < 2:  # nothing to share
+        last_workers[:] = [os.getpid()] * len(items)
+        return [_here(fn, x) for x in items]
     order = sorted(range(len(items)), key=lambda i: -weights[i]) if weights is not None else list(range(len(items)))
     workers = max(1, min(jobs, len(items)) - 1)
     first, rest = order[:workers], order[workers:]
@@ -138,10 +141,7 @@ def map_in_processes(fn: Callable[[T], R], items: Sequence[T], jobs: int, *,
         while mine or (t := _next(pipe)) is not None or left:
             todo = [mine.pop(0)] if mine else tasks[left.pop(0) if t is None else t]
             for i in todo:
-                try:
-                    out[i] = fn(items[i])
-                except Exception as exc:  # noqa: BLE001 - as in a worker: the caller redoes it and gets the error
-                    out[i] = WorkerFailed(f"{type(exc).__name__}: {exc}")
+                out[i] = _here(fn, items[i])
                 frames.collect(out, pids, block=False)  # so no worker waits long on a full result pipe
         frames.collect(out, pids, block=True)
     except BaseException:  # Ctrl-C or the like: stop the workers now, not after their items
@@ -157,6 +157,13 @@ def map_in_processes(fn: Callable[[T], R], items: Sequence[T], jobs: int, *,
                 os.waitpid(pid, 0)  # reaped: its CPU time is in RUSAGE_CHILDREN
         last_workers[:] = pids
     return out
+
+
+def _here(fn: Callable[[T], R], item: T) -> R | WorkerFailed:
+    try:
+        return fn(item)
+    except Exception as exc:  # noqa: BLE001 - as in a worker: the caller redoes it and gets the error
+        return WorkerFailed(f"{type(exc).__name__}: {exc}")
 
 
 _RECORD = struct.Struct("<i")
