@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
     parser.add_argument("--jobs", "--workers", dest="jobs", type=_count, metavar="N",
-                        help="worker processes for the per-log work (default: one per usable CPU, at most one per "
-                             "log; 1 = no pool). Linux only; the output is the same for any N")
+                        help="processes sharing the per-log work, this one included (default: one per usable CPU, "
+                             "at most one per log; 1: this one alone). Workers are forked on Linux where that is "
+                             "safe, else this process does it all; the output is the same for any N")
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
