@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
+from app_charts import charts, fast_charts
 from knob_values import moved_knobs
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -105,7 +106,7 @@ def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
     assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
     assert len(at.metric) == CARDS
-    assert len(at.get("plotly_chart")) == 3
+    assert len(charts(at)) == 3
 
 
 def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace():
@@ -114,14 +115,63 @@ def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace(
     emptied before the tabs, and a rerun sends none, so only the three real charts remain."""
     at = app()
     assert at.session_state["_plotly_warm"] is True
-    assert [c.proto.id for c in at.get("plotly_chart") if "plotly_warmup" in c.proto.id] == []
-    assert len(at.get("plotly_chart")) == 3
+    assert [i for i, _ in charts(at) if "plotly_warmup" in i] == []
+    assert len(charts(at)) == 3
     main = at._tree.children[0].children  # the main block, in order
     assert main[0].type == "empty"  # the warm-up's placeholder keeps its place on every run
     source = Path(APP).read_text(encoding="utf-8")
     assert source.index("first_paint.warm_plotly(") < source.index("from workbench.ui import (")
     at.run()
-    assert len(at.get("plotly_chart")) == 3 and at._tree.children[0].children[0].type == "empty"
+    assert len(charts(at)) == 3 and at._tree.children[0].children[0].type == "empty"
+
+
+def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures():
+    """The Charts tab's three figures go to the basic-bundle component (plotly.js 4's scatter/bar/pie build,
+    served from workbench/static/), each with the figure JSON st.plotly_chart would send and its config;
+    nothing goes through st.plotly_chart, so the browser never loads Streamlit's full 4.7 MB plotly.js."""
+    import json
+
+    from workbench import plots
+
+    at = app(history=None)
+    no_errors(at)
+    assert len(at.get("plotly_chart")) == 0
+    drawn = dict(fast_charts(at))
+    assert sorted(k.rsplit("-", 1)[-1] for k in drawn) == ["briefing", "context", "cost"]
+    context = json.loads(next(v for k, v in drawn.items() if k.endswith("-context")))
+    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
+    expected = json.loads(plots.context_figure(run).to_json())
+    assert [t["name"] for t in context["data"]] == [t["name"] for t in expected["data"]]
+    assert context["layout"]["yaxis"]["range"] == expected["layout"]["yaxis"]["range"]
+    assert context["config"] == {"displaylogo": False}
+
+
+def test_without_static_serving_the_charts_fall_back_to_st_plotly_chart():
+    """Started without the repository's .streamlit/config.toml (static serving off), the same figures go through
+    st.plotly_chart: nothing depends on the bundle being served."""
+    from streamlit import config
+
+    before = config.get_option("server.enableStaticServing")
+    config.set_option("server.enableStaticServing", False)
+    try:
+        at = app(history=None)
+    finally:
+        config.set_option("server.enableStaticServing", before)
+    no_errors(at)
+    assert fast_charts(at) == [] and len(at.get("plotly_chart")) == 3
+
+
+def test_the_bundled_plotly_is_the_version_plotly_py_writes_for():
+    """workbench/static/plotly-basic.min.js must match the plotly.js that plotly.py (installed) targets, or a
+    figure could use an attribute the bundle does not know; its MIT licence ships beside it."""
+    import re as _re
+    from importlib.resources import files
+
+    full = (files("plotly") / "package_data" / "plotly.min.js").open("r", encoding="utf-8").read(300)
+    ours = (REPO / "workbench" / "static" / "plotly-basic.min.js").open(encoding="utf-8").read(300)
+    version = _re.compile(r"plotly\.js(?: \(basic - minified\))? v(\d+\.\d+\.\d+)")
+    assert version.search(ours)[1] == version.search(full)[1]
+    assert "MIT" in (REPO / "workbench" / "static" / "PLOTLY_LICENSE").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("tab", TABS)
@@ -130,9 +180,9 @@ def test_every_tab_renders(tab):
     at = app(tab=tab, knob_context_window_tokens=20_000)
     no_errors(at)
     assert at.session_state["tab"] == tab
-    expected = {"Charts": "plotly_chart", "Compressions": "dataframe", "A/B compare": "button",
+    expected = {"Charts": "chart", "Compressions": "dataframe", "A/B compare": "button",
                 "Live runs": "button", "Sweep": "button", "Reality": "info", "YAML & CLI": "download_button"}[tab]
-    assert at.get(expected)
+    assert charts(at) if expected == "chart" else at.get(expected)
 
 
 def test_default_run_never_imports_litellm():
@@ -492,7 +542,7 @@ def test_ab_compare_pins_a_and_shows_deltas():
     assert (row["A"], row["B"]) == (f"{a.compressions:,}", f"{b.compressions:,}")
     card = next(m for m in at.metric if m.label == "compressions")
     assert card.proto.delta == f"{b.compressions - a.compressions:+,}"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(charts(at)) == 3
     at.button(key="ab_swap").click().run()
     assert widget(at, "knob_trigger_ratio").value == 0.65
 
@@ -558,7 +608,7 @@ def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
     assert run.overflows == 0 and run.compressions <= TUNED.max_compressions
     assert media(at, "tune_download").decode() == dump_knobs(winner)
     assert next(m for m in at.metric if m.label == "fact retention").value == f"{fresh['retention']:.1%}"
-    assert at.get("plotly_chart")
+    assert charts(at)
 
 
 def test_load_the_winner_sets_every_sidebar_widget():

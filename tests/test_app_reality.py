@@ -4,6 +4,7 @@ puts the logged compactions beside the predicted ones, shows the real summary, a
 from __future__ import annotations
 
 from agent_log_builders import CodexLog
+from app_charts import charts
 from test_app import app, no_errors
 from test_reality import claude_crossing
 
@@ -46,7 +47,7 @@ def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     frame = table.value
     assert list(frame["real index"]) == [5] and list(frame["predicted index"]) == [5]
     assert list(frame["delta (messages)"]) == [0]
-    assert at.get("plotly_chart")
+    assert charts(at)
     texts = [m.value for m in at.markdown]
     assert any(t.startswith("This session is being continued") for t in texts)
 
@@ -76,14 +77,14 @@ def test_a_transcript_is_not_a_log_and_the_tab_says_what_to_open():
 def test_the_context_chart_of_a_real_log_shows_the_logged_context_and_compactions():
     at = app(tab="Charts", **{ui_state.PENDING_HISTORY: ("session.jsonl", claude_log_bytes())})
     no_errors(at)
-    context = next(c for c in at.get("plotly_chart") if "logged: the agent" in c.proto.spec)
-    assert "logged compaction" in context.proto.spec
+    context = next(spec for _, spec in charts(at) if "logged: the agent" in spec)
+    assert "logged compaction" in context
 
 
 def test_the_context_chart_of_a_transcript_has_no_logged_line():
     at = app(tab="Charts")
     no_errors(at)
-    assert not any("logged: the agent" in c.proto.spec for c in at.get("plotly_chart"))
+    assert not any("logged: the agent" in spec for _, spec in charts(at))
 
 
 CODEX_TRANSCRIPT = "\n".join(__import__("json").dumps(m) for m in [

@@ -75,6 +75,14 @@ def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
             assert page.locator(CHART).count() == 1
             assert page.locator(".stException").count() == 0
             assert "compressions" in page.inner_text("body")
+            # drawn by plotly.js's basic bundle (workbench/ui/fast_chart.py), never Streamlit's full one
+            scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+            assert any(s.endswith("/app/static/plotly-basic.min.js") for s in scripts)
+            assert not any("PlotlyChart" in s for s in scripts)
+            box = page.locator(CHART).bounding_box()
+            page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+            page.wait_for_function(f"() => document.querySelectorAll('{CHART} .hoverlayer .legend').length > 0",
+                                   timeout=10_000)  # the unified hover box ("x unified"), as before
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot))
         finally:

@@ -11,6 +11,7 @@ import streamlit as st
 from workbench import plots
 from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
 from workbench.replay import Metrics, Run
+from workbench.ui import fast_chart
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -82,9 +83,14 @@ BANDS_NOTE = (
 def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
     """Draw a workbench figure as built (its own template, so the app and the notebooks look the same).
 
-    Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element.
+    Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element (None
+    for a figure drawn with plotly.js's basic bundle: ``fast_chart``, the faster cold start).
     """
-    return st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False}, **kwargs)
+    config = {"displaylogo": False}
+    if not kwargs and fast_chart.available(fig):
+        fast_chart.chart(fig, key, config)
+        return None
+    return st.plotly_chart(fig, key=key, theme=None, config=config, **kwargs)
 
 
 def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], logged: pl.DataFrame | None = None,

@@ -27,11 +27,16 @@ def page_style() -> None:
 def warm_plotly(session: Any) -> DeltaGenerator:  # session: st.session_state, not typed as a mapping
     """A placeholder holding a hidden empty chart on a session's first run (empty on later runs, so every run
     has the same elements in the same places); ``.empty()`` it once the real charts are on their way."""
-    import plotly.graph_objects as go  # already imported by streamlit's own plotly element
+    from workbench.ui import fast_chart  # imports nothing but streamlit
 
     slot = st.empty()
     if not session.get(_DONE):
         session[_DONE] = True
         with slot.container(key=WARM):
-            st.plotly_chart(go.Figure(layout={"height": 10, "template": {}}), key=f"{WARM}_chart", theme=None)
+            if fast_chart.available():  # the charts use plotly.js's basic bundle: load that one
+                fast_chart.warm(f"{WARM}_chart")
+            else:
+                import plotly.graph_objects as go  # already imported by streamlit's own plotly element
+
+                st.plotly_chart(go.Figure(layout={"height": 10, "template": {}}), key=f"{WARM}_chart", theme=None)
     return slot

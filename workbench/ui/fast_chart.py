@@ -1,0 +1,113 @@
+"""Charts drawn by plotly.js's basic bundle instead of the full one Streamlit ships: the cold start's main cost.
+
+Streamlit's ``st.plotly_chart`` loads its own 4.7 MB plotly.js, whose loading and evaluation took ~1.1 s of
+the browser's one main thread here; the basic bundle (scatter, bar and pie only: every chart of the Charts,
+A/B and Live tabs) took ~0.25 s (``benchmarks/README.md``, browser section). So those figures are drawn by a
+Streamlit v2 component (no iframe: the chart is in the page, as ``st.plotly_chart``'s is) that loads
+``workbench/static/plotly-basic.min.js`` (plotly.js 4.1.1, the version plotly.py 7.1 writes for; MIT, its
+licence beside it), served by Streamlit's static file serving (``server.enableStaticServing`` in
+``.streamlit/config.toml``). Figures with other trace types (the sweep's heatmap), a chart that reports
+selections, or a server without static serving (the app started from another folder) keep ``st.plotly_chart``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+BASIC_TYPES = frozenset({"scatter", "bar", "pie"})  # what plotly.js's basic bundle draws (its README)
+BUNDLE = "plotly-basic.min.js"
+SCRIPT = f"app/static/{BUNDLE}"  # workbench/static/, under the app's URL (Streamlit serves the script's static/)
+
+_JS = """
+const SRC = "__SRC__";
+function plotly() {
+  if (!window.__wbPlotly) {
+    window.__wbPlotly = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = new URL(SRC, document.baseURI).href;
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => { window.__wbPlotly = undefined; reject(new Error("could not load " + SRC)); };
+      document.head.appendChild(s);
+    });
+  }
+  return window.__wbPlotly;
+}
+export default function (component) {
+  const { parentElement, data } = component;
+  let el = parentElement.querySelector(".wb-plot");
+  if (!el) {
+    el = document.createElement("div");
+    el.className = "wb-plot";
+    parentElement.appendChild(el);
+  }
+  // bytes (as sent: Streamlit passes them through untouched, a str it would test for a dataframe, importing pandas)
+  const text = (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) ? new TextDecoder().decode(data) : data;
+  const fig = typeof text === "string" ? JSON.parse(text) : text;
+  if (!fig) return;
+  const height = fig.layout && fig.layout.height;
+  if (height && !el.classList.contains("js-plotly-plot")) el.style.height = height + "px";
+  plotly().then((P) => {
+    P.react(el, fig.data || [], fig.layout || {}, Object.assign({responsive: true}, fig.config || {}));
+    if (!el.__wbResize && window.ResizeObserver) {
+      let last = el.clientWidth;
+      el.__wbResize = new ResizeObserver(() => {
+        if (el.clientWidth !== last && el.clientWidth > 0) { last = el.clientWidth; P.Plots.resize(el); }
+      });
+      el.__wbResize.observe(el);
+    }
+  }).catch((e) => { el.textContent = String(e && e.message || e); });
+}
+""".replace("__SRC__", SCRIPT)
+
+_component: Any = None
+
+
+def _mount() -> Any:
+    global _component  # one registration per process, as Streamlit asks (a second one is a warning)
+    if _component is None:
+        _component = st.components.v2.component("workbench_chart", js=_JS, isolate_styles=False)
+    return _component
+
+
+def available(fig: go.Figure | None = None) -> bool:
+    """Whether this server serves the basic bundle (static serving on, and the running script's ``static/``
+    folder is ours: not so for a script that wraps app.py from elsewhere) and ``fig`` (if given) has only trace
+    types it draws."""
+    if not st.get_option("server.enableStaticServing") or not _served():
+        return False
+    return fig is None or all(getattr(t, "type", "scatter") in BASIC_TYPES for t in fig.data)
+
+
+def _served() -> bool:
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return False
+    return (Path(ctx.main_script_path).parent / "static" / BUNDLE).is_file()
+
+
+def chart(fig: go.Figure, key: str, config: dict[str, Any]) -> None:
+    """Draw ``fig`` with the basic bundle, in an element keyed ``key`` (its figure JSON, as st.plotly_chart sends)."""
+    import plotly.io as pio
+
+    spec = pio.to_json(fig, validate=False)
+    payload = spec[:-1] + ', "config": ' + _json(config) + "}" if spec.endswith("}") else spec
+    _mount()(key=key, data=payload.encode("utf-8"), width="stretch", height="content")
+
+
+def warm(key: str) -> None:
+    """A hidden empty chart: the browser starts fetching and compiling the bundle while the script runs."""
+    _mount()(key=key, data=b'{"data": [], "layout": {"height": 10}}', width="stretch", height="content")
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
