@@ -94,7 +94,8 @@ def served(log: Path, root: Path = ROOT, script: str = "workbench/app.py", app_a
                 proc.kill()
 
 
-# The floor: a Streamlit page with one small plotly chart and one metric, nothing of ours.
+# For scale: a Streamlit page with one small chart (`st.plotly_chart`, so Streamlit's full plotly.js) and one
+# metric, nothing of ours. Our Charts tab draws with plotly.js's basic bundle instead (workbench/ui/fast_chart.py).
 MINIMAL_APP = """import plotly.graph_objects as go
 import streamlit as st
 

@@ -342,11 +342,25 @@ def memory(cfg: Config) -> list[Result]:
 # -- the app in a real browser -------------------------------------------------------------------
 
 
+def _bytecode() -> str:
+    """How many of the package's modules had up-to-date bytecode when the servers started (none: each fresh
+    server compiled the modules it imports, ~0.2 s of its first run here)."""
+    import importlib.util
+
+    sources = sorted((ROOT / "workbench").rglob("*.py"))
+    fresh = 0
+    for src in sources:
+        pyc = Path(importlib.util.cache_from_source(str(src)))
+        fresh += pyc.exists() and pyc.stat().st_mtime >= src.stat().st_mtime
+    return f"{fresh} of {len(sources)} modules compiled"
+
+
 def browser(cfg: Config) -> list[Result]:
     """Chromium via playwright on the long sample: cold start to the first chart, slider move to the new chart.
 
     Absolute targets (a person's wait), so the "ratio" columns hold seconds; the one-chart Streamlit page
-    measured back to back is the floor no app of ours can go under on this machine, shown in the notes.
+    measured back to back (``st.plotly_chart``, so Streamlit's full plotly.js) is shown in the notes for scale:
+    the floor of any page that draws with Streamlit's own chart element on this machine.
     """
     from browser import chromium, measure
 
@@ -360,8 +374,9 @@ def browser(cfg: Config) -> list[Result]:
     returning, returning_floor = Series(found.returning), Series(found.returning_floor)
     load = ", ".join(f"{x:.1f}" for x in found.load)
     notes = [f"{found.notes[0]}; load average before each cold start {load}",
-             f"a one-chart Streamlit page (no workbench) on the same machine: {floor.median:.2f} s median "
-             f"(min {floor.min:.2f}, max {floor.max:.2f})"]
+             f"a one-chart Streamlit page (no workbench; `st.plotly_chart`, Streamlit's full plotly.js) on the same "
+             f"machine: {floor.median:.2f} s median (min {floor.min:.2f}, max {floor.max:.2f})",
+             f"the package's bytecode: {_bytecode()} (see the README's quick start: `compileall`)"]
     return [
         Result("browser_cold", "cold start to the first chart, long sample (Chromium, fresh server, first visit)",
                "none: absolute target (the floor is in the notes)", "<= 2.5 s median", cold, "s",

@@ -120,7 +120,7 @@ def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace(
     main = at._tree.children[0].children  # the main block, in order
     assert main[0].type == "empty"  # the warm-up's placeholder keeps its place on every run
     source = Path(APP).read_text(encoding="utf-8")
-    assert source.index("first_paint.warm_plotly(") < source.index("from workbench.ui import (")
+    assert source.index("first_paint.warm_plotly(") < source.index("from workbench.ui import agent_open")
     at.run()
     assert len(charts(at)) == 3 and at._tree.children[0].children[0].type == "empty"
 

@@ -16,21 +16,12 @@ import streamlit as st
 from workbench.ui import first_paint
 
 warmup = first_paint.warm_plotly(st.session_state)  # first: the browser loads plotly.js while the rest runs
-st.set_page_config(page_title="Compaction Workbench", page_icon="🗜️", layout="wide")
+# A Material icon, not an emoji: Streamlit checks an emoji against a regex of every emoji, built on first use
+# (streamlit/emojis.py: ~35 ms of each fresh server's first run, before anything is drawn).
+st.set_page_config(page_title="Compaction Workbench", page_icon=":material/compress:", layout="wide")
 first_paint.page_style()
 
-from workbench.ui import (  # noqa: E402 - after the warm-up on purpose
-    agent_open,
-    charts,
-    compare_tab,
-    config_tab,
-    inspect_tab,
-    live_tab,
-    reality_tab,
-    runs,
-    sidebar,
-    sweep_tab,
-)
+from workbench.ui import agent_open, charts, compare_tab, runs, sidebar  # noqa: E402 - after the warm-up on purpose
 from workbench.ui import state as ui_state  # noqa: E402
 
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
@@ -71,21 +62,32 @@ with tabs[0]:
         charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
                           runs.logged(key, history),
                           tuple(c.index for c in history.log.compactions) if history.log else ())
+# The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
 with tabs[1]:
     if tabs[1].open:
+        from workbench.ui import inspect_tab
+
         inspect_tab.render(run, history)
 with tabs[2]:
     if tabs[2].open:
         compare_tab.render(run, run_a, history, knobs, briefer)
 with tabs[3]:
     if tabs[3].open:
+        from workbench.ui import live_tab
+
         live_tab.render(run, history, knobs)
 with tabs[4]:
     if tabs[4].open:
+        from workbench.ui import sweep_tab
+
         sweep_tab.render(label, history, knobs, sidebar.history_loaders())
 with tabs[5]:
     if tabs[5].open:
+        from workbench.ui import reality_tab
+
         reality_tab.render(history, knobs)
 with tabs[6]:
     if tabs[6].open:
+        from workbench.ui import config_tab
+
         config_tab.render(knobs, history_path)

@@ -8,6 +8,8 @@ Streamlit v2 component (no iframe: the chart is in the page, as ``st.plotly_char
 licence beside it), served by Streamlit's static file serving (``server.enableStaticServing`` in
 ``.streamlit/config.toml``). Figures with other trace types (the sweep's heatmap), a chart that reports
 selections, or a server without static serving (the app started from another folder) keep ``st.plotly_chart``.
+What these charts lack beside ``st.plotly_chart``'s: Streamlit's element toolbar (its full-screen button); plotly's
+own mode bar (zoom, pan, PNG download) and hover are the same.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """What the page needs before the heavy imports: its style, and plotly.js already loading in the browser.
 
-Streamlit's front end fetches and compiles plotly.js only when the first chart element arrives: 1.4 s from
-a chart's delta to its first drawing on a one-chart page here (benchmarks/browser.py, Debian's chromium),
-most of a cold start. An empty chart, hidden and sent before the script imports the engine and replays
-the history, starts that load ~1 s earlier, so it runs in the browser while the server computes. This module
-imports nothing but streamlit so it can run first.
+The browser fetches and compiles a chart library only when the first chart element arrives (Streamlit's own
+plotly.js: 1.4 s from a chart's delta to its first drawing on a one-chart page here; benchmarks/browser.py,
+Debian's chromium). An empty chart, hidden and sent before the script imports the engine and replays the
+history, starts that load ~1 s earlier, so it runs in the browser while the server computes. It is drawn the
+way the Charts tab draws (``fast_chart``: plotly.js's basic bundle when the server serves it), so it loads the
+library the real charts use. This module imports nothing but streamlit so it can run first.
 """
 
 from __future__ import annotations
