@@ -79,12 +79,12 @@ def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
             scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
             assert any(s.endswith("/app/static/plotly-basic.min.js") for s in scripts)
             assert not any("PlotlyChart" in s for s in scripts)
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot))
             box = page.locator(CHART).bounding_box()
             page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
             page.wait_for_function(f"() => document.querySelectorAll('{CHART} .hoverlayer .legend').length > 0",
                                    timeout=10_000)  # the unified hover box ("x unified"), as before
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot))
         finally:
             browser.close()
     assert shot.stat().st_size > 20_000
