@@ -14,6 +14,7 @@ own mode bar (zoom, pan, PNG download) and hover are the same.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,14 +68,10 @@ export default function (component) {
 }
 """.replace("__SRC__", SCRIPT)
 
-_component: Any = None
-
-
+@functools.cache
 def _mount() -> Any:
-    global _component  # one registration per process, as Streamlit asks (a second one is a warning)
-    if _component is None:
-        _component = st.components.v2.component("workbench_chart", js=_JS, isolate_styles=False)
-    return _component
+    """The component, registered once per process (Streamlit warns on a second registration of a name)."""
+    return st.components.v2.component("workbench_chart", js=_JS, isolate_styles=False)
 
 
 def available(fig: go.Figure | None = None) -> bool:
@@ -99,8 +96,8 @@ def chart(fig: go.Figure, key: str, config: dict[str, Any]) -> None:
     """Draw ``fig`` with the basic bundle, in an element keyed ``key`` (its figure JSON, as st.plotly_chart sends)."""
     import plotly.io as pio
 
-    spec = pio.to_json(fig, validate=False)
-    payload = spec[:-1] + ', "config": ' + _json(config) + "}" if spec.endswith("}") else spec
+    spec = pio.to_json(fig, validate=False)  # '{"data": [...], "layout": {...}}', never empty
+    payload = spec[: spec.rindex("}")] + ', "config": ' + _json(config) + "}"  # no parse of the whole figure
     _mount()(key=key, data=payload.encode("utf-8"), width="stretch", height="content")
 
 
