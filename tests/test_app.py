@@ -27,6 +27,7 @@ from workbench.explore.tune import Constraints, check_config, retention_floor
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
 from workbench.replay import simulate
+from workbench.ui import fast_chart
 from workbench.ui import state as ui_state
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,7 +171,8 @@ def test_the_bundled_plotly_is_the_version_plotly_py_writes_for():
     full = (files("plotly") / "package_data" / "plotly.min.js").open("r", encoding="utf-8").read(300)
     ours = (REPO / "workbench" / "static" / "plotly-basic.min.js").open(encoding="utf-8").read(300)
     version = _re.compile(r"plotly\.js(?: \(basic - minified\))? v(\d+\.\d+\.\d+)")
-    assert version.search(ours)[1] == version.search(full)[1]
+    assert version.search(ours)[1] == version.search(full)[1] == fast_chart.BUNDLE_VERSION
+    assert fast_chart._compatible()
     assert "MIT" in (REPO / "workbench" / "static" / "PLOTLY_LICENSE").read_text(encoding="utf-8")
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 BASIC_TYPES = frozenset({"scatter", "bar", "pie"})  # what plotly.js's basic bundle draws (its README)
 BUNDLE = "plotly-basic.min.js"
+BUNDLE_VERSION = "4.1.1"  # the header of workbench/static/plotly-basic.min.js (tests/test_app.py checks both)
 SCRIPT = f"app/static/{BUNDLE}"  # workbench/static/, under the app's URL (Streamlit serves the script's static/)
 
 _JS = """
@@ -78,9 +79,29 @@ def available(fig: go.Figure | None = None) -> bool:
     """Whether this server serves the basic bundle (static serving on, and the running script's ``static/``
     folder is ours: not so for a script that wraps app.py from elsewhere) and ``fig`` (if given) has only trace
     types it draws."""
-    if not st.get_option("server.enableStaticServing") or not _served():
+    if not st.get_option("server.enableStaticServing") or not _served() or not _compatible():
         return False
     return fig is None or all(getattr(t, "type", "scatter") in BASIC_TYPES for t in fig.data)
+
+
+@functools.cache
+def _compatible() -> bool:
+    """Streamlit has v2 components (``st.components.v2``, newer than our oldest supported Streamlit) and the
+    installed plotly.py writes for the bundle's plotly.js major version (its own copy's header says which)."""
+    import re
+    from importlib.resources import files
+
+    try:
+        import streamlit.components.v2  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        with (files("plotly") / "package_data" / "plotly.min.js").open("r", encoding="utf-8") as fh:
+            head = fh.read(300)
+    except OSError:
+        return False
+    found = re.search(r"plotly\.js v(\d+)\.", head)
+    return found is not None and found[1] == BUNDLE_VERSION.split(".")[0]
 
 
 def _served() -> bool:
