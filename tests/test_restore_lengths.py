@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.counting.restore import (
+from workbench.counting.attachments import (
     _LINE_NUMBER,
     _bare_floor,
     _numbered,

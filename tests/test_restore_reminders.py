@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.counting.restore import _REMINDER, _unreminded
+from workbench.counting.attachments import _REMINDER, _unreminded
 
 PIECES = ["<system-reminder>", "</system-reminder>", " ", "\n", "\t", "a", "b", "\u00a0", "\u2028", "<system-",
           "reminder>", "x\n  ", "</system-reminder"]

@@ -31,9 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.counting.attachments import (  # noqa: F401  (_REMINDER, _numbered: their old import path)
+from workbench.counting.attachments import (
     _LINE_NUMBER,
-    _REMINDER,
     _bare_floor,
     _numbered,
     _numbered_len,
