@@ -15,6 +15,7 @@ own mode bar (zoom, pan, PNG download) and hover are the same.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,7 @@ export default function (component) {
 }
 """.replace("__SRC__", SCRIPT)
 
+
 @functools.cache
 def _mount() -> Any:
     """The component, registered once per process (Streamlit warns on a second registration of a name)."""
@@ -108,9 +110,13 @@ def _served() -> bool:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None:
-        return False
-    return (Path(ctx.main_script_path).parent / "static" / BUNDLE).is_file()
+    return ctx is not None and _bundle_beside(ctx.main_script_path)
+
+
+@functools.cache
+def _bundle_beside(main_script: str) -> bool:
+    """Whether the folder Streamlit serves for this script (its ``static/``) holds the bundle: looked once."""
+    return (Path(main_script).parent / "static" / BUNDLE).is_file()
 
 
 def chart(fig: go.Figure, key: str, config: dict[str, Any]) -> None:
@@ -118,16 +124,10 @@ def chart(fig: go.Figure, key: str, config: dict[str, Any]) -> None:
     import plotly.io as pio
 
     spec = pio.to_json(fig, validate=False)  # '{"data": [...], "layout": {...}}', never empty
-    payload = spec[: spec.rindex("}")] + ', "config": ' + _json(config) + "}"  # no parse of the whole figure
+    payload = spec[: spec.rindex("}")] + ', "config": ' + json.dumps(config) + "}"  # no parse of the whole figure
     _mount()(key=key, data=payload.encode("utf-8"), width="stretch", height="content")
 
 
 def warm(key: str) -> None:
     """A hidden empty chart: the browser starts fetching and compiling the bundle while the script runs."""
     _mount()(key=key, data=b'{"data": [], "layout": {"height": 10}}', width="stretch", height="content")
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value)
