@@ -199,6 +199,22 @@ class SessionLog:
                 return max(counts, key=lambda m: counts[m])
         return self.models[0] if self.models else None
 
+    @property
+    def start_note(self) -> str | None:
+        """What the file lacks at its start, in a sentence: a log that starts mid-session (its first record's
+        parent is not in the file, so its first call read more context than the transcript holds) or at a
+        compaction (no message before it); None for a log that starts at the session's start."""
+        if self.extra.get("starts_mid_session"):
+            return "the log starts mid-session: its first call read more context than the transcript holds"
+        if any(c.index == 0 for c in self.compactions):
+            return "the log starts at a compaction: the context it summarised is not in the file"
+        return None
+
+    @property
+    def starts_mid_session(self) -> bool:
+        """Whether the log's earlier context is not in the file (``start_note``)."""
+        return self.start_note is not None
+
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "version": self.version, "models": list(self.models),
                 "window_logged": self.window_logged, "session_id": self.session_id,
