@@ -73,7 +73,7 @@ class Billed:
     hidden_prefix: int
     ratio: float  # billed growth per counted token in this log: the estimate's factor where no calls bracket
     estimated: int  # messages counted by the estimate (no two calls bracket them)
-    falls: int  # intervals where the bill fell without a logged compaction (counted 0)
+    falls: int  # times the bill fell from one call to the next without a logged compaction
     anchors: int  # calls after a logged compaction that growth was measured from again
     earlier_context: int  # tokens the first call read that the file lacks (a log that starts mid-session)
 
@@ -178,6 +178,7 @@ def billed_tokens(
         _spread(out, 0, first, first_context, w)
     total = first_context - hidden  # the running sum: what the messages so far count
     offset = carried = reasoning = falls = anchors = 0
+    last_target = total
     for (a, _, ra), (b, cb, _) in zip(calls, calls[1:], strict=False):
         reasoning += ra
         if compacted(a, b):
@@ -193,6 +194,7 @@ def billed_tokens(
             estimated += b - a
             offset = total - (cb - hidden)  # the first call after it: growth from its bill on
             carried = reasoning = 0
+            last_target = total
             anchors += 1
             continue
         extra = 0
@@ -200,9 +202,11 @@ def billed_tokens(
             extra = math.ceil(reasoning * reasoning_ratio)  # Codex's re-count of the turn's reasoning
             carried += extra
             reasoning = 0
-        growth = cb - hidden + offset + carried - total
+        target = cb - hidden + offset + carried
+        falls += target < last_target
+        last_target = target
+        growth = target - total
         if growth <= 0:
-            falls += growth < 0
             continue  # counted 0: later growth is measured from the highest bill so far
         given = min(extra, growth)
         out[a] += given

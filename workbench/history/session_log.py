@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Agent = Literal["claude_code", "codex"]
+START_NOTE_PREFIX = "the log starts"  # how ``SessionLog.start_note`` begins
 Trigger = Literal["auto", "manual"]
 
 
@@ -205,9 +206,9 @@ class SessionLog:
         parent is not in the file, so its first call read more context than the transcript holds) or at a
         compaction (no message before it); None for a log that starts at the session's start."""
         if self.extra.get("starts_mid_session"):
-            return "the log starts mid-session: its first call read more context than the transcript holds"
+            return f"{START_NOTE_PREFIX} mid-session: its first call read more context than the transcript holds"
         if any(c.index == 0 for c in self.compactions):
-            return "the log starts at a compaction: the context it summarised is not in the file"
+            return f"{START_NOTE_PREFIX} at a compaction: the context it summarised is not in the file"
         return None
 
     @property

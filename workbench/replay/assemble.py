@@ -64,7 +64,8 @@ def assemble_run(
         cooldown_skips=cooldown_skips,
         prices_known=prices.known,
     )
-    notes = kn.warnings() + log_notes(counts, kn) + (
+    about_log = log_notes(counts, kn)
+    notes = kn.warnings() + about_log + (
         "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
     )
     return Run(
@@ -77,4 +78,5 @@ def assemble_run(
         briefer=getattr(briefer, "name", type(briefer).__name__),
         notes=notes,
         limits=limits,
+        log_notes=about_log,
     )
