@@ -33,7 +33,7 @@ from workbench.history.errors import HistoryError  # noqa: E402
 from workbench.history.readers import load_history  # noqa: E402
 from workbench.replay import simulate  # noqa: E402
 
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("WORKBENCH_SHARED") or ROOT.parent / "shared")
 DEFAULT_DIRS = (SHARED / "real_sessions_large", SHARED / "real_sessions")
 
 

@@ -211,3 +211,15 @@ def test_the_factual_replay_runs_the_users_compact_at_its_place():
     (real,) = h.log.compactions
     assert [c.trigger for c in run.compressions] == ["manual"]
     assert run.compressions[0].index_started + 1 == real.index
+
+
+def test_the_knobs_the_billed_counter_does_not_read_say_so():
+    from workbench.analysis.binding import knob_notes
+
+    h = parse_history(crossing_log().text(), source="c.jsonl")
+    knobs = agent_settings(h).knobs
+    notes = knob_notes(simulate(h, knobs))
+    assert "log_counter billed" in notes["boundary_counter"].text
+    assert "the log's own" in notes["hidden_prefix_tokens"].text
+    estimate = knob_notes(simulate(h, knobs.replace(log_counter="estimate")))
+    assert "boundary_counter" not in estimate and "hidden_prefix_tokens" not in estimate

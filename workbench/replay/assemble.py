@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.briefing.base import Briefer
-from workbench.counting.billed import log_notes
+from workbench.counting.billed import billed_counts, log_notes, uses_billed
 from workbench.counting.prices import Prices
 from workbench.counting.tokens import HistoryCounts
 from workbench.history.model import History
@@ -65,6 +65,7 @@ def assemble_run(
         prices_known=prices.known,
     )
     about_log = log_notes(counts, kn)
+    billed = uses_billed(history, kn)
     notes = kn.warnings() + about_log + (
         "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
     )
@@ -79,4 +80,6 @@ def assemble_run(
         notes=notes,
         limits=limits,
         log_notes=about_log,
+        billed=billed,
+        billed_hidden_prefix=billed and not billed_counts(counts, kn).earlier_context,
     )
