@@ -86,11 +86,35 @@ def uses_billed(history: History, knobs: Knobs) -> bool:
             and bool(log.calls))
 
 
+def _key(knobs: Knobs) -> tuple[object, ...]:
+    """The knobs the billed counter reads (the trigger counter's weights, Codex's carry, the mid-session prefix and
+    the ratio used where a log fits none)."""
+    return ("billed", knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token,
+            knobs.image_token_rule, knobs.image_default_tokens, knobs.tool_output_max_tokens,
+            knobs.reasoning_carry_ratio, knobs.hidden_prefix_tokens, knobs.token_ratio)
+
+
+def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+    """The trigger's per-message tokens under the billed counter: the billed counts, each moved to the next
+    assistant message for an agent that measures only its last call's bill (``count_added_since_call`` off:
+    Claude Code up to 2.1.1), as the estimate's are."""
+    tokens = billed_counts(counts, knobs).tokens
+    if knobs.count_added_since_call:
+        return tokens
+    key = (*_key(knobs), "deferred")
+    found = counts.derived.get(key)
+    if found is None:
+        from workbench.counting.counters import _deferred_to_calls  # counters imports this module
+
+        found = _deferred_to_calls(counts, tokens)
+        found.flags.writeable = False
+        counts.derived[key] = found
+    return found
+
+
 def billed_counts(counts: HistoryCounts, knobs: Knobs) -> Billed:
     """The billed counter for ``counts.history`` under ``knobs`` (remembered with the counts)."""
-    key = ("billed", knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token,
-           knobs.image_token_rule, knobs.image_default_tokens, knobs.tool_output_max_tokens,
-           knobs.reasoning_carry_ratio, knobs.hidden_prefix_tokens, knobs.token_ratio)
+    key = _key(knobs)
     found = counts.derived.get(key)
     if found is not None:
         return found

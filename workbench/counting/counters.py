@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.counting.billed import billed_counts, uses_billed
+from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
 from workbench.counting.usage import text_estimate_counts, usage_tokens
@@ -81,7 +81,7 @@ def walk_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
 def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     """Per-message tokens the trigger measures (and the cost model bills)."""
     if uses_billed(counts.history, knobs):
-        return billed_counts(counts, knobs).tokens
+        return billed_trigger_tokens(counts, knobs)
     key = ("trigger", knobs.trigger_counter, knobs.check_point, knobs.overhead_chars_per_message, knobs.chars_per_token,
            knobs.image_token_rule, knobs.image_default_tokens, knobs.token_ratio, knobs.hidden_prefix_tokens,
            knobs.tool_output_max_tokens, knobs.count_added_since_call, knobs.reasoning_carry_ratio,
