@@ -223,3 +223,16 @@ def test_the_knobs_the_billed_counter_does_not_read_say_so():
     assert "the log's own" in notes["hidden_prefix_tokens"].text
     estimate = knob_notes(simulate(h, knobs.replace(log_counter="estimate")))
     assert "boundary_counter" not in estimate and "hidden_prefix_tokens" not in estimate
+
+
+def test_an_agent_that_measures_its_last_bill_alone_sees_each_message_at_the_next_call():
+    """Claude Code up to 2.1.1 (count_added_since_call off): the trigger's tokens move to the next assistant message,
+    the boundary walk keeps them where they are."""
+    h = parse_history(claude_steps([40_000, 41_000, 43_500]).text(), source="c.jsonl")
+    counts = CountCache().counts_for(h)
+    knobs = PRESET.replace(count_added_since_call=False)
+    deferred, billed = trigger_tokens(counts, knobs), billed_counts(counts, knobs).tokens
+    assert int(deferred.sum()) == int(billed.sum()) and not np.array_equal(deferred, billed)
+    assert np.array_equal(walk_tokens(counts, knobs), billed)
+    assistants = [i for i, m in enumerate(h.messages) if m.role == "assistant"]
+    assert all(deferred[i] == 0 for i in range(len(h.messages) - 1) if i not in assistants)
