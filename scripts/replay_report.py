@@ -55,10 +55,11 @@ def replay_directory(directory: Path, counter: str = "billed") -> tuple[dict[str
         try:
             history = load_history(path)
         except (HistoryError, ValueError) as exc:
-            skipped.append(f"{path.name}: {str(exc).splitlines()[0][:120]}")
+            reason = "no reader for its format" if "unknown history format" in str(exc) else "unreadable"
+            skipped.append(f"`{path.name}` ({reason})")
             continue
         if history.log is None:
-            skipped.append(f"{path.name}: not an agent log")
+            skipped.append(f"`{path.name}` (read, but not as an agent log)")
             continue
         knobs = agent_settings(history, dollars=False).knobs.replace(log_counter=counter)
         run = simulate(history, knobs, cache=CountCache(), prices=Prices(model=knobs.model),
@@ -106,7 +107,7 @@ def markdown(directories: Sequence[Path] = DEFAULT_DIRS, counters: Sequence[str]
             parts.append(f"**`{directory.name}`, `log_counter: {counter}`**\n")
             parts.append(_table(COLUMNS, table_rows(by_repo)))
             if skipped:
-                parts.append("Skipped: " + "; ".join(skipped) + ".")
+                parts.append("\nSkipped: " + ", ".join(skipped) + ".")
             parts.append("")
     return "\n".join(parts)
 
