@@ -63,7 +63,7 @@ with tabs[0]:
         charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
                           runs.logged(key, history),
                           tuple(c.index for c in history.log.compactions) if history.log else (),
-                          against=runs.against(key, run, history),
+                          against=runs.against(run, history),
                           counterfactual=runs.counterfactual(key, knobs, history))
 # The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
 with tabs[1]:

@@ -47,6 +47,7 @@ One pass over the messages; cached with the history's counts under the knobs it 
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -251,8 +252,6 @@ def _result(out: list[int], hidden: int, ratio: float, estimated: int, falls: in
 
 
 def _first_at_least(values: list[int], x: int) -> int:
-    import bisect
-
     return bisect.bisect_left(values, x)
 
 

@@ -57,7 +57,7 @@ def logged(history_key: str, _history: History) -> pl.DataFrame | None:
     return logged_context_frame(_history)
 
 
-def against(history_key: str, run: Run, history: History):  # noqa: ANN201 - an AgainstLog, or None
+def against(run: Run, history: History):  # noqa: ANN201 - an AgainstLog, or None
     """The replay's compactions beside an agent log's own (None for a plain transcript): cheap, not cached."""
     from workbench.analysis.free_replay import against_log
 
