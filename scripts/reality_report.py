@@ -116,12 +116,29 @@ def build(sessions_dir: Path) -> str:
     notes = sorted({f"`{s.file}`: {n}" for s in with_usage for n in s.notes})
     if notes:
         parts += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
+    parts += _free_replay_section(sessions_dir)
     parts += ["## Fitted counting knobs (`workbench calibrate ../shared/real_sessions --trigger`)", ""]
     parts += [_table(FIT_COLUMNS, fit_rows(cal_trigger.fits, none="–")), ""]
     parts += _image_section(histories)
     parts += _briefings_section(histories)
     parts += [f"_Generated in {time.perf_counter() - started:.1f} s._", ""]
     return "\n".join(parts)
+
+
+def _free_replay_section(sessions_dir: Path) -> list[str]:
+    from replay_report import markdown  # scripts/replay_report.py, beside this script
+
+    large = sessions_dir.parent / "real_sessions_large"
+    dirs = [large, sessions_dir] if large.is_dir() else [sessions_dir]
+    return ["## The main replay, run free (`python scripts/replay_report.py`)", "",
+            "What `workbench simulate LOG` and the app's Charts tab do with a log: its agent's preset, window, model "
+            "and the user's /compact, no flags, replayed from the log's start; after its own compaction it goes on "
+            "from its own briefing (the size model), what the agent re-attaches and its kept tail, never from the "
+            "log's later bills. Its n-th compression (the first message after it, `index_started + 1`) is scored "
+            "against the n-th logged compaction, automatic ones only, by repository. `log_counter: billed`, the "
+            "default on a log with usage, counts every message as the provider billed it (`counting/billed.py`); "
+            "`estimate` counts the transcript with the preset's ratio and hidden prefix, what the main replay ran on "
+            "before.", "", markdown(dirs).rstrip("\n"), ""]
 
 
 def _image_section(histories: list[Any]) -> list[str]:

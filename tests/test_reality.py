@@ -205,7 +205,7 @@ def synthetic_log(prefix: int, ratio: float, steps: int, seed: int) -> str:
     log = base
     for step in range(steps):
         h = parse_history(log.text(), source="s.jsonl")
-        counted = int(trigger_tokens(CountCache().counts_for(h), knobs.replace(token_ratio=1.0)).sum())
+        counted = int(trigger_tokens(CountCache().counts_for(h), knobs.replace(token_ratio=1.0, log_counter="estimate")).sum())
         log.assistant([tool_use(f"t{step}")], input_total=int(round(prefix + ratio * counted)), output=1)
         log.tool_result(f"t{step}", "word " * int(rng.integers(100, 3_000)))
     return log.text()

@@ -136,10 +136,16 @@ def test_the_415_kb_screenshot_counts_as_an_image_not_as_104k_tokens_of_text():
     (ref,) = h.messages[j].images()
     assert (ref.width, ref.height, ref.payload_chars) == (1421, 1999, 415_032)
     rule = anthropic_image_tokens(ref.width, ref.height)
-    preset = Knobs(image_token_rule="anthropic", overhead_chars_per_message=16)
+    preset = Knobs(image_token_rule="anthropic", overhead_chars_per_message=16, log_counter="estimate")
     counted = int(trigger_tokens(counts, preset)[j])
     assert abs(counted - rule) <= 0.2 * rule
-    assert int(trigger_tokens(counts, Knobs(overhead_chars_per_message=16))[j]) > 100_000  # base64 as text
+    assert int(trigger_tokens(counts, preset.replace(image_token_rule="serialized"))[j]) > 100_000  # base64 as text
+    # The provider's own count (log_counter billed): the messages between the calls around it share their growth
+    billed = trigger_tokens(counts, preset.replace(log_counter="billed"))
+    calls = [c.index for c in h.log.calls]
+    before, after = max(i for i in calls if i < j), min(i for i in calls if i > j)
+    growth = h.messages[after].usage.context_tokens - h.messages[before].usage.context_tokens
+    assert int(billed[before:after].sum()) == growth and 0 < int(billed[j]) <= growth
 
 
 def test_canonical_round_trip_keeps_the_session_log():

@@ -52,7 +52,8 @@ st.markdown(f"**{history.id}** · {len(history):,} messages · {run.metrics.chec
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
 charts.run_warnings(run)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
-    st.warning(note)
+    if note not in run.log_notes:  # those about an agent log are on the Charts tab, beside its chart
+        st.warning(note)
 
 warmup.empty()
 tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
@@ -61,7 +62,9 @@ with tabs[0]:
     if tabs[0].open is not False:
         charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
                           runs.logged(key, history),
-                          tuple(c.index for c in history.log.compactions) if history.log else ())
+                          tuple(c.index for c in history.log.compactions) if history.log else (),
+                          against=runs.against(run, history),
+                          counterfactual=runs.counterfactual(key, knobs, history))
 # The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
 with tabs[1]:
     if tabs[1].open:

@@ -68,6 +68,22 @@ def claude_code_reserve(version: str | None, model: str | None) -> int:
     return out + CLAUDE_CODE_BUFFER
 
 
+def logged_manual_checks(history: History, check_point: str) -> str:
+    """The checks at which the log's user ran /compact (the check just before each logged manual compaction), as
+    ``manual_compact_checks`` text: the factual replay compacts there as the agent did; "" when there is none."""
+    log = history.log
+    manual = [c.index for c in log.compactions if c.trigger == "manual"] if log is not None else []
+    if not manual:
+        return ""
+    import numpy as np
+
+    from workbench.counting.checks import check_indices
+
+    checks = check_indices(history, check_point)
+    found = sorted({int(k) for k in np.searchsorted(checks, manual, side="left") - 1 if k >= 0})
+    return ", ".join(str(k) for k in found)
+
+
 def agent_settings(history: History, *, preset: str | None = None, base: Knobs | None = None,
                    dollars: bool = True) -> AgentSettings:
     """The knobs to replay ``history`` as its agent would have run: preset by version, window and model from the log.
@@ -104,6 +120,10 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
                 notes.append(f"reserve {reserve:,} for {model}'s output limit")
     if window:
         changes["context_window_tokens"] = window
+    manual = logged_manual_checks(history, knobs.check_point)
+    if manual and not knobs.manual_compact_checks:
+        changes["manual_compact_checks"] = manual
+        notes.append(f"the user's /compact at checks {manual} (the log's manual compactions)")
     if model:
         changes["model"] = model
         if dollars and not get_prices(model).known:

@@ -135,6 +135,13 @@ def knob_notes(run: Run) -> dict[str, KnobNote]:
         out.update(_floor_notes(run))
     for name in lim.unused:
         out.setdefault(name, f"no effect: the {run.knobs.strategy} strategy does not read it")
+    if run.billed:  # the log's bill counts every message (counting/billed.py)
+        out.setdefault("boundary_counter", "no effect: the boundary walk counts what the provider billed "
+                       "(log_counter billed); set log_counter to estimate to count with this")
+        if run.billed_hidden_prefix:
+            out.setdefault("hidden_prefix_tokens", "no effect: the hidden prefix is the log's own, what its first "
+                           "call read beyond its messages (log_counter billed); set log_counter to estimate to use "
+                           "this")
     return {k: KnobNote(knob=k, text=v) for k, v in out.items()}
 
 

@@ -104,7 +104,7 @@ def _session_rows(
     counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0)
     usage_knobs = knobs.replace(trigger_counter="usage", hidden_prefix_tokens=0)
     for w in _windows(history):
-        if w.after is None and log.extra.get("starts_mid_session"):
+        if w.after is None and log.starts_mid_session:
             notes.append(f"{_name(history)}: {MID_SESSION_NOTE}")
             continue
         seg, offset = _segment(history, w, use_usage=True)
@@ -147,7 +147,7 @@ def _image_measure(history: History, knobs: Knobs, cache: CountCache) -> tuple[s
     msgs = history.messages
     counts = cache.counts_for(history)
     est = trigger_tokens(counts, knobs.replace(trigger_counter="estimate", token_ratio=1.0, image_token_rule="fixed",
-                                               image_default_tokens=0))
+                                               image_default_tokens=0, log_counter="estimate"))
     for j in counts.image_messages().tolist():
         before = next((i for i in range(j - 1, -1, -1) if msgs[i].role == "assistant" and msgs[i].usage), None)
         after = next((i for i in range(j + 1, len(msgs)) if msgs[i].role == "assistant" and msgs[i].usage), None)

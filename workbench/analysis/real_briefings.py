@@ -204,7 +204,7 @@ def score_briefings(history: History, *, briefer: Briefer | None = None, knobs: 
         briefer = ExtractiveBriefer()
     k = agent_settings(history, preset=preset, base=knobs).knobs
     msgs = history.messages
-    tokens = walk_tokens(CountCache().counts_for(history), k)
+    tokens = walk_tokens(CountCache().counts_for(history), k.replace(log_counter="estimate"))  # the agent's estimate
     cwd = history.meta.get("cwd") if isinstance(history.meta.get("cwd"), str) else None
     reads = file_reads(msgs, tokens, cwd=cwd)
     real = sorted(log.compactions, key=lambda c: c.index)

@@ -117,8 +117,8 @@ def follow_log(
     use_usage = usage and bool(log.calls)
     if usage and not log.calls:
         notes.append("the log has no billed usage: the estimate alone is used")
-    if log.extra.get("starts_mid_session"):
-        notes.append("the log starts mid-session: its first call read more context than the transcript holds")
+    if log.start_note is not None:
+        notes.append(log.start_note)
     base = reality_knobs(history, settings, usage=use_usage, overrides=knobs and settings.knobs)
     # Its windows are slices of the log's messages: counts keyed by the objects, no content digests.
     cache = cache or CountCache(by_identity=True)
@@ -266,7 +266,8 @@ def logged_context_frame(history: History, knobs: Knobs | None = None) -> Any:
 
     knobs = (knobs or agent_settings(history).knobs).replace(trigger_counter="usage")
     counts = CountCache().counts_for(history)
-    base = trigger_tokens(counts, knobs.replace(trigger_counter="estimate", token_ratio=1.0, hidden_prefix_tokens=0))
+    base = trigger_tokens(counts, knobs.replace(trigger_counter="estimate", token_ratio=1.0, hidden_prefix_tokens=0,
+                                                log_counter="estimate"))
     if knobs.agent_estimate == "text":
         from workbench.counting.usage import text_estimate
 

@@ -5,6 +5,8 @@
   the provider's rule, times ``token_ratio``.
 - ``walk_tokens``: what the agent's own code estimates, for the boundary walk: the boundary counter with
   images by the same rule (no ratio: that is the agent's arithmetic, not the bill).
+On an agent log with billed usage both are the provider's own count per message (``log_counter: billed``,
+``counting/billed.py``) unless the knobs ask for the estimate or the usage counter.
 Both are read-only arrays remembered with the history's counts, so a knob change recomputes only what it
 touches. The hidden prefix (``hidden_prefix_tokens``) is not in them: the replay adds it to every call.
 """
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
 from workbench.counting.usage import text_estimate_counts, usage_tokens
@@ -63,7 +66,9 @@ def _base_tokens(counts: HistoryCounts, counter: str, knobs: Knobs) -> np.ndarra
 
 
 def walk_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
-    """Per-message tokens the boundary walk reads (the agent's own estimate)."""
+    """Per-message tokens the boundary walk reads (the agent's own estimate; on a log, what the provider billed)."""
+    if uses_billed(counts.history, knobs):
+        return billed_counts(counts, knobs).tokens
     counter = "estimate" if knobs.boundary_counter == "usage" else knobs.boundary_counter
     key = ("walk", counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.image_token_rule,
            knobs.image_default_tokens, knobs.tool_output_max_tokens)
@@ -75,6 +80,8 @@ def walk_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
 
 def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     """Per-message tokens the trigger measures (and the cost model bills)."""
+    if uses_billed(counts.history, knobs):
+        return billed_trigger_tokens(counts, knobs)
     key = ("trigger", knobs.trigger_counter, knobs.check_point, knobs.overhead_chars_per_message, knobs.chars_per_token,
            knobs.image_token_rule, knobs.image_default_tokens, knobs.token_ratio, knobs.hidden_prefix_tokens,
            knobs.tool_output_max_tokens, knobs.count_added_since_call, knobs.reasoning_carry_ratio,

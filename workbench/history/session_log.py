@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Agent = Literal["claude_code", "codex"]
+START_NOTE_PREFIX = "the log starts"  # how ``SessionLog.start_note`` begins
 Trigger = Literal["auto", "manual"]
 
 
@@ -198,6 +199,22 @@ class SessionLog:
             if counts:
                 return max(counts, key=lambda m: counts[m])
         return self.models[0] if self.models else None
+
+    @property
+    def start_note(self) -> str | None:
+        """What the file lacks at its start, in a sentence: a log that starts mid-session (its first record's
+        parent is not in the file, so its first call read more context than the transcript holds) or at a
+        compaction (no message before it); None for a log that starts at the session's start."""
+        if self.extra.get("starts_mid_session"):
+            return f"{START_NOTE_PREFIX} mid-session: its first call read more context than the transcript holds"
+        if any(c.index == 0 for c in self.compactions):
+            return f"{START_NOTE_PREFIX} at a compaction: the context it summarised is not in the file"
+        return None
+
+    @property
+    def starts_mid_session(self) -> bool:
+        """Whether the log's earlier context is not in the file (``start_note``)."""
+        return self.start_note is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "version": self.version, "models": list(self.models),

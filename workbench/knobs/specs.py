@@ -24,6 +24,7 @@ class KnobSpec:
 
 
 COUNTERS = ("estimate", "cl100k_base", "o200k_base", "usage")
+LOG_COUNTERS = ("billed", "estimate")
 CHECK_POINTS = ("message", "step", "call")
 IMAGE_TOKEN_RULES = ("serialized", "anthropic", "openai", "fixed")
 AGENT_ESTIMATES = ("counter", "text")
@@ -62,6 +63,15 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "boundary_counter": KnobSpec(
         "", "What the boundary walk uses (stagewise: its chars/4 estimate).", choices=COUNTERS, group="counting"
+    ),
+    "log_counter": KnobSpec(
+        "", "On an agent log with billed usage (Claude Code, Codex): billed = every message counts the tokens the "
+        "provider billed for it, for the trigger and the boundary walk (the growth of the billed context between "
+        "two model calls, spread over the messages added between them by their trigger_counter share; the first "
+        "call gives the hidden prefix; messages no two calls bracket count trigger_counter x the log's own "
+        "ratio); estimate = trigger_counter and boundary_counter as on any transcript. No effect on a history "
+        "without usage, nor with trigger_counter usage (which follows the log).",
+        choices=LOG_COUNTERS, group="counting",
     ),
     "check_point": KnobSpec(
         "", "Check after every message, after every agent step (assistant + its tool results; stagewise's "

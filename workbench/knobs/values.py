@@ -36,6 +36,7 @@ class Knobs:
     chars_per_token: float = 4.0
     trigger_counter: str = "estimate"
     boundary_counter: str = "estimate"
+    log_counter: str = "billed"
     check_point: str = "step"
     latency_steps: int = 0
     hidden_prefix_tokens: int = 0

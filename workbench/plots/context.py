@@ -65,7 +65,8 @@ def context_figure(
     where compressions started, landed or failed and where the context overflowed the window; the
     no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
     A real agent log adds ``logged`` (``workbench.analysis.reality.logged_context_frame``): the context as
-    the agent measured it from its bill, and its own compactions (``logged_compactions``, first message after).
+    the agent measured it from its bill; its own compactions (``logged_compactions``, first message after) are a
+    line and a diamond each, beside the replay's own compaction marks.
     """
     tl = run.timeline
     if tl.height > MAX_POINTS:  # markers below use the run's own compressions, so every event stays exact
@@ -160,10 +161,23 @@ def context_figure(
         fig.add_trace(go.Scatter(x=logged["index"].to_numpy(), y=measured, name="logged: the agent's measure",
                                  mode="lines", line={"width": 1.6, "color": REAL},
                                  hovertemplate="logged (the agent's bill): %{y:,}<extra></extra>"))
-        for j, index in enumerate(logged_compactions):
-            fig.add_vline(x=index, line={"color": REAL, "width": 1.2, "dash": "longdash"})
-            if j == 0:
-                _legend_line(fig, "logged compaction", REAL, "longdash")
+    for j, index in enumerate(logged_compactions):
+        fig.add_vline(x=index, line={"color": REAL, "width": 1.2, "dash": "longdash"})
+        if j == 0:
+            _legend_line(fig, "logged compaction", REAL, "longdash")
+    if len(logged_compactions):
+        # A mark where the agent compacted, at the context it measured just before (the replay's without a log
+        # frame), beside the replay's own "compression started" marks.
+        if logged is not None and logged.height:
+            measure = logged["measure"].to_numpy()
+            ys = [int(measure[max(0, min(i - 1, len(measure) - 1))]) for i in logged_compactions]
+        else:
+            ys = [int(total[max(0, int(np.searchsorted(x, i, side="left")) - 1)]) if len(x) else 0
+                  for i in logged_compactions]
+        fig.add_trace(go.Scatter(
+            x=list(logged_compactions), y=ys, name="the agent compacted", mode="markers",
+            marker={"symbol": "diamond", "size": 11, "color": REAL, "line": {"width": 1, "color": "white"}},
+            hovertemplate="the agent compacted before message %{x:,} (%{y:,} tokens)<extra></extra>"))
     fig.update_yaxes(range=[0, top * 1.08], title_text="context (tokens)", tickformat="~s", rangemode="tozero")
     right = max(int(x.max()) if len(x) else 1, int(other["index"].to_numpy().max()) if other is not None
                 and other.height else 0, 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.briefing.base import Briefer
+from workbench.counting.billed import billed_counts, log_notes, uses_billed
 from workbench.counting.prices import Prices
 from workbench.counting.tokens import HistoryCounts
 from workbench.history.model import History
@@ -40,7 +41,7 @@ def assemble_run(
     limits: Limits | None,
 ) -> Run:
     """The Run of a walk over ``history`` that has ended (nothing is in flight any more)."""
-    kn, sys = knobs, knobs.hidden_prefix_tokens
+    kn, sys = knobs, state.system_tokens
     window = kn.context_window_tokens
     total, overflow_starts = timeline.finish(window)
     baseline = sys + sums.prefix_tokens[checks + 1] if len(checks) else np.zeros(0, dtype=np.int64)
@@ -63,7 +64,9 @@ def assemble_run(
         cooldown_skips=cooldown_skips,
         prices_known=prices.known,
     )
-    notes = kn.warnings() + (
+    about_log = log_notes(counts, kn)
+    billed = uses_billed(history, kn)
+    notes = kn.warnings() + about_log + (
         "Counterfactual replay: assumes the agent would have sent the same messages after each compaction.",
     )
     return Run(
@@ -76,4 +79,7 @@ def assemble_run(
         briefer=getattr(briefer, "name", type(briefer).__name__),
         notes=notes,
         limits=limits,
+        log_notes=about_log,
+        billed=billed,
+        billed_hidden_prefix=billed and not billed_counts(counts, kn).earlier_context,
     )

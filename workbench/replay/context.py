@@ -59,7 +59,7 @@ def elidable_tokens(counts: HistoryCounts, knobs: Knobs, counter_tokens: np.ndar
 
     key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.token_ratio,
            knobs.image_token_rule, knobs.image_default_tokens, knobs.hidden_prefix_tokens, knobs.tool_output_max_tokens,
-           knobs.check_point)
+           knobs.check_point, knobs.log_counter)
     table = _ELIDABLE.setdefault(counts, {})
     out = table.get(key)
     if out is None:

@@ -27,6 +27,7 @@ import numpy as np
 
 from workbench.briefing.base import Briefer, BriefRecord
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.billed import system_tokens
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
@@ -118,8 +119,9 @@ class _Replay:
         self.checks = check_points(counts, knobs.check_point)
         self.check_count = len(self.checks)
         self.sums = self.sums_type(self.counter_tokens, self.checks)
-        self.state = InContext(system_tokens=knobs.hidden_prefix_tokens)
-        self.timeline = TimelineRows(self.checks, knobs.hidden_prefix_tokens)
+        system = system_tokens(counts, knobs)  # the hidden prefix: a log's own, when its bill is the counter
+        self.state = InContext(system_tokens=system)
+        self.timeline = TimelineRows(self.checks, system)
         self.guards = Guards.of(knobs)
         self.calls = CallLog()
         self.compressions: list[Compression] = []

@@ -148,6 +148,9 @@ class Run:
     briefer: str = "simulated"
     notes: tuple[str, ...] = ()
     limits: Limits | None = None  # the policy's effective trigger and kept budget, and which terms bind
+    log_notes: tuple[str, ...] = ()  # those of ``notes`` about an agent log: where it starts, which counter ran
+    billed: bool = False  # counted as the provider billed each message (``log_counter: billed`` on a log)
+    billed_hidden_prefix: bool = False  # and its hidden prefix is the log's own (``hidden_prefix_tokens`` unused)
 
     def stops(self) -> dict[str, int]:
         """Why each landed boundary stopped: stop reason → compressions (e.g. {"floor": 19})."""
@@ -175,6 +178,7 @@ class Run:
             "metrics": self.metrics.to_dict(),
             "compressions": [c.to_dict() for c in self.compressions],
             "events": [asdict(e) for e in self.events],
+            "notes": list(self.notes),
         }
         if self.limits is not None:
             out["limits"] = asdict(self.limits)

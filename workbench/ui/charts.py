@@ -10,6 +10,8 @@ import streamlit as st
 
 from workbench import plots
 from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
+from workbench.analysis.free_replay import AgainstLog
+from workbench.history.session_log import START_NOTE_PREFIX
 from workbench.replay import Metrics, Run
 from workbench.ui import fast_chart
 
@@ -74,6 +76,21 @@ def run_warnings(run: Run) -> None:
         st.warning(finding.text, icon="⚠️")
 
 
+def log_lines(run: Run, against: AgainstLog | None, counterfactual: bool) -> None:
+    """Above the context chart of an agent log: where its context starts, how far the replay's compactions are
+    from the agent's (or that the knobs make it a counterfactual), and which counter counted it. Engine text,
+    drawn as plain text."""
+    for note in run.log_notes:
+        if note.lower().startswith(START_NOTE_PREFIX):
+            st.warning(note, icon="⚠️")
+    if against is not None:
+        with st.container(key="against_log"):
+            st.text(against.sentence(counterfactual=counterfactual))
+    for note in run.log_notes:
+        if not note.lower().startswith(START_NOTE_PREFIX):
+            st.caption(note)
+
+
 BANDS_NOTE = (
     "Bands: the budget hint the next compression receives, by the previous briefing's size against the target "
     "(< 60%: carry it over in full; 60–85%: condense lightly; ≥ 85%: condense the oldest topics)."
@@ -94,12 +111,15 @@ def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
 
 
 def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], logged: pl.DataFrame | None = None,
-               logged_compactions: tuple[int, ...] = ()) -> None:
-    """The three charts of one run (a real agent log adds its logged context and compactions to the first).
+               logged_compactions: tuple[int, ...] = (), *, against: AgainstLog | None = None,
+               counterfactual: bool = False) -> None:
+    """The three charts of one run (a real agent log adds its logged context and compactions to the first, and a
+    line that says how far the replay's compactions are from the agent's).
 
     ``cost`` is called only once the context chart is on its way to the browser, and both charts below it are
     built before either is sent: on a cold start the browser draws the context chart alone first, while the
     server computes the rest (benchmarks/browser.py)."""
+    log_lines(run, against, counterfactual)
     with st.container(key="context_chart"):
         show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")

@@ -22,6 +22,7 @@ KNOB_TITLES: dict[str, str] = {
     "chars_per_token": "Chars per token",
     "trigger_counter": "Trigger counts with",
     "boundary_counter": "Boundary walk counts with",
+    "log_counter": "On a log with usage, count",
     "check_point": "Check after each",
     "latency_steps": "Landing delay (checks)",
     "system_prompt_tokens": "System prompt (tokens)",

@@ -55,3 +55,23 @@ def logged(history_key: str, _history: History) -> pl.DataFrame | None:
     from workbench.analysis.reality import logged_context_frame
 
     return logged_context_frame(_history)
+
+
+def against(run: Run, history: History):  # noqa: ANN201 - an AgainstLog, or None
+    """The replay's compactions beside an agent log's own (None for a plain transcript): cheap, not cached."""
+    from workbench.analysis.free_replay import against_log
+
+    return against_log(run, history)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _factual(history_key: str, _history: History) -> Knobs | None:
+    from workbench.analysis.free_replay import factual_knobs
+
+    return factual_knobs(_history)
+
+
+def counterfactual(history_key: str, knobs: Knobs, history: History) -> bool:
+    """Whether ``knobs`` differ from the agent's own settings for this log (False for a plain transcript)."""
+    own = _factual(history_key, history)
+    return own is not None and knobs != own
