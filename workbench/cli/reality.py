@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.history.words import counted
+
 NAME = "reality"
 HELP = "Replay real agent logs with the agent's own settings and compare predicted with logged compactions."
 
@@ -204,7 +206,7 @@ def _print_sessions(sessions: list[Any]) -> None:
 
 def _print_summary(summary: dict[str, Any]) -> None:
     auto = summary["auto_compactions"]
-    parts = [f"{auto} automatic compactions"]
+    parts = [counted(auto, "automatic compaction")]
     for tol in (0, 2, 5):
         hit = summary[f"within_{tol}"]
         parts.append(f"within ±{tol}: {hit}" + (f" ({hit / auto:.0%})" if auto else ""))

@@ -14,6 +14,7 @@ from workbench.history.files import atomic_write_bytes, atomic_write_text
 from workbench.history.generate import SAMPLES, Sample
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.history.writers import write_canonical_jsonl
 from workbench.stagewise.estimate import estimate_message_tokens
 
@@ -73,5 +74,5 @@ def write_samples(out: Path) -> None:
         data = write_canonical_jsonl(history).encode("utf-8")
         atomic_write_bytes(out / f"{sample.name}.jsonl", data)
         rows.append((sample, history_stats(history), len(data)))
-        print(f"{sample.name}.jsonl: {len(history)} messages, {len(data):,} bytes")
+        print(f"{sample.name}.jsonl: {counted(len(history), 'message')}, {len(data):,} bytes")
     atomic_write_text(out / "README.md", readme_text(rows))

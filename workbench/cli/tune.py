@@ -9,6 +9,7 @@ from typing import Any
 from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
 from workbench.cli.progress import ProgressBar, note
 from workbench.cli.sweep import make_briefer, parse_space
+from workbench.history.words import counted
 
 NAME = "tune"
 HELP = "Find the knobs with the lowest tokens (or dollars) per task that meet overflow, retention and count limits."
@@ -77,12 +78,12 @@ def run(args: argparse.Namespace) -> int:
                       points=args.points, rounds=args.rounds, keep=args.keep, briefer=briefer,
                       workers=args.workers, progress=bar, on_bad_history=skip)
     if bad:
-        note(f"workbench tune: warning: {len(bad)} of {len(paths)} histories skipped (unreadable)")
+        note(f"workbench tune: warning: {len(bad)} of {counted(len(paths), 'history', 'histories')} skipped (unreadable)")
         paths = [p for p in paths if str(p) not in bad]
     print("searched " + ", ".join(f"{n} {v[0]:g}–{v[1]:g}" if isinstance(v, tuple) else f"{n} {v}"
                                   for n, v in result.space.items()))
     tried = result.trials.height
-    print(f"tried {tried} configs × {len(paths)} histories in {result.seconds:.1f}s; "
+    print(f"tried {counted(tried, 'config')} × {counted(len(paths), 'history', 'histories')} in {result.seconds:.1f}s; "
           f"{result.trials['feasible'].sum()} met the constraints, {result.front.height} on the Pareto front")
     if args.trials is not None:
         write_sweep(result.trials, args.trials)
@@ -138,4 +139,4 @@ def print_per_history(rows: Any, *, who: str = "the winner") -> None:
                 right=[False, True, True, True, *([True] if has_retention else []), False])
     idle = rows.filter(~rows["compresses"]).height
     if idle:
-        print(f"{idle} of {rows.height} histories never compress under {who}: the mean moves with the others")
+        print(f"{idle} of {counted(rows.height, 'history', 'histories')} never compress under {who}: the mean moves with the others")

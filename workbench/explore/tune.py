@@ -46,7 +46,7 @@ from workbench.explore.tune_result import (
     retention_floor,
 )
 from workbench.history.model import History
-from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict
+from workbench.knobs import KNOB_SPECS, Knobs, did_you_mean, knobs_from_dict
 
 __all__ = [
     "DEFAULT_KNOBS",
@@ -104,7 +104,7 @@ def _check_space(space: Mapping[str, Any]) -> None:
     names = {f.name for f in dataclasses.fields(Knobs)}
     for name, spec in space.items():
         if name not in names:
-            raise ValueError(f"search space: unknown knob {name}; known: {', '.join(sorted(names))}")
+            raise ValueError(f"search space: unknown knob {name}{did_you_mean(name)}")
         ks = KNOB_SPECS.get(name)
         if _is_range(spec) and ks is not None and ks.low is not None and ks.high is not None:
             lo, hi = spec

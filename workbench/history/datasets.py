@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.history.sources import sample_dirs
+from workbench.history.words import counted
 
 SHARED_VAR = "WORKBENCH_SHARED"
 QUICK_SAMPLES = ("short.jsonl", "tool_heavy.jsonl")  # long.jsonl (2,200 messages) takes minutes with probes
@@ -56,9 +57,9 @@ class Study:
     real: int
 
     def describe(self) -> str:
-        real = (f" + {self.real} real transcripts from {self.paths[-1].parent}" if self.real
+        real = (f" + {counted(self.real, 'real transcript')} from {self.paths[-1].parent}" if self.real
                 else " (no real transcripts: set WORKBENCH_SHARED to the shared folder to add them)")
-        return f"{len(self.paths)} histories: {self.samples} generated samples{real}"
+        return f"{counted(len(self.paths), 'history', 'histories')}: {counted(self.samples, 'generated sample')}{real}"
 
 
 def study_histories(environ: Mapping[str, str] | None = None, *, samples: Sequence[str] = QUICK_SAMPLES) -> Study:

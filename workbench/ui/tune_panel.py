@@ -14,6 +14,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.ui import labels, runs
 from workbench.ui import state as ui_state
@@ -127,8 +128,8 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
     from workbench.explore.tune import Constraints, check_config, tune
 
     st.subheader("Auto-tune")
-    st.markdown(f"Search the knobs for the cheapest config that meets the constraints on {len(labels_)} "
-                f"{'history' if len(labels_) == 1 else 'histories'} (those chosen above, else the current one); "
+    st.markdown(f"Search the knobs for the cheapest config that meets the constraints on "
+                f"{counted(len(labels_), 'history', 'histories')} (those chosen above, else the current one); "
                 "the other knobs stay as in the sidebar. Offline.")
     loaded = [history if label == current else histories[label]() for label in labels_]
     form = _tune_controls([runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
@@ -149,7 +150,7 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
             bar.empty()
             st.error(str(exc))
             return
-        bar.progress(1.0, text=f"{result.runs.height:,} replays in {result.seconds:.1f} s")
+        bar.progress(1.0, text=f"{counted(result.runs.height, 'replay')} in {result.seconds:.1f} s")
         current_score = check_config(knobs, loaded, constraints, objective=form.objective, briefer=briefer)
         st.session_state[TUNE] = {"result": result, "current": current_score, "base": knobs, "labels": labels_,
                                   "base_rows": _base_rows(knobs, loaded, briefer)}
@@ -173,7 +174,7 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
     tuned_on = len(found["labels"])
     who = f"{result.briefer} briefer" + (": no briefing text, kept messages only" if result.briefer == "simulated"
                                          else "")
-    st.caption(f"Tried {trials.height:,} configs × {tuned_on} {'history' if tuned_on == 1 else 'histories'} in "
+    st.caption(f"Tried {counted(trials.height, 'config')} × {counted(tuned_on, 'history', 'histories')} in "
                f"{result.seconds:.1f} s: {int(trials['feasible'].sum()):,} met the constraints "
                f"(fact retention ≥ {result.constraints.min_retention:.0%}, {who}; at most "
                f"{result.constraints.max_overflows:,} overflows), {result.front.height:,} on the Pareto front.")
@@ -182,7 +183,7 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
     if result.best is None:
         row = trials.sort(["violation", "objective"]).row(0, named=True)
         st.warning(f"No config met the constraints. The closest: {row['overflows']:,} overflows, fact retention "
-                   f"{row['retention']:.1%}, at most {row['max_compressions']:,} compactions. Loosen the "
+                   f"{row['retention']:.1%}, at most {counted(row['max_compressions'], 'compaction')}. Loosen the "
                    "constraints or search more knobs.")
     else:
         row = result.best_row or {}
