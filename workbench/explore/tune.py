@@ -132,8 +132,8 @@ def tune(
 
     ``space`` maps knob → (low, high) to search a range or → [values] to try each. The first round is a
     ``points``-per-axis grid; each of ``rounds`` further rounds tries the 3-point neighbourhood (half
-    the previous step) around the ``keep`` best configs. ``progress(done, total)`` counts runs; total
-    is an upper bound until the last call. ``workers=1`` runs in this process; otherwise one process
+    the previous step) around the ``keep`` best configs. ``progress(done, total)`` counts the runs the
+    search plans, against one total from the start: a config met before is not replayed and counts as done. ``workers=1`` runs in this process; otherwise one process
     pool serves every round (or pass ``executor``). ``on_bad_history(path, reason)``: a history that
     cannot be read is reported and left out of every round instead of stopping the search.
     """
@@ -183,10 +183,15 @@ def tune(
     own = executor is None and (workers or os.cpu_count() or 1) > 1
     pool = default_executor(workers) if own else executor
 
-    def evaluate(points_: list[tuple[Any, ...]], round_no: int) -> None:
+    def evaluate(points_: list[tuple[Any, ...]], round_no: int, planned: int) -> None:
+        """Run the points not seen before; progress counts ``planned`` configs × histories for this round, so the
+        total never changes: a repeat (or a history that cannot be read) counts as done without a replay."""
         nonlocal done_before
         fresh = [p for p in dict.fromkeys(points_) if p not in seen]
         if not fresh:
+            done_before += planned * h
+            if progress:
+                progress(done_before, total)
             return
         knobs = []
         for p in fresh:
@@ -196,7 +201,7 @@ def tune(
 
         def report(done: int, _total: int) -> None:
             if progress:
-                progress(done_before + done, max(total, done_before + done))
+                progress(min(done_before + done, total), total)
 
         runs = sweep(readable(), knobs, executor=pool, workers=1 if pool is None else workers,
                      briefer=briefer, probes=True, progress=report,
@@ -206,10 +211,12 @@ def tune(
             raise ValueError(f"no history could be read: {reasons}")
         runs = runs.with_columns((pl.col("config") + offset).alias("config"), pl.lit(round_no).alias("round"))
         frames.append(runs)
-        done_before += len(fresh) * len(readable())
+        done_before += planned * h
+        if progress:
+            progress(done_before, total)
 
     try:
-        evaluate(first, 0)
+        evaluate(first, 0, len(first))
         for r in range(1, rounds + 1):
             trials = _trials(frames, objective, constraints)
             centers = _centers(trials, names, keep)
@@ -226,14 +233,12 @@ def tune(
                     else:
                         options.append([c[n]])
                 neighbours.extend(itertools.product(*options))
-            evaluate(neighbours, r)
+            evaluate(neighbours, r, per_round)
     finally:
         if own and pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     runs = pl.concat(frames, how="diagonal_relaxed")
     trials = _trials(frames, objective, constraints)
-    if progress:
-        progress(done_before, done_before)
     feasible = trials.filter(pl.col("feasible")).sort("objective")
     best_row = feasible.row(0, named=True) if feasible.height else None
     best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
