@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 WIDE = 160  # columns for tables written to a file or a pipe (no wrapping of long knob lists)
 
@@ -70,7 +70,7 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
         natural = _natural_width(columns, cells)
         if natural > console.width:  # a pipe has no width to fit: a long line beats a cut number
             console = _console(stderr=False, width=natural)
-    shown, dropped = list(range(len(columns))), []
+    shown, dropped = list(range(len(columns))), list[str]()
     if (drop or wrap) and console.is_terminal:
         shown, dropped = _fit(columns, cells, flags, console.width, drop, wrap)
     plain = _plain_table(console, [columns[i] for i in shown], [[row[i] for i in shown] for row in cells],
@@ -86,7 +86,7 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     table = Table(title=None if title is None else Text(title), box=box.SIMPLE_HEAD, title_justify="left",
                   pad_edge=False)
     for i in shown:
-        justify = "right" if flags[i] else "left"
+        justify: Literal["right", "left"] = "right" if flags[i] else "left"
         if drop or wrap:  # fitted: only a wrapping column gives way, down to its least width; the others never
             table.add_column(Text(columns[i]), justify=justify, no_wrap=columns[i] not in wrap,
                              overflow="fold", min_width=_least_width(columns[i], cells, i, flags[i], wrap))

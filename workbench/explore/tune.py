@@ -32,6 +32,7 @@ import polars as pl
 from workbench.briefing.base import Briefer
 from workbench.explore.sweep import BadHistoryFn, HistorySource, ProgressFn, default_executor, sweep
 from workbench.explore.tune_result import (
+    COMPACTION_FACTOR,
     HISTORY_COLUMNS,
     OBJECTIVES,
     RETENTION_SLACK,
@@ -41,7 +42,10 @@ from workbench.explore.tune_result import (
     _is_int,
     _is_range,
     aggregate,
+    compaction_limit,
+    edge_candidates,
     history_rows,
+    knob_bounds,
     pareto_mask,
     retention_floor,
 )
@@ -49,6 +53,7 @@ from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, Knobs, did_you_mean, knobs_from_dict
 
 __all__ = [
+    "COMPACTION_FACTOR",
     "DEFAULT_KNOBS",
     "HISTORY_COLUMNS",
     "OBJECTIVES",
@@ -58,6 +63,7 @@ __all__ = [
     "TuneResult",
     "aggregate",
     "check_config",
+    "compaction_limit",
     "default_space",
     "history_rows",
     "pareto_mask",
@@ -176,7 +182,7 @@ def tune(
     h = len(histories)
     first = list(itertools.product(*axes.values()))
     per_round = keep * 3 ** len(steps)
-    total = (len(first) + rounds * per_round) * h
+    total = (len(first) + rounds * per_round + 2 * len(steps)) * h  # the last: two steps past each range's end
     seen: dict[tuple[Any, ...], int] = {}
     frames: list[pl.DataFrame] = []
     done_before = 0
@@ -234,17 +240,53 @@ def tune(
                         options.append([c[n]])
                 neighbours.extend(itertools.product(*options))
             evaluate(neighbours, r, per_round)
+        runs = pl.concat(frames, how="diagonal_relaxed")
+        trials = _trials(frames, objective, constraints)
+        feasible = trials.filter(pl.col("feasible")).sort("objective")
+        best_row = feasible.row(0, named=True) if feasible.height else None
+        best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
+        beyond = _beyond(best, space, {n: d * 0.5**rounds for n, d in steps.items()}, readable(), objective,
+                         constraints, briefer=briefer, pool=pool, workers=workers)
     finally:
         if own and pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    runs = pl.concat(frames, how="diagonal_relaxed")
-    trials = _trials(frames, objective, constraints)
-    feasible = trials.filter(pl.col("feasible")).sort("objective")
-    best_row = feasible.row(0, named=True) if feasible.height else None
-    best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
+    if progress:
+        progress(total, total)
     return TuneResult(best=best, best_row=best_row, trials=trials, runs=runs, objective=objective,
-                      constraints=constraints, seconds=time.perf_counter() - t0, space=space,
+                      constraints=constraints, seconds=time.perf_counter() - t0, space=space, beyond=beyond,
                       briefer=getattr(briefer, "name", "simulated") if briefer is not None else "simulated")
+
+
+def _beyond(best: Knobs | None, space: Mapping[str, Any], step: Mapping[str, float],
+            histories: Sequence[HistorySource], objective: str, constraints: Constraints, *,
+            briefer: Briefer | None, pool: Executor | None, workers: int | None) -> dict[str, list[dict[str, Any]]]:
+    """Score the winner moved half a (finest) step and a whole one past each end of a range it sits on (the cost is
+    not monotone: a thrashing trigger costs more, a step further may not); ``TuneResult.edges`` suggests widening
+    only where one of them meets the constraints for less. Not trials: the winner stays in its space."""
+    probes: list[tuple[str, Any]] = []
+    for edge in edge_candidates(dict(space), best):
+        low, high = knob_bounds(edge.knob)
+        delta = step.get(edge.knob) or abs(edge.high - edge.low) / 4
+        sign = -1 if edge.side == "low" else 1
+        for part in (0.5, 1.0):
+            value: Any = round(edge.value + sign * delta * part, 6)
+            if _is_int(edge.knob):  # a whole-number knob moves by one at least
+                value = int(round(value)) if round(value) != edge.value else int(edge.value) + sign
+            value = min(high, max(low, value))
+            if value != edge.value and (edge.knob, value) not in probes:
+                probes.append((edge.knob, value))
+    if best is None or not probes:
+        return {}
+    knobs = [best.replace(**{name: value}) for name, value in probes]
+    runs = sweep(histories, knobs, executor=pool, workers=1 if pool is None else workers, briefer=briefer,
+                 probes=True)
+    if runs.is_empty():
+        return {}
+    rows = aggregate(runs, objective, constraints).sort("config").iter_rows(named=True)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (name, value), row in zip(probes, rows, strict=True):
+        out.setdefault(name, []).append({**row, "knob": name, "value": value})
+    return out
 
 
 def _trials(frames: list[pl.DataFrame], objective: str, constraints: Constraints) -> pl.DataFrame:

@@ -73,7 +73,7 @@ class Guards:
         gap = None if self.last_landing is None else k - self.last_landing
         thrash = gap is not None and kn.thrash_window_checks > 0 and gap <= kn.thrash_window_checks
         if thrash:
-            events.append(("thrash", f"{counted(gap, 'check')} after the previous compaction"))
+            events.append(("thrash", f"{counted(gap or 0, 'check')} after the previous compaction"))
         self.last_landing = k
         self.cool_until = k + 1 + kn.cooldown_checks
         return ineffective, thrash, events
