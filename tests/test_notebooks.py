@@ -4,8 +4,10 @@ with or without ../shared's real transcripts, and write their exports outside th
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -143,15 +145,18 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, no
 @pytest.mark.slow
 @pytest.mark.xdist_group("kernels")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env):
+def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env,
+                                                                           request):
     """../shared hidden (an empty folder), no API key, no output folder named: every notebook still runs, on the
     generated samples; 04 runs its offline half and sends nothing; exports go to a temporary folder."""
     empty = tmp_path / "empty-shared"
     empty.mkdir()
     monkeypatch.setenv("WORKBENCH_SHARED", str(empty))
     monkeypatch.delenv("WORKBENCH_NOTEBOOK_OUT", raising=False)
-    temp = tmp_path / "tmp"  # the kernel's temporary directory: what a run leaves there is seen
-    temp.mkdir()
+    # The kernel's own temporary directory, to see what a run leaves there; short, as a forkserver's socket path
+    # in it must fit AF_UNIX's 108 bytes (a pytest tmp_path under xdist does not).
+    temp = Path(tempfile.mkdtemp(prefix="nb-"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     monkeypatch.setenv("TMPDIR", str(temp))
     for var in ("OPENAI_API_KEY", "AZURE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
