@@ -225,13 +225,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
-    return value
+    from workbench.cli.common import whole_number
+
+    return whole_number(text, least=1)
 
 
 def _n(value: int | None) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
+from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line, whole_number
 from workbench.cli.progress import ProgressBar, note
 from workbench.cli.sweep import make_briefer, parse_space
 from workbench.history.words import counted
@@ -139,13 +139,7 @@ def _limit(text: str) -> int | str:
     """``--max-compressions``: a whole number of at least 0, or ``none`` for no limit."""
     if text.strip().lower() == NO_LIMIT:
         return NO_LIMIT
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number or {NO_LIMIT}, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"at least 0, not {value}")
-    return value
+    return whole_number(text, least=0, also=NO_LIMIT)
 
 
 def retention_label(briefer: str) -> str:
