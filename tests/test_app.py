@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
@@ -575,6 +576,7 @@ def tuned_app() -> AppTest:
     widget(at, "tune_objective").set_value("dollars").run()
     widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(TUNED.min_retention).run()
+    widget(at, "tune_limit_from_base").uncheck().run()
     widget(at, "tune_max_compressions").set_value(TUNED.max_compressions).run()
     at.button(key="tune_go").click().run()
     no_errors(at)
@@ -590,7 +592,8 @@ def test_sweep_tab_has_an_auto_tune_section():
     assert widget(at, "tune_max_overflows").value == 0
     assert widget(at, "tune_floor_from_base").value is True  # a retention floor by default
     assert widget(at, "tune_briefer").value == "extractive"
-    assert widget(at, "tune_max_compressions").value is None  # no limit
+    assert widget(at, "tune_limit_from_base").value is True  # a compaction limit from the sidebar's config
+    assert widget(at, "tune_max_compressions").disabled
     assert not at.button(key="tune_go").disabled
     assert "tune_result" not in at.session_state
 
@@ -626,15 +629,21 @@ def test_load_the_winner_sets_every_sidebar_widget():
     assert at.button(key="tune_load").disabled  # nothing left to load
 
 
-def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_widen_an_edge():
-    """With the defaults the floor is the sidebar config's retention less 5 points (extractive briefer); a winner
-    on the end of a range gets a warning and a button that widens that range and tunes again."""
+def default_tune() -> tuple[AppTest, Any, dict]:
+    """The Sweep tab on the short sample (20k window) after an auto-tune with the defaults; the sidebar config's
+    score with the extractive briefer."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
     at.button(key="tune_go").click().run()
     no_errors(at)
-    result = at.session_state["tune_result"]["result"]
     base = check_config(Knobs(context_window_tokens=20_000), [load_history(REPO / SHORT)], Constraints(),
                         briefer=ExtractiveBriefer())
+    return at, at.session_state["tune_result"]["result"], base
+
+
+def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_widen_an_edge():
+    """With the defaults the floor is the sidebar config's retention less 5 points (extractive briefer); a winner
+    on the end of a range gets a warning and a button that widens that range and tunes again."""
+    at, result, base = default_tune()
     assert result.constraints.min_retention == pytest.approx(retention_floor(base["retention"]))
     assert result.briefer == "extractive" and result.best_row["retention"] >= result.constraints.min_retention
     assert any("extractive briefer" in c.value for c in at.caption)
@@ -649,11 +658,22 @@ def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_wide
     assert again.space[edge.knob] == pytest.approx(edge.widened)
 
 
+def test_default_auto_tune_compacts_at_most_twice_as_often_as_the_sidebars_config():
+    """Fewer tokens always favour compacting more often: by default the winner may compact at most twice as often
+    as the sidebar's config on any history, and the result says the limit and who scored retention."""
+    at, result, base = default_tune()
+    assert result.constraints.max_compressions == 2 * base["max_compressions"]
+    assert result.best_row["max_compressions"] <= 2 * base["max_compressions"]
+    assert any(f"at most {2 * base['max_compressions']} compactions on any history" in c.value for c in at.caption)
+    assert any("fact retention scored by the extractive briefer" in m.value for m in at.markdown)
+
+
 def test_auto_tune_with_impossible_constraints_says_so():
     """When no config meets the constraints there is a warning with the closest miss, and nothing to download."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
     widget(at, "tune_floor_from_base").uncheck().run()
     widget(at, "tune_min_retention").set_value(1.0).run()
+    widget(at, "tune_limit_from_base").uncheck().run()
     widget(at, "tune_max_compressions").set_value(0).run()  # and no overflow: the history outgrows a 20k window
     at.button(key="tune_go").click().run()
     assert not at.exception

@@ -48,7 +48,7 @@ def test_config_file_then_set(history_file, tmp_path, capsys):
     ("args", "expected"),
     [
         (["--set", "trigger_ratio=3"], "trigger_ratio must be in [0, 1] or -1, got 3"),
-        (["--set", "trigger_ratoi=0.5"], "unknown knob(s) trigger_ratoi"),
+        (["--set", "trigger_ratoi=0.5"], "unknown knob 'trigger_ratoi' (did you mean trigger_ratio?)"),
         (["--set", "nonsense"], "expected knob=value"),
         (["--preset", "nope"], "unknown preset 'nope'"),
     ],
@@ -132,7 +132,7 @@ def test_a_sweep_without_a_grid_says_it_ran_one_config(history_file, capsys):
     assert main(["sweep", str(history_file), "--workers", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "no --grid, --random or --presets given: ran the one knob set" in out
-    assert "1 runs (1 knob sets × 1 histories)" in out and "the one knob set" in out
+    assert "1 run (1 knob set × 1 history)" in out and "the one knob set" in out
 
 
 def test_the_probes_summary_shows_fact_retention(history_file, capsys):

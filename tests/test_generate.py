@@ -129,7 +129,7 @@ def test_short_sample_regenerates_byte_for_byte():
 def test_cli_regenerates_every_sample_and_the_readme(tmp_path):
     """``workbench samples --out DIR`` reproduces the shipped folder."""
     assert cli_main(["samples", "--out", str(tmp_path)]) == 0
-    for name in ("short.jsonl", "long.jsonl", "tool_heavy.jsonl", "README.md"):
+    for name in ("short.jsonl", "long.jsonl", "tool_heavy.jsonl", "claude_code.jsonl", "README.md"):
         assert (tmp_path / name).read_bytes() == (SAMPLE_DIR / name).read_bytes(), name
 
 
@@ -154,3 +154,38 @@ def test_samples_have_the_sizes_they_exist_for(shipped):
 def test_samples_survive_the_canonical_round_trip(shipped):
     h = shipped["short"]
     assert parse_history(write_canonical_jsonl(h)) == h
+
+
+# -- the generated Claude Code log (issue 21, item 13) -------------------------------------------------------
+
+
+def test_the_claude_code_sample_is_a_native_log_with_usage_and_one_compaction():
+    """sample_histories/claude_code.jsonl is read as Claude Code's own log: a version and model, the bill of every
+    call, one automatic compaction with its summary, and the replay with the log's usage fires at its message."""
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.reality import follow_log
+    from workbench.history.generate_claude_code import AGENT_LOG_SAMPLES
+
+    path = SAMPLE_DIR / "claude_code.jsonl"
+    assert path.read_bytes() == AGENT_LOG_SAMPLES[0].text().encode("utf-8")  # regenerates byte for byte
+    assert path.stat().st_size < 1_000_000
+    history = load_history(path)
+    assert history.source_format == "claude_code" and not history.warnings
+    log = history.log
+    assert (log.agent, log.version, log.model) == ("claude_code", "2.1.25", "claude-opus-4-5-20251101")
+    assistants = [m for m in history.messages if m.role == "assistant"]
+    assert assistants and all(m.usage is not None for m in assistants)
+    (compaction,) = log.compactions
+    assert compaction.trigger == "auto" and compaction.tokens_before >= 167_000 and compaction.summary
+    assert agent_settings(history).preset == "claude_code"
+    (check,) = follow_log(history).compactions
+    assert check.error == 0 and check.predicted_index == compaction.index
+    readme = (SAMPLE_DIR / "README.md").read_text()
+    assert "| `claude_code.jsonl` | Claude Code JSONL | " in readme
+
+
+def test_the_claude_code_generator_is_deterministic():
+    from workbench.history.generate_claude_code import claude_code_log
+
+    assert claude_code_log(5, turns_after=1) == claude_code_log(5, turns_after=1)
+    assert claude_code_log(5, turns_after=1) != claude_code_log(6, turns_after=1)

@@ -137,7 +137,7 @@ def test_one_bad_file_in_a_folder_is_reported_and_skipped(tmp_path, capsys, comm
     captured = capsys.readouterr()
     assert f"workbench {command}: warning: skipped {folder / 'bad.jsonl'}:1:32: invalid JSON" in captured.err
     assert "1 of 2 histories skipped" in captured.err
-    assert "× 1 histories" in captured.out
+    assert "× 1 history" in captured.out
 
 
 def test_a_bad_file_named_explicitly_still_stops_the_sweep(tmp_path, capsys):

@@ -4,8 +4,10 @@ with or without ../shared's real transcripts, and write their exports outside th
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -132,6 +134,9 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, no
     if path.name == "02_sweep_threshold_kept.ipynb":
         assert (tmp_path / "picked_knobs.yaml").is_file()
         assert (tmp_path / "threshold_kept_sweep.parquet").is_file()
+    if path.name == "06_reality_calibration.ipynb":
+        assert "11 agent logs: 11 real session logs from" in text
+        assert (tmp_path / "calibrated-claude_code.yaml").is_file()
     if path.name == "04_live_llm_calibration.ipynb":
         assert "second run: 0 provider requests" in text and "live run complete" in text
         assert notebook_env.counts, "the live run reached the fake provider"
@@ -140,13 +145,19 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, no
 @pytest.mark.slow
 @pytest.mark.xdist_group("kernels")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env):
+def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env,
+                                                                           request):
     """../shared hidden (an empty folder), no API key, no output folder named: every notebook still runs, on the
     generated samples; 04 runs its offline half and sends nothing; exports go to a temporary folder."""
     empty = tmp_path / "empty-shared"
     empty.mkdir()
     monkeypatch.setenv("WORKBENCH_SHARED", str(empty))
     monkeypatch.delenv("WORKBENCH_NOTEBOOK_OUT", raising=False)
+    # The kernel's own temporary directory, to see what a run leaves there; short, as a forkserver's socket path
+    # in it must fit AF_UNIX's 108 bytes (a pytest tmp_path under xdist does not).
+    temp = Path(tempfile.mkdtemp(prefix="nb-"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
+    monkeypatch.setenv("TMPDIR", str(temp))
     for var in ("OPENAI_API_KEY", "AZURE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     before = sorted(p.name for p in NOTEBOOK_DIR.iterdir())
@@ -154,11 +165,18 @@ def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path,
     assert not _errors(book), _errors(book)
     text = _text(book)
     assert sorted(p.name for p in NOTEBOOK_DIR.iterdir()) == before  # nothing written beside the notebooks
+    assert not [p.name for p in temp.iterdir() if p.name.startswith("workbench-")]  # nor left in the temp folder
     if path.name in ("02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"):
         assert "2 histories: 2 generated samples (no real transcripts" in text
     if path.name == "02_sweep_threshold_kept.ipynb":
-        out = Path(next(line for line in text.splitlines() if line.startswith("exports go to "))[len("exports go to "):])
-        assert out.is_dir() and (out / "picked_knobs.yaml").is_file() and NOTEBOOK_DIR not in out.parents
+        line = next(line for line in text.splitlines() if line.startswith("exports go to "))
+        out = Path(line[len("exports go to "):].split(" (a temporary folder", 1)[0])
+        assert out.parent == temp and f"wrote {out / 'picked_knobs.yaml'}" in text  # written...
+        assert f"removed {out}" in text and not out.exists()  # ...then cleaned up by the last cell
+    if path.name == "06_reality_calibration.ipynb":  # the generated Claude Code log, not empty tables
+        assert "1 agent log: 1 generated sample (no real session logs" in text
+        assert "'auto_compactions': 1, 'within_0': 1" in text
+        assert "claude_code: hidden prefix" in text and "calibrated-claude_code.yaml" in text
     if path.name == "04_live_llm_calibration.ipynb":
         assert "pre-flight error" in text and "OPENAI_API_KEY" in text
         assert "estimate from a dry replay with the size model" in text

@@ -53,5 +53,5 @@ def test_long_sample_chains_ten_compressions_with_visible_growth(capsys):
 
 def test_sample_histories_all_load():
     names = sorted(p.name for p in SAMPLES.glob("*.jsonl"))
-    assert names == ["long.jsonl", "short.jsonl", "tool_heavy.jsonl"]
+    assert names == ["claude_code.jsonl", "long.jsonl", "short.jsonl", "tool_heavy.jsonl"]
     assert len(load_history(SAMPLES / "long.jsonl")) >= 2_000

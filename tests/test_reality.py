@@ -191,7 +191,7 @@ def test_reality_reads_folders_and_skips_what_is_not_a_history(tmp_path, capsys)
     assert main(["reality", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "skipped" in captured.err and "notes.json" in captured.err
-    assert "1 automatic compactions; within ±0: 1 (100%)" in captured.out
+    assert "1 automatic compaction; within ±0: 1 (100%)" in captured.out
 
 
 # -- calibration ----------------------------------------------------------------------------------------------

@@ -95,12 +95,16 @@ def test_a_compression_limit_steers_the_trigger_up():
     assert capped.best.trigger_ratio > free.best.trigger_ratio
 
 
-def test_progress_ends_at_the_number_of_runs():
+def test_progress_ends_full_at_the_planned_number_of_runs():
+    """One total from the first call (the first grid plus each round's neighbourhoods), reached at the end; a config
+    met before counts as done without a replay, so fewer runs than that total are made."""
     seen: list[tuple[int, int]] = []
     result = tune([long_history(60)], base=Knobs(context_window_tokens=32_000), points=2, rounds=1, workers=1,
                   space={"trigger_ratio": (0.4, 0.8), "kept_budget_ratio": (0.1, 0.3)},
                   progress=lambda d, t: seen.append((d, t)))
-    assert seen[-1] == (result.runs.height, result.runs.height)
+    planned = 2 * 2 + 3 * 3 ** 2 + 2 * 2  # the 2x2 grid, 3 configs' 3x3 neighbourhoods, 2 steps past each end
+    assert seen[-1] == (planned, planned) and {t for _, t in seen} == {planned}
+    assert result.runs.height < planned
     assert all(d <= t for d, t in seen)
 
 
@@ -193,3 +197,55 @@ def test_cli_sweep_over_several_histories_shows_the_cheapest_config_on_each(caps
     assert code == 0
     assert "on each history" in out and "never compresses" in out
     assert "1 of 2 histories never compress" in out
+
+
+# -- issue 21, item 6: no degenerate winner -------------------------------------------------------------------
+
+
+def test_the_default_compaction_limit_is_twice_the_base_configs():
+    from workbench.explore.tune import compaction_limit
+
+    assert compaction_limit(18) == 36 and compaction_limit(1) == 2
+    assert compaction_limit(0) is None  # a base that never compacts sets no limit
+
+
+def test_cli_tune_limits_compactions_to_twice_the_base_configs_by_default(tmp_path, capsys):
+    """The cheapest trigger here is the lowest, compacting many times more than the base config; by default the
+    winner compacts at most twice as often as the base, the line says so, and --max-compressions none lifts it."""
+    from workbench.history.writers import dump_canonical_jsonl
+    from workbench.replay import simulate
+
+    history = long_history(160)
+    path = dump_canonical_jsonl(history, tmp_path / "h.jsonl")
+    base = Knobs(context_window_tokens=64_000)
+    base_compactions = simulate(history, base, ExtractiveBriefer()).metrics.compressions
+    args = ["tune", str(path), "--set", "context_window_tokens=64000", "--space", "trigger_ratio=0.05:0.65",
+            "--min-retention", "0", "--points", "5", "--rounds", "1", "--workers", "1", "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "w.yaml")]) == 0
+    out = capsys.readouterr().out
+    limit = 2 * base_compactions
+    assert f"max compactions {limit}: twice the base config's {base_compactions}" in out
+    winner = load_knobs((tmp_path / "w.yaml").read_text())
+    assert simulate(history, winner, ExtractiveBriefer()).metrics.compressions <= limit
+
+    assert main([*args, "--max-compressions", "none", "--out", str(tmp_path / "free.yaml")]) == 0
+    capsys.readouterr()
+    free = load_knobs((tmp_path / "free.yaml").read_text())
+    assert simulate(history, free, ExtractiveBriefer()).metrics.compressions > limit  # the default mattered
+
+
+def test_a_wider_range_is_suggested_only_where_the_constraints_allow_a_better_winner():
+    """On the low end of the trigger range: with no limit a lower trigger is cheaper, so widening is suggested; with
+    the winner's own compaction count as the limit, one step lower compacts more, so it is not, and it says why."""
+    history = long_history()
+    base = Knobs(context_window_tokens=64_000)
+    free = tune([history], base=base, space={"trigger_ratio": (0.4, 0.8)}, points=3, rounds=1, workers=1)
+    assert free.best.trigger_ratio == 0.4 and [e.knob for e in free.edges()] == ["trigger_ratio"]
+    limit = int(free.best_row["max_compressions"])
+    held = tune([history], base=base, space={"trigger_ratio": (0.4, 0.8)}, points=3, rounds=1, workers=1,
+                constraints=Constraints(max_compressions=limit))
+    assert held.best.trigger_ratio == 0.4
+    assert held.edges() == []
+    (edge,) = held.held_edges()
+    assert edge.knob == "trigger_ratio" and f"limit of {limit}" in edge.describe()
+    assert "try" not in edge.describe()

@@ -21,6 +21,7 @@ warmup = first_paint.warm_plotly(st.session_state)  # first: the browser loads p
 st.set_page_config(page_title="Compaction Workbench", page_icon=":material/compress:", layout="wide")
 first_paint.page_style()
 
+from workbench.history.words import counted  # noqa: E402
 from workbench.ui import agent_open, charts, compare_tab, runs, sidebar  # noqa: E402 - after the warm-up on purpose
 from workbench.ui import state as ui_state  # noqa: E402
 
@@ -47,7 +48,7 @@ sidebar.knob_notes(slots, run)
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
-st.markdown(f"**{history.id}** · {len(history):,} messages · {run.metrics.checks:,} checks · "
+st.markdown(f"**{history.id}** · {counted(len(history), 'message')} · {counted(run.metrics.checks, 'check')} · "
             f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
 charts.run_warnings(run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.history.words import counted
 from workbench.replay.results import Run
 
 THRASH_SHARE = 0.1  # warn when at least this share of landed compactions are thrash
@@ -38,16 +39,16 @@ def run_findings(run: Run) -> tuple[Finding, ...]:
     near = f" against a {trig:,.0f}-token trigger" if trig is not None and after else ""
     if n and m.thrash_events >= max(1, THRASH_SHARE * n):
         out.append(Finding(kind="thrash", text=(
-            f"Thrash: {m.thrash_events:,} of {n:,} compactions landed within {k.thrash_window_checks} checks of the "
-            f"previous one ({n:,} compactions in {m.checks:,} checks){left}{near}. The context refills at once: "
+            f"Thrash: {m.thrash_events:,} of {counted(n, 'compaction')} landed within {counted(k.thrash_window_checks, 'check')} of the "
+            f"previous one ({counted(n, 'compaction')} in {counted(m.checks, 'check')}){left}{near}. The context refills at once: "
             "lower the kept budget or the briefing target, or raise the trigger. Cheaper tokens here are not a win.")))
     elif m.checks and n >= COMPACTING_SHARE * m.checks:
         out.append(Finding(kind="compacting", text=(
-            f"Compacting at {n / m.checks:.0%} of checks ({n:,} compactions in {m.checks:,} checks){left}{near}: "
+            f"Compacting at {n / m.checks:.0%} of checks ({counted(n, 'compaction')} in {counted(m.checks, 'check')}){left}{near}: "
             "each one costs a briefer call and invalidates the prompt cache.")))
     if m.ineffective_compressions:
         out.append(Finding(kind="ineffective", text=(
-            f"{m.ineffective_compressions:,} of {n:,} compactions freed less than {k.min_savings_ratio:.0%} of the "
+            f"{m.ineffective_compressions:,} of {counted(n, 'compaction')} freed less than {k.min_savings_ratio:.0%} of the "
             "context (ineffective): the kept tail and the briefing hold almost everything that was there.")))
     target_tokens = k.target_briefing_chars / k.chars_per_token
     if target_tokens >= BRIEFING_SHARE * window:

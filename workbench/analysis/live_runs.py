@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest
 from workbench.briefing.guard import LiveLimits, LiveRunStopped
 from workbench.counting.prices import Prices, get_prices
+from workbench.history.words import counted
 from workbench.policies import Watch, get_policy
 from workbench.replay import Compression, Run, simulate
 
@@ -45,7 +46,7 @@ class LiveEstimate:
         money = f"~${self.dollars:,.4f} at {self.model} prices" if self.dollars is not None else (
             f"dollars unknown ({self.model} is not in the price registry)")
         worst = f" (up to {self.requests * self.cascade:,} if every model of the cascade fails)" if self.cascade > 1 else ""
-        return (f"estimate from a dry replay with the size model: {self.requests:,} requests{worst}, {money}; "
+        return (f"estimate from a dry replay with the size model: {counted(self.requests, 'request')}{worst}, {money}; "
                 f"largest request about {self.largest_request_tokens:,} tokens")
 
 
@@ -84,7 +85,7 @@ class LiveOutcome:
         return self.stopped is None
 
     def summary(self) -> str:
-        spent = f"{self.requests:,} provider requests, ${self.dollars:,.4f}"
+        spent = f"{counted(self.requests, 'provider request')}, ${self.dollars:,.4f}"
         if self.stopped is None:
             return f"live run complete: {spent}"
         where = (f"the replay covers messages 0-{self.messages - 1:,} of {self.total_messages:,}"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.history.model import History, Message
+from workbench.history.words import counted
 from workbench.replay import Compression, Run
 
 PREFIXES = {"user": "Human", "assistant": "AI", "tool": "Tool", "system": "System"}
@@ -53,7 +54,7 @@ class OffloadReport:
 
     def line(self) -> str:
         return (
-            f"offloaded {self.offloaded} messages, kept {self.kept}; tokens {self.tokens_before:,} -> "
+            f"offloaded {counted(self.offloaded, 'message')}, kept {self.kept}; tokens {self.tokens_before:,} -> "
             f"{self.tokens_after:,} (-{self.reduction:.0%}); history saved to {self.file_path}"
         )
 
@@ -134,7 +135,7 @@ def summary_message(comp: Compression, file_path: str) -> str:
     body = (
         comp.record.text
         if comp.record.text is not None
-        else (f"[summary of {comp.messages_folded} messages, {comp.briefing_chars:,} chars; size-only briefer]")
+        else (f"[summary of {counted(comp.messages_folded, 'message')}, {comp.briefing_chars:,} chars; size-only briefer]")
     )
     after = comp.tokens_after if comp.tokens_after is not None else comp.tokens_before
     cut = 1 - after / comp.tokens_before if comp.tokens_before else 0.0
@@ -142,7 +143,7 @@ def summary_message(comp: Compression, file_path: str) -> str:
         "The conversation so far has been summarized to free context. "
         f"The full history was saved to {file_path}; read it if you need details the summary left out.\n\n"
         f"<summary>\n{body}\n</summary>\n\n"
-        f"Offloaded {len(offloaded_indices(comp))} messages, kept {comp.kept}; "
+        f"Offloaded {counted(len(offloaded_indices(comp)), 'message')}, kept {comp.kept}; "
         f"approximately {comp.tokens_before:,} -> {after:,} tokens (-{cut:.0%})."
     )
 

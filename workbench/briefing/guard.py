@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workbench.history.words import counted
+
 if TYPE_CHECKING:
     from workbench.briefing.base import BriefRecord
     from workbench.counting.prices import Prices
@@ -45,9 +47,9 @@ class LiveLimits:
 
     def describe(self) -> str:
         """The caps in words, for the line a face prints before starting."""
-        parts = [f"stop after {self.max_consecutive_failures} failed compressions in a row"
+        parts = [f"stop after {counted(self.max_consecutive_failures, 'failed compression')} in a row"
                  if self.max_consecutive_failures else "no stop on failures"]
-        parts.append(f"at most {self.max_requests:,} requests" if self.max_requests is not None else "no request cap")
+        parts.append(f"at most {counted(self.max_requests, 'request')}" if self.max_requests is not None else "no request cap")
         parts.append(f"at most ${self.max_dollars:,.2f}" if self.max_dollars is not None else "no dollar cap")
         return ", ".join(parts)
 
@@ -65,7 +67,7 @@ class LiveRunStopped(RuntimeError):
         text = f"live run stopped: {reason}"
         if error:
             text += f"; last provider error: {error}"
-        super().__init__(f"{text} ({requests:,} provider requests, ${dollars:,.4f})")
+        super().__init__(f"{text} ({counted(requests, 'provider request')}, ${dollars:,.4f})")
 
 
 def request_cost_estimate(prices: Prices, prompt_chars: int, target_chars: int, max_output_tokens: int) -> float:

@@ -30,6 +30,7 @@ from workbench.briefing.live_records import request_features as request_features
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages
 from workbench.briefing.scrub import scrub_known, scrub_secrets
 from workbench.history.jsjson import utf16_len
+from workbench.history.words import counted
 
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
@@ -184,7 +185,7 @@ class LiveBriefer:
         self.failures_in_row += 1
         limit = self.limits.max_consecutive_failures
         if limit and self.failures_in_row >= limit:
-            raise self._stopped(f"{self.failures_in_row} compressions failed in a row", record)
+            raise self._stopped(f"{counted(self.failures_in_row, 'compression')} failed in a row", record)
         return record
 
     # -- guards --------------------------------------------------------------------------------
@@ -192,7 +193,7 @@ class LiveBriefer:
         """Why the next request must not be sent (a cap it would pass), or "" to send it."""
         lim = self.limits
         if lim.max_requests is not None and self.requests >= lim.max_requests:
-            return f"request cap reached ({lim.max_requests:,} requests)"
+            return f"request cap reached ({counted(lim.max_requests, 'request')})"
         if lim.max_dollars is not None:
             cost = self.request_cost(model, messages, request)
             if self.spent_usd + cost > lim.max_dollars:

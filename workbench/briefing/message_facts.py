@@ -14,6 +14,8 @@ from typing import Any
 
 from workbench.briefing.textrefs import LINK_RE, bare_urls
 from workbench.briefing.textrefs import URL_RE as _URL_RE
+from workbench.counting.attachments import without_reminders
+from workbench.counting.usage import CONTEXTUAL_USER_PREFIXES
 from workbench.history.caseless import CaselessPattern
 from workbench.history.jsjson import js_truthy
 from workbench.history.model import Message, Part
@@ -44,9 +46,24 @@ _CONTENT_KEYS = frozenset({"content", "new_string", "old_string", "new_str", "ol
 _PATH_KEY_RE = re.compile(r"(path|file|filename|paths|files|dir|directory|notebook)$", re.IGNORECASE)
 
 INTENT_CHARS = 600
+# User messages no user wrote: Codex's contextual fragments (AGENTS.md, environment context, skills: the one list,
+# counting.usage's) and Claude Code's reminders and local-command echoes. Claude Code also marks its own injections
+# (skill bodies, command caveats, the compact summary) with these flags on the record.
+INJECTED_USER_PREFIXES = (*CONTEXTUAL_USER_PREFIXES, "<system-reminder>", "<local-command-caveat>",
+                          "<local-command-stdout>", "<local-command-stderr>")
+INJECTED_FLAGS = ("isMeta", "isCompactSummary")
 ENTRY_CHARS = 280
 USER_SENTENCES = 6
 STATUS_CHARS = 900
+
+
+def own_words(msg: Message, text: str) -> str:
+    """The part of a user message's ``text`` its user wrote: "" for what the agent injected (rules files, environment,
+    skills, reminders, its own summary), and ``<system-reminder>`` blocks cut out of a real request."""
+    if msg.role != "user" or any(msg.meta(flag) is True for flag in INJECTED_FLAGS):
+        return ""
+    words = without_reminders(text)
+    return "" if words.lstrip().startswith(INJECTED_USER_PREFIXES) else words
 
 
 def _clip(text: str, limit: int) -> str:
@@ -241,7 +258,7 @@ def message_facts(msg: Message) -> _Facts:
     intent = status = ""
     if msg.role == "user" and joined.strip():
         decisions = _user_decisions(joined) + decisions
-        intent = _clip(joined, INTENT_CHARS)
+        intent = _clip(own_words(msg, joined), INTENT_CHARS)  # the request, never the rules the agent injected
     elif msg.role == "assistant" and joined.strip():
         status = _clip(joined, STATUS_CHARS)
     return _Facts(

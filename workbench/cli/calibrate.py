@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.history.words import counted
+
 NAME = "calibrate"
 HELP = "Fit hidden prefix, token ratio, restore and (opt-in) trigger to agent logs; write them as knobs YAML."
 
@@ -68,14 +70,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _header(fit: Any, preset: str | None, held_out: dict[str, Any]) -> str:
-    lines = [f"# Calibrated by `workbench calibrate` on {len(fit.sessions)} {fit.agent} logs: "
+    lines = [f"# Calibrated by `workbench calibrate` on {counted(len(fit.sessions), f'{fit.agent} log')}: "
              + ", ".join(fit.sessions),
              f"# from preset {preset}; fitted: hidden_prefix_tokens {fit.hidden_prefix_tokens:,}, "
              f"token_ratio {fit.token_ratio:.3f}, compaction_restore_tokens {fit.compaction_restore_tokens:,} "
-             f"({fit.checks:,} checks, median error {fit.residual_tokens_median:,.0f} tokens)"]
+             f"({counted(fit.checks, 'check')}, median error {fit.residual_tokens_median:,.0f} tokens)"]
     per = (held_out.get("by_agent") or {}).get(fit.agent) or held_out
     if per.get("auto_compactions"):
-        lines.append(f"# leave-one-session-out: {per['within_5']} of {per['auto_compactions']} automatic compactions "
+        lines.append(f"# leave-one-session-out: {per['within_5']} of {counted(per['auto_compactions'], 'automatic compaction')} "
                      f"predicted within 5 messages without usage")
     return "\n".join(lines) + "\n"
 
@@ -132,7 +134,7 @@ def _print_fits(result: Any) -> None:
                     right=[False, False, True, False, True, True])
         s = result.held_out_summary
         auto = s.get("auto_compactions") or 0
-        print(f"held out: {auto} automatic compactions; within ±2: {s.get('within_2')}, within ±5: "
+        print(f"held out: {counted(auto, 'automatic compaction')}; within ±2: {s.get('within_2')}, within ±5: "
               f"{s.get('within_5')} ({(s.get('within_5') or 0) / auto:.0%}); missed: {s.get('missed')}"
               if auto else "held out: no automatic compaction to predict")
     for f in result.fits:

@@ -76,6 +76,17 @@ def _changed(knobs: Knobs) -> dict[str, object]:
     return {k: v for k, v in knobs.__dict__.items() if getattr(default, k) != v}
 
 
+def whole_number(text: str, *, least: int, also: str = "") -> int:
+    """An argparse value: a whole number of at least ``least`` (``also`` names another word the option takes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number{f' or {also}' if also else ''}, not {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"at least {least}, not {value}")
+    return value
+
+
 MAX_LINE_CHARS = 500  # an error or warning line on stderr is cut past this, saying how long it was
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
-from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
+from workbench.cli.common import add_knob_arguments, show_warnings
+from workbench.history.words import counted
 
 if TYPE_CHECKING:
     import polars as pl
@@ -38,12 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.analysis.probes import facts_frame, probe_run
+    from workbench.cli.simulate import knobs_for_history
     from workbench.explore.sweep import write_sweep
     from workbench.history.readers import load_history
     from workbench.replay import simulate
 
-    knobs = knobs_from_args(args)
     history = load_history(args.history)
+    knobs = knobs_for_history(args, history)  # an agent log: its agent's preset, window and model, as simulate does
     # The history (millions of objects at 100k messages) and then the run live until the command ends; moved
     # out of the cyclic GC's reach, each full collection no longer walks them all again (~2 s at 100k).
     gc.freeze()
@@ -110,7 +112,7 @@ def format_report(report: ProbeReport) -> str:
     s = report.summary()
     lines = [
         f"history   {report.history_id}  (briefer: {report.briefer})",
-        f"probed    {s['probe_compressions']} compressions, {s['facts_checked']:,} fact checks",
+        f"probed    {counted(s['probe_compressions'], 'compression')}, {counted(s['facts_checked'], 'fact check')}",
         f"retention {s['retention']:.1%} ({s['facts_retained']:,} kept); {s['facts_at_risk']:,} facts at risk",
         "by probe  " + "  ".join(f"{p} {s[f'retention_{p}']:.0%}"
                                  for p in ("recall", "artifact", "continuation", "decision")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 WIDE = 160  # columns for tables written to a file or a pipe (no wrapping of long knob lists)
 
@@ -53,12 +53,28 @@ class ProgressBar:
 
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None,
-                right: Sequence[bool] | None = None, width: int | None = None) -> None:
+                right: Sequence[bool] | None = None, width: int | None = None, drop: Sequence[str] = (),
+                wrap: Sequence[str] = ()) -> None:
     """A plain table on stdout (numbers right-aligned where ``right`` says so). Cells, headers and the title are
-    printed as they are: rich reads none of them as markup (a cell ``[/]`` raised a MarkupError) or emoji code."""
-    console = _console(stderr=False, width=width)
+    printed as they are: rich reads none of them as markup (a cell ``[/]`` raised a MarkupError) or emoji code.
+
+    Into a pipe or a file the whole table is printed, however wide (``width`` is the least width). On a terminal
+    narrower than the table, a table that names ``drop`` and ``wrap`` is fitted: the columns of ``wrap`` may
+    wrap (a name folds, a right-aligned cell breaks only at spaces), the columns of ``drop`` are left out in that
+    order until the rest fits, a line says which, and no other cell is shrunk: a number is never cut to "3…".
+    """
     cells = [[str(v) for v in row] for row in rows]
-    plain = _plain_table(console, columns, cells, title=title, right=right)
+    flags = [bool(right and right[i]) for i in range(len(columns))]
+    console = _console(stderr=False, width=width)
+    if not console.is_terminal and not console.is_jupyter:
+        natural = _natural_width(columns, cells)
+        if natural > console.width:  # a pipe has no width to fit: a long line beats a cut number
+            console = _console(stderr=False, width=natural)
+    shown, dropped = list(range(len(columns))), list[str]()
+    if (drop or wrap) and console.is_terminal:
+        shown, dropped = _fit(columns, cells, flags, console.width, drop, wrap)
+    plain = _plain_table(console, [columns[i] for i in shown], [[row[i] for i in shown] for row in cells],
+                         title=title, right=[flags[i] for i in shown])
     if plain is not None:
         console.file.write(plain)
         console.file.flush()
@@ -69,11 +85,61 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
 
     table = Table(title=None if title is None else Text(title), box=box.SIMPLE_HEAD, title_justify="left",
                   pad_edge=False)
-    for i, name in enumerate(columns):
-        table.add_column(Text(name), justify="right" if right and right[i] else "left", no_wrap=True)
+    for i in shown:
+        justify: Literal["right", "left"] = "right" if flags[i] else "left"
+        if drop or wrap:  # fitted: only a wrapping column gives way, down to its least width; the others never
+            table.add_column(Text(columns[i]), justify=justify, no_wrap=columns[i] not in wrap,
+                             overflow="fold", min_width=_least_width(columns[i], cells, i, flags[i], wrap))
+        else:
+            table.add_column(Text(columns[i]), justify=justify, no_wrap=True)
     for row in cells:
-        table.add_row(*(Text(c) for c in row))
+        table.add_row(*(Text(row[i]) for i in shown))
     console.print(table)
+    if dropped:
+        console.print(Text(f"left out to fit {console.width} columns: {', '.join(dropped)} (a wider terminal or a "
+                           "pipe shows every column)"))
+
+
+FOLD_WIDTH = 16  # the narrowest a folding name column gets: a path stays readable a few lines long
+
+
+def _natural_width(columns: Sequence[str], cells: list[list[str]]) -> int:
+    """The width rich draws the table at when nothing needs to give way (an edge each side, 3 between columns)."""
+    from rich.cells import cell_len
+
+    widths = [max([cell_len(columns[i]), *(cell_len(row[i]) for row in cells if i < len(row))])
+              for i in range(len(columns))]
+    return sum(widths) + 3 * max(0, len(columns) - 1) + 2
+
+
+def _least_width(name: str, cells: list[list[str]], i: int, right: bool, wrap: Sequence[str]) -> int:
+    """How narrow column ``i`` may get: its widest cell, unless it wraps (a number column: its longest word)."""
+    from rich.cells import cell_len
+
+    values = [name, *(row[i] for row in cells)]
+    widest = max(cell_len(v) for v in values)
+    if name not in wrap:
+        return widest
+    if right:  # numbers with words ("74 (38 lost, 26 restored)") break at spaces, never inside a number
+        return max(cell_len(word) for v in values for word in v.split() or [""])
+    return min(widest, max(FOLD_WIDTH, cell_len(name)))
+
+
+def _fit(columns: Sequence[str], cells: list[list[str]], right: list[bool], width: int, drop: Sequence[str],
+         wrap: Sequence[str]) -> tuple[list[int], list[str]]:
+    """(indices of the columns shown, names left out): ``drop``'s columns go, in order, until the least widths fit."""
+    shown = list(range(len(columns)))
+    least = [_least_width(columns[i], cells, i, right[i], wrap) for i in shown]
+    if _natural_width(columns, cells) <= width:
+        return shown, []
+    dropped: list[str] = []
+    for name in drop:
+        if sum(least[i] for i in shown) + 3 * (len(shown) - 1) + 2 <= width:
+            break
+        if name in columns and columns.index(name) in shown:
+            shown.remove(columns.index(name))
+            dropped.append(name)
+    return shown, dropped
 
 
 def _plain(text: str) -> bool:
@@ -113,6 +179,17 @@ def _plain_table(console: Any, columns: Sequence[str], rows: list[list[str]], *,
     out = [title.ljust(total)] if title else []
     out += [blank, line(columns), " " + "\u2500" * (total - 2) + " ", *(line(row) for row in rows), blank]
     return "\n".join(out) + "\n"
+
+
+def print_text(text: str) -> None:
+    """A line of prose on stdout: wrapped at words to a terminal's width, as it is into a pipe."""
+    console = _console(stderr=False)
+    if not console.is_terminal:
+        print(text)
+        return
+    from rich.text import Text
+
+    console.print(Text(text))
 
 
 def note(text: str) -> None:

@@ -14,10 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.history.words import counted
+
 NAME = "reality"
 HELP = "Replay real agent logs with the agent's own settings and compare predicted with logged compactions."
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+# The text tables on a narrow terminal: the columns left out first (what the others or --json also say), so that
+# file, the real index, the prediction and its delta always show; a file name wraps rather than the table shrinking.
+SESSION_DROP = ("agent", "version", "line", "window", "preset", "predicted tokens", "tokens before", "trigger")
+BRIEFING_DROP = ("line", "index", "trigger", "tokens", "at risk", "extractive")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,12 +177,12 @@ def briefing_scores(histories: list[Any], args: Any) -> list[Any]:
 
 def _print_briefings(scores: list[Any]) -> None:
     from workbench.analysis.real_briefings_report import COLUMNS, RIGHT, briefings_footer, briefings_rows
-    from workbench.cli.progress import print_table
+    from workbench.cli.progress import print_table, print_text
 
-    print_table(COLUMNS, briefings_rows(scores), right=RIGHT, width=200,
+    print_table(COLUMNS, briefings_rows(scores), right=RIGHT, drop=BRIEFING_DROP, wrap=("file", "re-fetches"),
                 title="Real summaries vs the extractive briefer (facts retained), and re-fetches after each compaction")
     for line in briefings_footer(scores):
-        print(line)
+        print_text(line)
 
 
 def _print_sessions(sessions: list[Any]) -> None:
@@ -199,12 +205,13 @@ def _print_sessions(sessions: list[Any]) -> None:
     mode = "with the log's billed usage" if all(s.usage for s in sessions) else "estimate only (no usage)"
     print_table(["file", "agent", "version", "preset", "window", "line", "real", "trigger", "tokens before",
                  "predicted", "delta", "predicted tokens"], rows, title=f"Logged compactions vs the replay, {mode}",
-                right=[False, False, False, False, True, True, True, False, True, True, True, True], width=200)
+                right=[False, False, False, False, True, True, True, False, True, True, True, True],
+                drop=SESSION_DROP, wrap=("file",))
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
     auto = summary["auto_compactions"]
-    parts = [f"{auto} automatic compactions"]
+    parts = [counted(auto, "automatic compaction")]
     for tol in (0, 2, 5):
         hit = summary[f"within_{tol}"]
         parts.append(f"within ±{tol}: {hit}" + (f" ({hit / auto:.0%})" if auto else ""))
@@ -212,17 +219,15 @@ def _print_summary(summary: dict[str, Any]) -> None:
     parts.append(f"extra predictions: {summary['extra_predictions']}")
     if summary.get("manual_compactions"):
         parts.append(f"{summary['manual_compactions']} manual, replayed at their place")
-    print("; ".join(parts))
+    from workbench.cli.progress import print_text
+
+    print_text("; ".join(parts))
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
-    return value
+    from workbench.cli.common import whole_number
+
+    return whole_number(text, least=1)
 
 
 def _n(value: int | None) -> str:

@@ -12,9 +12,10 @@ from typing import Any
 
 from workbench.history.files import atomic_write_bytes, atomic_write_text
 from workbench.history.generate import SAMPLES, Sample
+from workbench.history.generate_claude_code import AGENT_LOG_SAMPLES, AgentLogSample
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.model import History
-from workbench.history.writers import write_canonical_jsonl
+from workbench.history.words import counted
 from workbench.stagewise.estimate import estimate_message_tokens
 
 NAME = "samples"
@@ -40,26 +41,29 @@ def history_stats(history: History) -> dict[str, Any]:
             "tool_calls": sum(len(m.tool_parts()) for m in history.messages)}
 
 
-def readme_text(rows: list[tuple[Sample, dict[str, Any], int]]) -> str:
+def readme_text(rows: list[tuple[Sample | AgentLogSample, dict[str, Any], int]]) -> str:
     """``sample_histories/README.md``, written from the files' real numbers so it cannot drift."""
     lines = [
         "# Sample histories",
         "",
-        "Synthetic coding-agent sessions in our canonical JSONL (a header line, then one stagewise / AI SDK v6",
-        "UIMessage per line; read them with `workbench.load_history`). They are made by",
-        "`workbench/history/generate.py`; regenerate them byte for byte with:",
+        "Synthetic coding-agent sessions, read with `workbench.load_history`. Most are in our canonical JSONL (a",
+        "header line, then one stagewise / AI SDK v6 UIMessage per line), made by `workbench/history/generate.py`;",
+        "every decision and constraint planted in a user turn is listed in the header's `meta.facts`.",
+        "`claude_code.jsonl` is a session log in Claude Code's own format, as `~/.claude/projects/` holds them, with",
+        "the provider's billed usage on every call and one automatic compaction the agent logged, made by",
+        "`workbench/history/generate_claude_code.py`: what `workbench reality`, the app's Reality tab and notebook",
+        "06 need when `../shared`'s real logs are not there. Regenerate them all byte for byte with:",
         "",
         "    workbench samples --out sample_histories",
         "",
-        "Estimated tokens are stagewise's estimate (characters / 4 plus 100 per message). Every decision and",
-        "constraint planted in a user turn is listed in the header's `meta.facts`.",
+        "Estimated tokens are stagewise's estimate (characters / 4 plus 100 per message).",
         "",
         "| file | format | messages | estimated tokens | tool outputs | tool calls | size | seed | why it exists |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for sample, stats, size in rows:
         lines.append(
-            f"| `{sample.name}.jsonl` | canonical JSONL | {stats['messages']:,} | {stats['estimated_tokens']:,} | "
+            f"| `{sample.name}.jsonl` | {sample.format} | {stats['messages']:,} | {stats['estimated_tokens']:,} | "
             f"{stats['tool_output_share']:.0%} | {stats['tool_calls']:,} | {size / 1e6:.1f} MB | {sample.seed} | {sample.why} |")
     return "\n".join(lines) + "\n"
 
@@ -67,11 +71,12 @@ def readme_text(rows: list[tuple[Sample, dict[str, Any], int]]) -> str:
 def write_samples(out: Path) -> None:
     """Write every sample and the README into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for sample in SAMPLES:
-        history = sample.history()
-        data = write_canonical_jsonl(history).encode("utf-8")
+    rows: list[tuple[Sample | AgentLogSample, dict[str, Any], int]] = []
+    samples: tuple[Sample | AgentLogSample, ...] = (*SAMPLES, *AGENT_LOG_SAMPLES)
+    for sample in samples:
+        history, text = sample.history_and_text()
+        data = text.encode("utf-8")
         atomic_write_bytes(out / f"{sample.name}.jsonl", data)
         rows.append((sample, history_stats(history), len(data)))
-        print(f"{sample.name}.jsonl: {len(history)} messages, {len(data):,} bytes")
+        print(f"{sample.name}.jsonl: {counted(len(history), 'message')}, {len(data):,} bytes")
     atomic_write_text(out / "README.md", readme_text(rows))

@@ -151,13 +151,20 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     }
 
 
+def trigger_words(result) -> str:  # noqa: ANN001 - a Run
+    """What fired this run, from its own limits ("trigger 167,000 tokens = window − 33,000 reserve"), not the knobs."""
+    lim = result.limits
+    if lim is None:
+        return "trigger: not described by this policy"
+    return "; ".join([lim.trigger.describe(), *lim.clauses])
+
+
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
     m = result.metrics
     k = result.knobs
     lines = [
         f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
-        f"strategy    {k.strategy}  window {k.context_window_tokens:,}  trigger ratio {k.trigger_ratio:g}"
-        f"  hard cap {k.trigger_hard_cap_tokens:,}",
+        f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(result)}",
         f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
         f"  (no compaction: {m.baseline_peak_tokens:,})",
         f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"

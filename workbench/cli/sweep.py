@@ -9,6 +9,7 @@ from typing import Any
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
 from workbench.cli.progress import ProgressBar, note, print_table
+from workbench.history.words import counted
 
 NAME = "sweep"
 HELP = "Replay a grid (or a random sample) of knobs over histories; one row per run, to parquet or CSV."
@@ -132,9 +133,9 @@ def run(args: argparse.Namespace) -> int:
     if frame.is_empty():
         raise ValueError(f"no history could be read ({len(bad)} skipped)")
     if bad:
-        note(f"workbench sweep: warning: {len(bad)} of {len(paths)} histories skipped (unreadable)")
+        note(f"workbench sweep: warning: {len(bad)} of {counted(len(paths), 'history', 'histories')} skipped (unreadable)")
         paths = [p for p in paths if str(p) not in bad]
-    print(f"{frame.height:,} runs ({len(knob_sets):,} knob sets × {len(paths):,} histories) in {seconds:.1f}s")
+    print(f"{counted(frame.height, 'run')} ({counted(len(knob_sets), 'knob set')} × {counted(len(paths), 'history', 'histories')}) in {seconds:.1f}s")
     if args.out is not None:
         write_sweep(frame, args.out)
         print(f"wrote {args.out}")

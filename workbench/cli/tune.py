@@ -6,9 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
+from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line, whole_number
 from workbench.cli.progress import ProgressBar, note
 from workbench.cli.sweep import make_briefer, parse_space
+from workbench.history.words import counted
 
 NAME = "tune"
 HELP = "Find the knobs with the lowest tokens (or dollars) per task that meet overflow, retention and count limits."
@@ -23,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-retention", type=float, default=None,
                         help="pooled fact retention at least this (0..1; default: the base config's retention "
                              "minus 0.05, so the winner does not trade facts away; 0 = no floor)")
-    parser.add_argument("--max-compressions", type=int, help="compressions of any one history at most this")
+    parser.add_argument("--max-compressions", type=_limit, metavar="N|none",
+                        help="compactions of any one history at most this (default: twice the base config's, so "
+                             "the winner cannot buy tokens with a compaction every few messages; none = no limit)")
     parser.add_argument("--space", action="append", default=[], metavar="KNOB=LOW:HIGH|A,B",
                         help="a knob to search (repeatable); default trigger_ratio, kept_budget_ratio, "
                              "target_briefing_chars over the ranges where they change these histories")
@@ -42,7 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.command import changed_knobs
     from workbench.explore.sweep import expand_history_paths, write_sweep
-    from workbench.explore.tune import Constraints, check_config, retention_floor, tune
+    from workbench.explore.tune import (
+        COMPACTION_FACTOR,
+        Constraints,
+        check_config,
+        compaction_limit,
+        retention_floor,
+        tune,
+    )
 
     if args.min_retention is not None and not 0.0 <= args.min_retention <= 1.0:
         raise ValueError(f"--min-retention must be in [0, 1], got {args.min_retention}")
@@ -64,25 +74,33 @@ def run(args: argparse.Namespace) -> int:
 
     briefer = make_briefer(args.briefer)
     label = retention_label(args.briefer)
-    min_retention = args.min_retention
-    if min_retention is None:
+    min_retention, max_compressions = args.min_retention, args.max_compressions
+    if min_retention is None or max_compressions is None:  # the defaults come from the base config's own score
         before = check_config(base, paths, Constraints(), briefer=briefer, on_bad_history=skip)
+    if min_retention is None:
         min_retention = retention_floor(before["retention"])
         print(f"min fact retention {min_retention:.2f}: the base config keeps {before['retention']:.3f} {label}, "
               "less 0.05 (--min-retention 0 for no floor)")
+    if max_compressions is None:
+        made = int(before["max_compressions"])
+        max_compressions = compaction_limit(made)
+        times = "twice" if COMPACTION_FACTOR == 2 else f"{COMPACTION_FACTOR}×"
+        print(f"max compactions {max_compressions}: {times} the base config's {made} on its most compacting history "
+              "(--max-compressions N to change, none for no limit)" if max_compressions is not None else
+              "max compactions: no limit, the base config never compacts (--max-compressions N sets one)")
     constraints = Constraints(max_overflows=args.max_overflows, min_retention=min_retention,
-                              max_compressions=args.max_compressions)
+                              max_compressions=None if max_compressions == NO_LIMIT else max_compressions)
     with ProgressBar("runs", enabled=not args.no_progress) as bar:
         result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
                       points=args.points, rounds=args.rounds, keep=args.keep, briefer=briefer,
                       workers=args.workers, progress=bar, on_bad_history=skip)
     if bad:
-        note(f"workbench tune: warning: {len(bad)} of {len(paths)} histories skipped (unreadable)")
+        note(f"workbench tune: warning: {len(bad)} of {counted(len(paths), 'history', 'histories')} skipped (unreadable)")
         paths = [p for p in paths if str(p) not in bad]
     print("searched " + ", ".join(f"{n} {v[0]:g}–{v[1]:g}" if isinstance(v, tuple) else f"{n} {v}"
                                   for n, v in result.space.items()))
     tried = result.trials.height
-    print(f"tried {tried} configs × {len(paths)} histories in {result.seconds:.1f}s; "
+    print(f"tried {counted(tried, 'config')} × {counted(len(paths), 'history', 'histories')} in {result.seconds:.1f}s; "
           f"{result.trials['feasible'].sum()} met the constraints, {result.front.height} on the Pareto front")
     if args.trials is not None:
         write_sweep(result.trials, args.trials)
@@ -104,12 +122,24 @@ def run(args: argparse.Namespace) -> int:
     for edge in result.edges():
         lo, hi = edge.widened
         print(f"warning: {edge.describe()} (--space {edge.knob}={lo:g}:{hi:g})")
+    for edge in result.held_edges():
+        print(f"note: {edge.describe()}")
     if args.out is not None:
         from workbench.history.files import atomic_write_text
 
         atomic_write_text(args.out, result.best_yaml())
         print(f"wrote {args.out}")
     return 0
+
+
+NO_LIMIT = "none"
+
+
+def _limit(text: str) -> int | str:
+    """``--max-compressions``: a whole number of at least 0, or ``none`` for no limit."""
+    if text.strip().lower() == NO_LIMIT:
+        return NO_LIMIT
+    return whole_number(text, least=0, also=NO_LIMIT)
 
 
 def retention_label(briefer: str) -> str:
@@ -138,4 +168,4 @@ def print_per_history(rows: Any, *, who: str = "the winner") -> None:
                 right=[False, True, True, True, *([True] if has_retention else []), False])
     idle = rows.filter(~rows["compresses"]).height
     if idle:
-        print(f"{idle} of {rows.height} histories never compress under {who}: the mean moves with the others")
+        print(f"{idle} of {counted(rows.height, 'history', 'histories')} never compress under {who}: the mean moves with the others")

@@ -100,3 +100,6 @@ def _numbered_len(content: str) -> int:
         extra += lines - low + 1  # each number from ``low`` on takes one more column
         low *= 10
     return utf16_len(content) + extra
+
+
+without_reminders = _unreminded  # public: the extractive briefer reads a user's own words without them too

@@ -32,6 +32,7 @@ import polars as pl
 from workbench.briefing.base import Briefer
 from workbench.explore.sweep import BadHistoryFn, HistorySource, ProgressFn, default_executor, sweep
 from workbench.explore.tune_result import (
+    COMPACTION_FACTOR,
     HISTORY_COLUMNS,
     OBJECTIVES,
     RETENTION_SLACK,
@@ -41,14 +42,18 @@ from workbench.explore.tune_result import (
     _is_int,
     _is_range,
     aggregate,
+    compaction_limit,
+    edge_candidates,
     history_rows,
+    knob_bounds,
     pareto_mask,
     retention_floor,
 )
 from workbench.history.model import History
-from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict
+from workbench.knobs import KNOB_SPECS, Knobs, did_you_mean, knobs_from_dict
 
 __all__ = [
+    "COMPACTION_FACTOR",
     "DEFAULT_KNOBS",
     "HISTORY_COLUMNS",
     "OBJECTIVES",
@@ -58,6 +63,7 @@ __all__ = [
     "TuneResult",
     "aggregate",
     "check_config",
+    "compaction_limit",
     "default_space",
     "history_rows",
     "pareto_mask",
@@ -104,7 +110,7 @@ def _check_space(space: Mapping[str, Any]) -> None:
     names = {f.name for f in dataclasses.fields(Knobs)}
     for name, spec in space.items():
         if name not in names:
-            raise ValueError(f"search space: unknown knob {name}; known: {', '.join(sorted(names))}")
+            raise ValueError(f"search space: unknown knob {name}{did_you_mean(name)}")
         ks = KNOB_SPECS.get(name)
         if _is_range(spec) and ks is not None and ks.low is not None and ks.high is not None:
             lo, hi = spec
@@ -132,8 +138,8 @@ def tune(
 
     ``space`` maps knob → (low, high) to search a range or → [values] to try each. The first round is a
     ``points``-per-axis grid; each of ``rounds`` further rounds tries the 3-point neighbourhood (half
-    the previous step) around the ``keep`` best configs. ``progress(done, total)`` counts runs; total
-    is an upper bound until the last call. ``workers=1`` runs in this process; otherwise one process
+    the previous step) around the ``keep`` best configs. ``progress(done, total)`` counts the runs the
+    search plans, against one total from the start: a config met before is not replayed and counts as done. ``workers=1`` runs in this process; otherwise one process
     pool serves every round (or pass ``executor``). ``on_bad_history(path, reason)``: a history that
     cannot be read is reported and left out of every round instead of stopping the search.
     """
@@ -176,17 +182,22 @@ def tune(
     h = len(histories)
     first = list(itertools.product(*axes.values()))
     per_round = keep * 3 ** len(steps)
-    total = (len(first) + rounds * per_round) * h
+    total = (len(first) + rounds * per_round + 2 * len(steps)) * h  # the last: two steps past each range's end
     seen: dict[tuple[Any, ...], int] = {}
     frames: list[pl.DataFrame] = []
     done_before = 0
     own = executor is None and (workers or os.cpu_count() or 1) > 1
     pool = default_executor(workers) if own else executor
 
-    def evaluate(points_: list[tuple[Any, ...]], round_no: int) -> None:
+    def evaluate(points_: list[tuple[Any, ...]], round_no: int, planned: int) -> None:
+        """Run the points not seen before; progress counts ``planned`` configs × histories for this round, so the
+        total never changes: a repeat (or a history that cannot be read) counts as done without a replay."""
         nonlocal done_before
         fresh = [p for p in dict.fromkeys(points_) if p not in seen]
         if not fresh:
+            done_before += planned * h
+            if progress:
+                progress(done_before, total)
             return
         knobs = []
         for p in fresh:
@@ -196,7 +207,7 @@ def tune(
 
         def report(done: int, _total: int) -> None:
             if progress:
-                progress(done_before + done, max(total, done_before + done))
+                progress(min(done_before + done, total), total)
 
         runs = sweep(readable(), knobs, executor=pool, workers=1 if pool is None else workers,
                      briefer=briefer, probes=True, progress=report,
@@ -206,10 +217,12 @@ def tune(
             raise ValueError(f"no history could be read: {reasons}")
         runs = runs.with_columns((pl.col("config") + offset).alias("config"), pl.lit(round_no).alias("round"))
         frames.append(runs)
-        done_before += len(fresh) * len(readable())
+        done_before += planned * h
+        if progress:
+            progress(done_before, total)
 
     try:
-        evaluate(first, 0)
+        evaluate(first, 0, len(first))
         for r in range(1, rounds + 1):
             trials = _trials(frames, objective, constraints)
             centers = _centers(trials, names, keep)
@@ -226,20 +239,54 @@ def tune(
                     else:
                         options.append([c[n]])
                 neighbours.extend(itertools.product(*options))
-            evaluate(neighbours, r)
+            evaluate(neighbours, r, per_round)
+        runs = pl.concat(frames, how="diagonal_relaxed")
+        trials = _trials(frames, objective, constraints)
+        feasible = trials.filter(pl.col("feasible")).sort("objective")
+        best_row = feasible.row(0, named=True) if feasible.height else None
+        best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
+        beyond = _beyond(best, space, {n: d * 0.5**rounds for n, d in steps.items()}, readable(), objective,
+                         constraints, briefer=briefer, pool=pool, workers=workers)
     finally:
         if own and pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    runs = pl.concat(frames, how="diagonal_relaxed")
-    trials = _trials(frames, objective, constraints)
     if progress:
-        progress(done_before, done_before)
-    feasible = trials.filter(pl.col("feasible")).sort("objective")
-    best_row = feasible.row(0, named=True) if feasible.height else None
-    best = knobs_from_dict({n: best_row[n] for n in names}, base=base, source="tune") if best_row else None
+        progress(total, total)
     return TuneResult(best=best, best_row=best_row, trials=trials, runs=runs, objective=objective,
-                      constraints=constraints, seconds=time.perf_counter() - t0, space=space,
+                      constraints=constraints, seconds=time.perf_counter() - t0, space=space, beyond=beyond,
                       briefer=getattr(briefer, "name", "simulated") if briefer is not None else "simulated")
+
+
+def _beyond(best: Knobs | None, space: Mapping[str, Any], step: Mapping[str, float],
+            histories: Sequence[HistorySource], objective: str, constraints: Constraints, *,
+            briefer: Briefer | None, pool: Executor | None, workers: int | None) -> dict[str, list[dict[str, Any]]]:
+    """Score the winner moved half a (finest) step and a whole one past each end of a range it sits on (the cost is
+    not monotone: a thrashing trigger costs more, a step further may not); ``TuneResult.edges`` suggests widening
+    only where one of them meets the constraints for less. Not trials: the winner stays in its space."""
+    probes: list[tuple[str, Any]] = []
+    for edge in edge_candidates(dict(space), best):
+        low, high = knob_bounds(edge.knob)
+        delta = step.get(edge.knob) or abs(edge.high - edge.low) / 4
+        sign = -1 if edge.side == "low" else 1
+        for part in (0.5, 1.0):
+            value: Any = round(edge.value + sign * delta * part, 6)
+            if _is_int(edge.knob):  # a whole-number knob moves by one at least
+                value = int(round(value)) if round(value) != edge.value else int(edge.value) + sign
+            value = min(high, max(low, value))
+            if value != edge.value and (edge.knob, value) not in probes:
+                probes.append((edge.knob, value))
+    if best is None or not probes:
+        return {}
+    knobs = [best.replace(**{name: value}) for name, value in probes]
+    runs = sweep(histories, knobs, executor=pool, workers=1 if pool is None else workers, briefer=briefer,
+                 probes=True)
+    if runs.is_empty():
+        return {}
+    rows = aggregate(runs, objective, constraints).sort("config").iter_rows(named=True)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (name, value), row in zip(probes, rows, strict=True):
+        out.setdefault(name, []).append({**row, "knob": name, "value": value})
+    return out
 
 
 def _trials(frames: list[pl.DataFrame], objective: str, constraints: Constraints) -> pl.DataFrame:

@@ -20,6 +20,10 @@ from workbench.knobs import KNOB_SPECS, Knobs, dump_knobs
 
 OBJECTIVES = {"tokens": "tokens_per_task", "dollars": "dollars_per_task"}
 RETENTION_SLACK = 0.05  # the default floor: the base config's fact retention minus this
+# The default limit: at most this many times the base config's compactions on any one history. Fewer tokens per
+# task always favour compacting more often (on the long sample a 0.096 trigger compacts 122 times where the
+# sidebar's config does 18), though each compaction costs a briefer call, a cold prompt cache and facts.
+COMPACTION_FACTOR = 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,29 +56,31 @@ class TuneResult:
     seconds: float
     space: dict[str, Any] = dataclasses.field(default_factory=dict)  # what was searched
     briefer: str = "simulated"  # who wrote the briefings, so who the retention numbers are about
+    # knob -> the scores (``aggregate`` rows, with the knob's ``value``), nearest first, of the winner moved past the
+    # end of its range it sits on, which ``tune`` replays: whether a wider range could hold a better winner
+    beyond: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
 
     def edges(self) -> list[Edge]:
-        """Searched ranges whose winner sits on an end that the knob's own range would let go further."""
-        if self.best is None:
-            return []
+        """Ranges worth widening: the winner sits on an end the knob's own range lets go past, and one step past
+        it a config meets the constraints for less (``beyond``). Where the constraints stop it, see ``held_edges``."""
+        return [e for e in self._edges() if not e.held_by]
+
+    def held_edges(self) -> list[Edge]:
+        """The winner sits on an end of its range, but one step past it a config misses a constraint or costs more:
+        widening would not find a better winner, and ``describe`` says what holds it."""
+        return [e for e in self._edges() if e.held_by]
+
+    def _edges(self) -> list[Edge]:
         out = []
-        for name, spec in self.space.items():
-            if not _is_range(spec):
-                continue
-            lo, hi = float(spec[0]), float(spec[1])
-            value = float(getattr(self.best, name))
-            ks = KNOB_SPECS.get(name)
-            low = float(ks.low) if ks is not None and ks.low is not None else -np.inf
-            high = float(ks.high) if ks is not None and ks.high is not None else np.inf
-            tol = max(abs(hi - lo) * 1e-6, 1e-12)
-            span = hi - lo
-            if value <= lo + tol and lo > low:  # halve a positive low end; ratios near 0 are degenerate
-                new_lo = lo / 2 if lo > 0 else lo - span
-                out.append(Edge(knob=name, value=value, side="low", low=lo, high=hi,
-                                widened=(_round_like(name, max(low, new_lo)), hi)))
-            elif value >= hi - tol and hi < high:
-                out.append(Edge(knob=name, value=value, side="high", low=lo, high=hi,
-                                widened=(lo, _round_like(name, min(high, hi + span / 2)))))
+        for edge in edge_candidates(self.space, self.best):
+            probes = self.beyond.get(edge.knob) or []
+            if probes and self.best_row is not None:
+                best = float(self.best_row["objective"])
+                held = [_held_by(p, self.constraints, best) for p in probes]
+                better = next((p for p, why in zip(probes, held, strict=True) if not why), None)
+                edge = dataclasses.replace(edge, beyond=float((better or probes[0])["value"]),
+                                           held_by="" if better is not None else held[0])
+            out.append(edge)
         return out
 
     def per_history(self, config: int | None = None) -> pl.DataFrame:
@@ -100,7 +106,7 @@ class TuneResult:
 
 @dataclass(frozen=True, kw_only=True)
 class Edge:
-    """A winner on the end of its searched range: the true optimum may lie beyond it."""
+    """A winner on the end of its searched range: the true optimum may lie beyond it, unless a constraint holds it."""
 
     knob: str
     value: float
@@ -108,10 +114,61 @@ class Edge:
     low: float
     high: float
     widened: tuple[float, float]  # the range to try next: the low end halved or the high end half a span on
+    beyond: float | None = None  # the value one step past the end that was replayed
+    held_by: str = ""  # why that config is no better ("" when it is: widen)
 
     def describe(self) -> str:
-        return (f"{self.knob} = {self.value:g} sits on the {self.side} end of its range {self.low:g}–{self.high:g}: "
-                f"the optimum may lie beyond it; try {self.widened[0]:g}–{self.widened[1]:g}")
+        where = f"{self.knob} = {self.value:g} sits on the {self.side} end of its range {self.low:g}–{self.high:g}"
+        if self.held_by:
+            return f"{where}, but {self.held_by}: a wider range would find no better winner"
+        past = f"; at {self.beyond:g} a config meets the constraints for less" if self.beyond is not None else ""
+        return f"{where}{past}: the optimum may lie beyond it; try {self.widened[0]:g}–{self.widened[1]:g}"
+
+
+def edge_candidates(space: dict[str, Any], best: Knobs | None) -> list[Edge]:
+    """The searched ranges whose winner sits on an end that the knob's own range would let go further."""
+    if best is None:
+        return []
+    out = []
+    for name, spec in space.items():
+        if not _is_range(spec):
+            continue
+        lo, hi = float(spec[0]), float(spec[1])
+        value = float(getattr(best, name))
+        low, high = knob_bounds(name)
+        tol = max(abs(hi - lo) * 1e-6, 1e-12)
+        span = hi - lo
+        if value <= lo + tol and lo > low:  # halve a positive low end; ratios near 0 are degenerate
+            new_lo = lo / 2 if lo > 0 else lo - span
+            out.append(Edge(knob=name, value=value, side="low", low=lo, high=hi,
+                            widened=(_round_like(name, max(low, new_lo)), hi)))
+        elif value >= hi - tol and hi < high:
+            out.append(Edge(knob=name, value=value, side="high", low=lo, high=hi,
+                            widened=(lo, _round_like(name, min(high, hi + span / 2)))))
+    return out
+
+
+def knob_bounds(name: str) -> tuple[float, float]:
+    """A knob's own range from its spec (unbounded where the spec names no end)."""
+    ks = KNOB_SPECS.get(name)
+    low = float(ks.low) if ks is not None and ks.low is not None else -np.inf
+    high = float(ks.high) if ks is not None and ks.high is not None else np.inf
+    return low, high
+
+
+def _held_by(probe: dict[str, Any], constraints: Constraints, best_objective: float) -> str:
+    """Why the config one step past the edge is no better winner, in words; "" when it is one."""
+    at = f"at {probe['value']:g}"
+    if constraints.max_compressions is not None and probe["max_compressions"] > constraints.max_compressions:
+        return (f"{at} a history compacts {probe['max_compressions']:,} times, over the limit of "
+                f"{constraints.max_compressions:,}")
+    if probe["retention"] < constraints.min_retention:
+        return f"{at} fact retention is {probe['retention']:.1%}, under the floor of {constraints.min_retention:.1%}"
+    if probe["overflows"] > constraints.max_overflows:
+        return f"{at} it overflows {probe['overflows']:,} times, over the {constraints.max_overflows:,} allowed"
+    if probe["objective"] >= best_objective:
+        return f"{at} it costs no less"
+    return ""
 
 
 HISTORY_COLUMNS = ("history", "compressions", "tokens_per_task", "dollars_per_task", "overflows", "peak_ratio",
@@ -126,6 +183,12 @@ def history_rows(runs: pl.DataFrame) -> pl.DataFrame:
 
 def _round_like(name: str, value: float) -> float:
     return float(round(value)) if _is_int(name) else float(f"{value:.3g}")
+
+
+def compaction_limit(base_compressions: int) -> int | None:
+    """The default most compactions of any one history: ``COMPACTION_FACTOR`` times the base config's (None, no
+    limit, when the base never compacts: then any compaction may be what the histories need)."""
+    return COMPACTION_FACTOR * int(base_compressions) if base_compressions > 0 else None
 
 
 def retention_floor(base_retention: float) -> float:

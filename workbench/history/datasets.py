@@ -1,9 +1,9 @@
 """The histories a study runs on: the samples the repository generates, plus real transcripts when present.
 
 The repository holds no third-party transcripts. ``../shared/real_histories`` (beside a checkout, or
-``$WORKBENCH_SHARED``) has fourteen real ones from six agents; when it is missing a study still runs on
-the generated samples (``sample_histories/``, rebuilt by ``workbench samples``). Reads directory listings
-only; loading is the caller's.
+``$WORKBENCH_SHARED``) has fourteen real ones from six agents, ``../shared/real_sessions`` eleven agent logs; when
+they are missing a study still runs on the generated samples (``sample_histories/``, rebuilt by ``workbench
+samples``), a reality check on the generated Claude Code log. Reads directory listings only; loading is the caller's.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.history.sources import sample_dirs
+from workbench.history.words import counted
 
 SHARED_VAR = "WORKBENCH_SHARED"
 QUICK_SAMPLES = ("short.jsonl", "tool_heavy.jsonl")  # long.jsonl (2,200 messages) takes minutes with probes
+SAMPLE_LOGS = ("claude_code.jsonl",)  # the generated agent log (history/generate_claude_code.py)
 
 
 def shared_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -54,14 +56,27 @@ class Study:
     paths: tuple[Path, ...]
     samples: int
     real: int
+    what: tuple[str, str] = ("history", "histories")  # what the files are, one and several
+    real_what: str = "real transcript"
 
     def describe(self) -> str:
-        real = (f" + {self.real} real transcripts from {self.paths[-1].parent}" if self.real
-                else " (no real transcripts: set WORKBENCH_SHARED to the shared folder to add them)")
-        return f"{len(self.paths)} histories: {self.samples} generated samples{real}"
+        parts = [counted(self.samples, "generated sample")] if self.samples or not self.real else []
+        if self.real:
+            parts.append(f"{counted(self.real, self.real_what)} from {self.paths[-1].parent}")
+        missing = "" if self.real else f" (no {self.real_what}s: set WORKBENCH_SHARED to the shared folder to add them)"
+        return f"{counted(len(self.paths), *self.what)}: {' + '.join(parts)}{missing}"
 
 
 def study_histories(environ: Mapping[str, str] | None = None, *, samples: Sequence[str] = QUICK_SAMPLES) -> Study:
     """The generated samples, then every real transcript that is present."""
     gen, real = sample_paths(samples), real_history_paths(environ)
     return Study(paths=(*gen, *real), samples=len(gen), real=len(real))
+
+
+def session_logs(environ: Mapping[str, str] | None = None) -> Study:
+    """The real Claude Code and Codex logs of ``shared/real_sessions``, else the generated Claude Code log
+    (``sample_histories/claude_code.jsonl``: usage per call and one logged compaction), so a reality check runs."""
+    real = real_session_paths(environ)
+    gen = [] if real else sample_paths(SAMPLE_LOGS)
+    return Study(paths=(*gen, *real), samples=len(gen), real=len(real), what=("agent log", "agent logs"),
+                 real_what="real session log")

@@ -379,12 +379,17 @@ class Sample:
     turns: int
     tool_heavy: float
     why: str
+    format: str = "canonical JSONL"
 
     def history(self) -> History:
         return generate_session(self.seed, turns=self.turns, tool_heavy=self.tool_heavy, id=self.name)
 
     def text(self) -> str:
         return write_canonical_jsonl(self.history())
+
+    def history_and_text(self) -> tuple[History, str]:
+        history = self.history()
+        return history, write_canonical_jsonl(history)
 
 
 SAMPLES: tuple[Sample, ...] = (

@@ -25,6 +25,7 @@ from workbench.knobs.specs import (
 from workbench.knobs.values import (
     MAX_INT_DIGITS,
     Knobs,
+    did_you_mean,
     knob_names,
     knobs_from_dict,
     knobs_markdown,
@@ -66,6 +67,7 @@ __all__ = [
     "Knobs",
     "PinPattern",
     "compile_pin_pattern",
+    "did_you_mean",
     "decode_knobs_file",
     "dump_knobs",
     "key_line",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.history.warnings import cut, shown
+from workbench.history.warnings import shown
 from workbench.knobs.pin_pattern import compile_pin_pattern
 from workbench.knobs.specs import KNOB_ALIASES, KNOB_SPECS, KnobSpec
 
@@ -207,6 +207,14 @@ def knob_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(Knobs))
 
 
+def did_you_mean(name: str) -> str:
+    """`` (did you mean trigger_ratio?)`` for a misspelt knob name, or "" when no knob is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, knob_names(), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: str = "knobs") -> Knobs:
     """Build Knobs from a mapping, refusing unknown keys by name and coercing ints given as floats."""
     names = {f.name: f for f in dataclasses.fields(Knobs)}
@@ -215,10 +223,10 @@ def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: 
         raise ValueError(f"{source}: knob names must be text, got {shown(bad_keys[0])}")
     data = {KNOB_ALIASES.get(k, k): v for k, v in data.items()}
     unknown = sorted(set(data) - set(names))
-    if unknown:
-        listed = ", ".join(cut(k, 40) for k in unknown[:5]) + (f" (and {len(unknown) - 5:,} more)" if len(unknown) > 5
-                                                                else "")
-        raise ValueError(f"{source}: unknown knob(s) {listed}; known: {', '.join(names)}")
+    if unknown:  # each with its nearest knob name, as a YAML file's line says; never the ~60 names at once
+        listed = ", ".join(f"{shown(k, 40)}{did_you_mean(k[:100])}" for k in unknown[:5]) + (
+            f" (and {len(unknown) - 5:,} more)" if len(unknown) > 5 else "")
+        raise ValueError(f"{source}: unknown knob{'s' if len(unknown) > 1 else ''} {listed}")
     values: dict[str, Any] = {}
     for key, value in data.items():
         ftype = names[key].type

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from workbench.history.warnings import cut, shown
-from workbench.knobs.values import Knobs, knob_names, knobs_from_dict
+from workbench.knobs.values import Knobs, did_you_mean, knob_names, knobs_from_dict
 
 YAML_VERSION = 1
 # Limits of a knobs file: it is a flat mapping of ~60 scalars, so anything far bigger is a mistake or
@@ -131,13 +131,6 @@ def key_line(text: str, key: str) -> int | None:
     return None
 
 
-def _did_you_mean(name: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, knob_names(), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
 def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
     """The knobs a YAML text names, checked: errors name the source, the line and the key.
 
@@ -168,7 +161,7 @@ def read_knobs_yaml(text: str, *, source: str = "<yaml>") -> dict[str, Any]:
     for key in data:
         if key not in known:
             raise ValueError(f"{_where(text, str(key), source)}: unknown knob {shown(key, 60)}"
-                             f"{_did_you_mean(str(key)[:100])}")
+                             f"{did_you_mean(str(key)[:100])}")
     try:
         knobs_from_dict(data, source=source)
     except ValueError as exc:

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import polars as pl
 
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.plots.style import FAILED, LANDED, OVERFLOW, _layout, _legend_line, figure
 
@@ -93,7 +94,7 @@ def pareto_figure(result: TuneResult) -> go.Figure:
     fig.update_yaxes(title_text="fact retention (pooled)", tickformat=".0%", rangemode="tozero")
     fig.update_layout(hovermode="closest")
     n = trials.height
-    return _layout(fig, f"Pareto front: {x_label} vs fact retention vs overflows ({n} configs tried)", height=460)
+    return _layout(fig, f"Pareto front: {x_label} vs fact retention vs overflows ({counted(n, 'config')} tried)", height=460)
 
 
 def _searched_knobs(trials: pl.DataFrame) -> list[str]:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 
 # Why a boundary stopped where it did (``Compact.stop``, ``Compression.stop``).
@@ -149,7 +150,7 @@ def watch_clauses(knobs: Knobs, *, count: bool = True) -> tuple[str, ...]:
     k = knobs
     out: list[str] = []
     if count and k.trigger_max_messages > 0:
-        out.append(f"more than {k.trigger_max_messages:,} messages in context")
+        out.append(f"more than {counted(k.trigger_max_messages, 'message')} in context")
     if count and k.trigger_max_turns > 0:
         out.append(f"more than {k.trigger_max_turns:,} turns in context")
     if not k.proactive_compaction:
@@ -200,7 +201,7 @@ def tail_words(knobs: Knobs, rule: str | None = None) -> str:
     }[rule]
     extra = []
     if k.keep_min_messages > 1:
-        extra.append(f"at least {k.keep_min_messages} messages")
+        extra.append(f"at least {counted(k.keep_min_messages, 'message')}")
     if k.keep_starts_at_user:
         extra.append("starting at a user message")
     return words + (f" ({', '.join(extra)})" if extra else "")

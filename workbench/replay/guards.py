@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 
 FORCED = ("manual", "reactive")  # triggers that start at once and ignore the cooldown: the user (or the call) waits
@@ -51,7 +52,7 @@ class Guards:
     def hold(self, count: int) -> str:
         """Count ``count`` checks held by the cooldown; returns the event's detail."""
         self.cooldown_skips += count
-        return f"{count} checks held until check {self.cool_until}"
+        return f"{counted(count, 'check')} held until check {self.cool_until}"
 
     def failed(self, k: int) -> None:
         """A compaction failed at check k: the cooldown starts as after a landing."""
@@ -72,7 +73,7 @@ class Guards:
         gap = None if self.last_landing is None else k - self.last_landing
         thrash = gap is not None and kn.thrash_window_checks > 0 and gap <= kn.thrash_window_checks
         if thrash:
-            events.append(("thrash", f"{gap} checks after the previous compaction"))
+            events.append(("thrash", f"{counted(gap or 0, 'check')} after the previous compaction"))
         self.last_landing = k
         self.cool_until = k + 1 + kn.cooldown_checks
         return ineffective, thrash, events

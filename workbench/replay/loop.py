@@ -34,6 +34,7 @@ from workbench.counting.prices import Prices, get_prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
 from workbench.policies.base import (
@@ -303,7 +304,7 @@ class _Replay:
         st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache)
         st.landed += 1
         st.last_compaction_check = k
-        detail = f"#{flight.chain_index} folded {act.boundary - old_boundary} messages, briefing {rec.chars:,} chars"
+        detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"
         self.timeline.event(k, "compression-landed", detail)
         context_after = self.context_at(i)
         freed = context_before - context_after

@@ -12,6 +12,7 @@ from workbench import plots
 from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
 from workbench.analysis.free_replay import AgainstLog
 from workbench.history.session_log import START_NOTE_PREFIX
+from workbench.history.words import counted
 from workbench.replay import Metrics, Run
 from workbench.ui import fast_chart
 
@@ -44,7 +45,7 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
         ("peak context", "peak_tokens", compact_number(m.peak_tokens),
          f"{m.peak_tokens:,} tokens at the fullest check; no compaction: {m.baseline_peak_tokens:,}"),
         ("peak / window", "peak_ratio", f"{m.peak_ratio:.0%}", f"peak context over the {m.window_tokens:,}-token window"),
-        ("overflows", "overflows", f"{m.overflows:,}", f"checks above the window, in {m.overflow_events} runs"),
+        ("overflows", "overflows", f"{m.overflows:,}", f"checks above the window, in {counted(m.overflow_events, 'run')}"),
         ("tokens / task", "tokens_per_task", compact_number(m.tokens_per_task),
          f"{m.tokens_per_task:,} tokens per task (agent + briefer, in and out); no compaction: "
          f"{m.baseline_tokens_per_task:,}"),
@@ -53,7 +54,7 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
          + prices),
     )
     second = (
-        ("compressions", "compressions", f"{m.compressions:,}", f"landed compactions in {m.checks:,} checks"),
+        ("compressions", "compressions", f"{m.compressions:,}", f"landed compactions in {counted(m.checks, 'check')}"),
         ("failed", "failed_compressions", f"{m.failed_compressions:,}",
          "failed compactions: the briefer failed and the history stayed uncompressed"),
         ("thrash", "thrash_events", f"{m.thrash_events:,}",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from workbench.history.files import encodable
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.replay import Run
 
 LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
@@ -69,10 +70,10 @@ def render(run: Run, history: History) -> None:
     )
     left, right = st.columns(2)
     with left:
-        st.caption(f"Folded into the briefing ({view.folded.height:,} messages)")
+        st.caption(f"Folded into the briefing ({counted(view.folded.height, 'message')})")
         st.dataframe(view.folded, hide_index=True, key="inspect_folded", height=260)
     with right:
-        st.caption(f"Kept verbatim ({view.kept.height:,} messages)")
+        st.caption(f"Kept verbatim ({counted(view.kept.height, 'message')})")
         st.dataframe(view.kept, hide_index=True, key="inspect_kept", height=260)
     with st.expander(f"Compact history the briefer read ({len(view.compact_history):,} chars)"):
         st.code(_clip(view.compact_history), language="xml", wrap_lines=True)

@@ -16,6 +16,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.replay import Run
 from workbench.ui import runs
@@ -165,7 +166,7 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
         if test_only:
             tested = briefer.check_models()
             shown += [(c.level, f"Test request: {c.message}") for c in tested]
-            lines = [f"{briefer.requests} test requests, ${briefer.spent_usd:,.6f}."]
+            lines = [f"{counted(briefer.requests, 'test request')}, ${briefer.spent_usd:,.6f}."]
             st.session_state[LIVE_STATUS] = (digest, {"ok": not blocking(tested), "checks": shown, "lines": lines})
             return
         outcome = run_live(history, knobs, briefer, on_compression=on_compression)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.ui import state as ui_state
 
@@ -143,7 +144,7 @@ def _score(score: Any) -> None:
                    "agent carried over verbatim")
     cols[2].metric("kept by the extractive briefer", _share(score.retention_extractive),
                    help=f"{score.retained_extractive} of {score.facts}, at {score.target_chars:,} chars")
-    cols[3].metric("re-fetched after", f"{score.refetches:,} files",
+    cols[3].metric("re-fetched after", counted(score.refetches, "file"),
                    help=f"{score.refetch_tokens:,} tokens read again after the compaction; "
                         f"{score.refetches_at_risk} of them files the summary had lost, {score.refetches_restored} "
                         "files the agent had restored itself")
@@ -178,7 +179,7 @@ def _calibrate(history: History, knobs: Knobs) -> None:
         fitted = fit.knobs_for(agent_settings(history).knobs)
         # Widgets exist by now: the knobs go through the queue every upload uses, applied before the next run.
         source = (f"the calibration of this log (hidden prefix {fit.hidden_prefix_tokens:,}, token ratio "
-                  f"{fit.token_ratio:.3f}, restore {fit.compaction_restore_tokens:,}; {fit.checks:,} checks, median "
+                  f"{fit.token_ratio:.3f}, restore {fit.compaction_restore_tokens:,}; {counted(fit.checks, 'check')}, median "
                   f"error {fit.residual_tokens_median:,.0f} tokens)")
         st.session_state[ui_state.PENDING_YAML] = (source, dump_knobs(fitted))
         st.rerun()

@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.history.errors import HistoryError
 from workbench.history.sources import SUFFIXES, read_upload
+from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs, read_knobs_yaml
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
@@ -206,5 +207,5 @@ def _consume_histories(state: SessionState, files: list[tuple[str, bytes]]) -> N
     every = [label for _, labels in loaded for label in labels]
     state[SWEEP_HISTORIES] = every  # the Sweep tab compares them all at once
     names = ", ".join(name for name, _ in loaded[:4]) + (" …" if len(loaded) > 4 else "")
-    flash(state, "success", f"Loaded {len(loaded)} histories ({names}); the first is shown, and the Sweep tab "
+    flash(state, "success", f"Loaded {counted(len(loaded), 'history', 'histories')} ({names}); the first is shown, and the Sweep tab "
           "runs over all of them.")

@@ -17,6 +17,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs
 from workbench.ui import labels, runs, tune_panel
 from workbench.ui import state as ui_state
@@ -116,7 +117,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     from workbench.explore.sweep import knob_grid, sweep
 
     total = len(xs) * len(ys) * len(chosen)
-    if st.button(f"Run sweep ({total:,} replays)", type="primary", key="sweep_go", disabled=not chosen):
+    if st.button(f"Run sweep ({counted(total, 'replay')})", type="primary", key="sweep_go", disabled=not chosen):
         try:
             grid = knob_grid({x: xs, y: ys}, base=knobs)
         except ValueError as exc:
@@ -149,7 +150,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     which = None if over == MEAN else over
     idle = _idle_histories(frame)
     if idle and len(names) > 1:
-        st.info(f"{len(idle)} of {len(names)} histories never compress in any cell ({', '.join(idle)}): "
+        st.info(f"{len(idle)} of {counted(len(names), 'history', 'histories')} never compress in any cell ({', '.join(idle)}): "
                 "their cost is the same everywhere, so they only flatten the mean. Pick a history above.")
     fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=METRICS[metric],
                              title=f"{METRICS[metric]} ({over})")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.ui import labels, runs
 from workbench.ui import state as ui_state
@@ -56,7 +57,8 @@ def _reset_ranges() -> None:
 
 @dataclasses.dataclass(frozen=True)
 class TuneForm:
-    """What the auto-tune widgets say; ``min_retention`` None means "the sidebar config's retention less 5 points"."""
+    """What the auto-tune widgets say; ``min_retention`` None means "the sidebar config's retention less 5 points",
+    ``max_compressions`` None with ``limit_from_base`` "twice the sidebar config's compactions"."""
 
     objective: str
     max_overflows: int
@@ -66,13 +68,15 @@ class TuneForm:
     points: int
     rounds: int
     briefer: str
+    limit_from_base: bool = False
 
-    def constraints(self, base_retention: float) -> Constraints:
-        from workbench.explore.tune import Constraints, retention_floor
+    def constraints(self, base: dict[str, Any]) -> Constraints:
+        """The constraints, the defaults taken from ``base`` (the sidebar config's ``check_config`` row)."""
+        from workbench.explore.tune import Constraints, compaction_limit, retention_floor
 
-        floor = retention_floor(base_retention) if self.min_retention is None else self.min_retention
-        return Constraints(max_overflows=self.max_overflows, min_retention=floor,
-                           max_compressions=self.max_compressions)
+        floor = retention_floor(base["retention"]) if self.min_retention is None else self.min_retention
+        limit = compaction_limit(int(base["max_compressions"])) if self.limit_from_base else self.max_compressions
+        return Constraints(max_overflows=self.max_overflows, min_retention=floor, max_compressions=limit)
 
 
 def _tune_controls(runs_: list[Any]) -> TuneForm:
@@ -94,8 +98,14 @@ def _tune_controls(runs_: list[Any]) -> TuneForm:
                                  "a cheaper config cannot trade the facts away. Untick to set your own floor.")
     min_retention = c3.slider("min fact retention", 0.0, 1.0, step=0.01, key="tune_min_retention",
                               disabled=from_base, help="Pooled over every (compression, fact) pair of every history.")
+    st.session_state.setdefault("tune_limit_from_base", True)
+    limit_from_base = c4.checkbox("compaction limit from the sidebar's config", key="tune_limit_from_base",
+                                  help="The winner compacts at most twice as often as the sidebar's config on any "
+                                       "history: fewer tokens per task always favour compacting more often. Untick "
+                                       "to set your own limit.")
     max_compressions = c4.number_input("max compactions", min_value=0, value=None, step=1, placeholder="no limit",
-                                       key="tune_max_compressions", help="Landed compressions of any one history.")
+                                       key="tune_max_compressions", disabled=limit_from_base,
+                                       help="Landed compressions of any one history.")
     briefer = st.radio("briefer", list(TUNE_BRIEFERS), key="tune_briefer", format_func=TUNE_BRIEFERS.get,
                        horizontal=True, help="Fact retention checks the briefing's text; the size model writes none.")
     with st.expander("Search space"):
@@ -117,8 +127,9 @@ def _tune_controls(runs_: list[Any]) -> TuneForm:
                                  help="Each round tries the neighbours of the 3 best configs at half the step.")
     return TuneForm(objective=str(objective), max_overflows=int(max_overflows),
                     min_retention=None if from_base else float(min_retention),
-                    max_compressions=None if max_compressions is None else int(max_compressions),
-                    space=space, points=int(points), rounds=int(rounds), briefer=str(briefer))
+                    max_compressions=None if max_compressions is None or limit_from_base else int(max_compressions),
+                    space=space, points=int(points), rounds=int(rounds), briefer=str(briefer),
+                    limit_from_base=bool(limit_from_base))
 
 
 def render(current: str, history: History, knobs: Knobs, labels_: list[str],
@@ -127,8 +138,8 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
     from workbench.explore.tune import Constraints, check_config, tune
 
     st.subheader("Auto-tune")
-    st.markdown(f"Search the knobs for the cheapest config that meets the constraints on {len(labels_)} "
-                f"{'history' if len(labels_) == 1 else 'histories'} (those chosen above, else the current one); "
+    st.markdown(f"Search the knobs for the cheapest config that meets the constraints on "
+                f"{counted(len(labels_), 'history', 'histories')} (those chosen above, else the current one); "
                 "the other knobs stay as in the sidebar. Offline.")
     loaded = [history if label == current else histories[label]() for label in labels_]
     form = _tune_controls([runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
@@ -137,7 +148,7 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
         briefer = runs.briefer_of(form.briefer)
         bar = st.progress(0.0, text="scoring the sidebar's config…")
         before = check_config(knobs, loaded, Constraints(), objective=form.objective, briefer=briefer)
-        constraints = form.constraints(before["retention"])
+        constraints = form.constraints(before)
 
         def progress(done: int, all_runs: int) -> None:
             bar.progress(done / max(1, all_runs), text=f"{done:,} of {all_runs:,} replays (at most)")
@@ -149,7 +160,7 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
             bar.empty()
             st.error(str(exc))
             return
-        bar.progress(1.0, text=f"{result.runs.height:,} replays in {result.seconds:.1f} s")
+        bar.progress(1.0, text=f"{counted(result.runs.height, 'replay')} in {result.seconds:.1f} s")
         current_score = check_config(knobs, loaded, constraints, objective=form.objective, briefer=briefer)
         st.session_state[TUNE] = {"result": result, "current": current_score, "base": knobs, "labels": labels_,
                                   "base_rows": _base_rows(knobs, loaded, briefer)}
@@ -173,16 +184,19 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
     tuned_on = len(found["labels"])
     who = f"{result.briefer} briefer" + (": no briefing text, kept messages only" if result.briefer == "simulated"
                                          else "")
-    st.caption(f"Tried {trials.height:,} configs × {tuned_on} {'history' if tuned_on == 1 else 'histories'} in "
+    limit = result.constraints.max_compressions
+    compactions = "" if limit is None else f"; at most {counted(limit, 'compaction')} on any history"
+    st.caption(f"Tried {counted(trials.height, 'config')} × {counted(tuned_on, 'history', 'histories')} in "
                f"{result.seconds:.1f} s: {int(trials['feasible'].sum()):,} met the constraints "
                f"(fact retention ≥ {result.constraints.min_retention:.0%}, {who}; at most "
-               f"{result.constraints.max_overflows:,} overflows), {result.front.height:,} on the Pareto front.")
+               f"{result.constraints.max_overflows:,} overflows{compactions}), {result.front.height:,} on the Pareto "
+               "front.")
     if found["labels"] != labels_ or (found["base"] != knobs and result.best != knobs):
         st.info("The sidebar or the histories changed since this tune ran: run it again to tune for them.")
     if result.best is None:
         row = trials.sort(["violation", "objective"]).row(0, named=True)
         st.warning(f"No config met the constraints. The closest: {row['overflows']:,} overflows, fact retention "
-                   f"{row['retention']:.1%}, at most {row['max_compressions']:,} compactions. Loosen the "
+                   f"{row['retention']:.1%}, at most {counted(row['max_compressions'], 'compaction')}. Loosen the "
                    "constraints or search more knobs.")
     else:
         row = result.best_row or {}
@@ -191,7 +205,7 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
             ("fact retention", "retention", False), ("overflows", "overflows", True),
             ("max compactions", "max_compressions", True), ("peak / window", "max_peak_ratio", True),
         )
-        st.markdown("**Winner** (Δ against the sidebar's knobs when the tune ran)")
+        st.markdown(f"**Winner** (Δ against the sidebar's knobs when the tune ran; fact retention scored by the {who})")
         for col, (label, name, lower) in zip(st.columns(len(cards)), cards, strict=True):
             d = row[name] - current[name]
             col.metric(label, _tune_value(name, row[name]), _tune_delta(name, d) if d else None,
@@ -203,6 +217,8 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
             w1.warning(edge.describe(), icon="↔️")
             w2.button(f"Widen to {lo:g}–{hi:g} and run again", key=f"tune_widen_{edge.knob}", on_click=_widen,
                       args=(edge.knob, lo, hi), width="stretch")
+        for edge in result.held_edges():  # on the end of a range, but a wider one would find no better winner
+            st.caption(edge.describe())
         changed = changed_knobs(result.best, knobs)
         if changed:
             st.dataframe({"knob": [labels.knob_title(n) for n in changed], "name": list(changed),

@@ -1,0 +1,203 @@
+"""The command line as a newcomer meets it (issue 21): an agent log is probed as its agent runs it, the header names
+the trigger actually used, a typo gets a "did you mean", counts read "1 file", and tables fit the terminal."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import sys
+
+import pytest
+from agent_log_builders import ClaudeLog, text_block, tool_use
+from scripted import uniform_history
+
+from workbench.cli import main
+from workbench.history import synth
+from workbench.history.writers import write_canonical_jsonl
+
+
+@pytest.fixture
+def history_file(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text(write_canonical_jsonl(uniform_history(60)), encoding="utf-8")
+    return path
+
+
+def claude_log(turns: int = 16, chars: int = 40_000) -> ClaudeLog:
+    """A Claude Code 2.1.25 log of ``turns`` Read steps with ``chars`` of file text each: big enough to compact."""
+    rng = random.Random(21)
+    log = ClaudeLog()
+    billed = 40_000
+    for i in range(turns):
+        log.user(f"Step {i}: fix the parser in src/p{i}.py.")
+        body = ""
+        while len(body) < chars:
+            body += synth.sentence(rng, 20) + " "
+        log.assistant([text_block("Reading."), tool_use(f"t{i}", "Read", file_path=f"/r/src/p{i}.py")],
+                      input_total=billed, output=50)
+        log.tool_result(f"t{i}", body)
+        billed += len(body) // 4
+    return log
+
+
+@pytest.fixture
+def claude_file(tmp_path):
+    path = tmp_path / "claude.jsonl"
+    path.write_text(claude_log().text(), encoding="utf-8")
+    return path
+
+
+# -- item 5: probe replays an agent log as its agent does, and says so ------------------------------------------
+
+
+def test_probe_on_an_agent_log_uses_the_agents_preset_and_says_which(claude_file, capsys):
+    """The same preset, window and model as ``simulate`` (agent_settings); stagewise's defaults compress it otherwise."""
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.probes import probe_run
+    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.history.readers import load_history
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    history = load_history(claude_file)
+    own = simulate(history, agent_settings(history).knobs, ExtractiveBriefer())
+    default = simulate(history, Knobs(), ExtractiveBriefer())
+    expected = probe_run(own, history).summary()
+    assert expected != probe_run(default, history).summary()  # the test can tell them apart
+
+    assert main(["probe", str(claude_file), "--json"]) == 0
+    captured = capsys.readouterr()
+    import json
+
+    assert json.loads(captured.out)["summary"] == json.loads(json.dumps(expected))
+    assert "preset claude_code" in captured.err and "window 200,000" in captured.err
+
+
+def test_probe_with_a_preset_given_uses_that_preset(claude_file, capsys):
+    assert main(["probe", str(claude_file), "--preset", "stagewise", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "preset claude_code" not in captured.err
+
+
+# -- item 8: simulate's header names the trigger the run used ---------------------------------------------------
+
+
+def test_simulate_header_names_the_trigger_claude_code_uses(claude_file, capsys):
+    """Claude Code fires at window − 33,000 = 167,000, not at "trigger ratio -1 hard cap 100,000"."""
+    assert main(["simulate", str(claude_file)]) == 0
+    out = capsys.readouterr().out
+    assert "trigger 167,000 tokens = window − 33,000 reserve" in out
+    assert "trigger ratio -1" not in out and "hard cap 100,000" not in out
+
+
+def test_simulate_header_derives_its_words_from_the_runs_limits(history_file, capsys):
+    from workbench.history.readers import load_history
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    assert main(["simulate", str(history_file), "--set", "context_window_tokens=32000"]) == 0
+    out = capsys.readouterr().out
+    run = simulate(load_history(history_file), Knobs(context_window_tokens=32_000))
+    assert run.limits.trigger.describe() in out  # "trigger 20,800 tokens = 0.65 × window (hard cap ...)"
+
+
+# -- item 12: --set with a typo, plurals, one progress total ---------------------------------------------------
+
+
+def test_set_with_a_typo_answers_did_you_mean_in_one_short_line(history_file, capsys):
+    assert main(["simulate", str(history_file), "--set", "trigr_ratio=0.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown knob 'trigr_ratio' (did you mean trigger_ratio?)" in err
+    assert len(err.splitlines()) == 1 and len(err) < 200
+
+
+def test_reality_set_with_a_typo_answers_did_you_mean(claude_file, capsys):
+    assert main(["reality", str(claude_file), "--set", "trigr_ratio=0.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "did you mean trigger_ratio?" in err and len(err) < 200
+
+
+def test_counted_nouns_take_the_right_plural():
+    from workbench.history.words import counted
+
+    assert [counted(n, "file") for n in (0, 1, 2, 1234)] == ["0 files", "1 file", "2 files", "1,234 files"]
+    assert counted(1, "history", "histories") == "1 history" and counted(3, "history", "histories") == "3 histories"
+    assert counted(1, "test request") == "1 test request"
+
+
+def test_a_sweep_of_one_history_and_one_config_says_so_in_the_singular(history_file, capsys):
+    assert main(["sweep", str(history_file), "--workers", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "1 run (1 knob set × 1 history)" in out
+
+
+def test_tune_reports_progress_against_one_total(history_file):
+    """The bar's total never changes mid-run (it jumped from 343/678 to 348/348), and it ends full."""
+    from workbench.explore.tune import Constraints, tune
+    from workbench.knobs import Knobs
+
+    calls: list[tuple[int, int]] = []
+    tune([history_file], base=Knobs(context_window_tokens=32_000), constraints=Constraints(max_overflows=10**6),
+         space={"trigger_ratio": (0.3, 0.9), "kept_budget_ratio": (0.1, 0.3)}, points=3, rounds=2, workers=1,
+         progress=lambda done, total: calls.append((done, total)))
+    totals = {total for _, total in calls}
+    assert len(totals) == 1, sorted(totals)
+    dones = [done for done, _ in calls]
+    assert dones == sorted(dones) and dones[-1] == totals.pop()
+
+
+# -- item 12: the reality table at 80 and 120 columns and piped ------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _reality_table(monkeypatch, path, columns: int | None) -> str:
+    """``workbench reality`` as printed on a terminal ``columns`` wide, or into a pipe (None)."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    out = _Terminal() if columns else io.StringIO()
+    if columns:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["reality", str(path)]) == 0
+    monkeypatch.undo()
+    return re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+
+
+def _compacted_log(tmp_path):
+    log = ClaudeLog()
+    log.user("Refactor the parser.")
+    log.assistant([text_block("Reading."), tool_use("t1")], input_total=160_000, output=100)
+    log.tool_result("t1", "x" * 20_000)
+    log.assistant([tool_use("t2")], input_total=165_200, output=100)
+    log.tool_result("t2", "y" * 10_000)
+    log.compact("auto", 167_700, "The summary.").user("go on")
+    path = tmp_path / "claude_code__a_long_session_file_name_0123456789.jsonl"
+    path.write_text(log.text(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("columns", [80, 120, None], ids=["80-columns", "120-columns", "piped"])
+def test_the_reality_table_fits_the_terminal_and_never_cuts_a_number(monkeypatch, tmp_path, columns):
+    path = _compacted_log(tmp_path)
+    text = _reality_table(monkeypatch, path, columns)
+    lines = text.splitlines()
+    if columns:
+        assert max(len(line.rstrip()) for line in lines) <= columns, text
+    header = next(line for line in lines if line.lstrip().startswith("file"))
+    # the columns that say whether the replay fired where the agent did are always there
+    for name in ("real", "predicted", "delta"):
+        assert name in header.split(), header
+    assert "…" not in text  # nothing is cut: a long name wraps, columns that do not fit are left out
+    row = " ".join(line for line in lines if "auto" in line)
+    assert "167,700" in row and " 5 " in f" {row} " and "+0" in row
+    if columns is None:  # a pipe gets every column on one line per row
+        assert header.split()[:4] == ["file", "agent", "version", "preset"]
+        assert path.name in text
+    elif columns == 80:
+        assert "left out" in text  # says which columns did not fit and how to see them
