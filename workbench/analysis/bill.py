@@ -75,10 +75,13 @@ class Bill:
         return (self.input * w["input"] + self.cache_write * w["cache_write"] + self.cache_read * w["cache_read"]
                 + self.output * w["output"])
 
-    def dollars(self, prices: Any) -> float:
-        """The bill at ``prices`` (a ``counting.prices.Prices``: cache reads and writes at their own prices)."""
+    def dollars(self, prices: Any, *, one_hour_writes: bool = False) -> float:
+        """The bill at ``prices`` (a ``counting.prices.Prices``: cache reads and writes at their own prices; writes
+        of 1-hour entries at theirs when ``one_hour_writes`` and the registry has it)."""
         read = prices.cache_read_per_token if prices.cache_read_per_token is not None else prices.input_per_token
         write = prices.cache_write_per_token if prices.cache_write_per_token is not None else prices.input_per_token
+        if one_hour_writes and prices.cache_write_1h_per_token is not None:
+            write = prices.cache_write_1h_per_token
         return (self.input * prices.input_per_token + self.cache_read * read + self.cache_write * write
                 + self.output * prices.output_per_token)
 
@@ -98,6 +101,11 @@ class CacheRules:
     increment: int = 1  # cached tokens come in multiples of this
     min_tokens: int = 0  # a shorter prompt is not cached
     turn_reads_to_turn_start: bool = False  # a new user turn reads only up to where the previous turn began
+
+    @property
+    def one_hour_writes(self) -> bool:
+        """Whether writes are 1-hour entries (priced as such: Anthropic's ``ttl: "1h"``)."""
+        return self.provider == "anthropic" and (self.sure_seconds or self.ttl_seconds) >= ANTHROPIC_TTL_1H
 
     def describe(self) -> str:
         def span(seconds: float) -> str:

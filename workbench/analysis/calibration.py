@@ -117,6 +117,10 @@ def _session_rows(
         if not calls:
             continue
         first_call = calls[0]
+        if w.after is None and rows.first_prefix is None:  # the knob's definition: billed input minus what came before
+            usage = seg.messages[first_call].usage
+            assert usage is not None
+            rows.first_prefix = usage.context_tokens - (int(counted[first_call - 1]) if first_call else 0)
         restored = 0
         if w.after is not None:  # what the agent re-attached (files, skills, todo list) is worked out, not fitted:
             # counted like the rest of the context, so it takes the fitted ratio (and the fit no preset's ratio)
@@ -125,8 +129,6 @@ def _session_rows(
         for i in check_indices(seg, knobs.check_point).tolist():
             if not first_call <= i < cut:  # only checks the bill describes: from the first call to the compaction
                 continue
-            if w.after is None and rows.first_prefix is None:
-                rows.first_prefix = int(measure[i]) - int(counted[i])
             rows.measure.append(int(measure[i]))
             rows.counted.append(int(counted[i]) + restored)
             rows.after.append(1 if w.after is not None else 0)

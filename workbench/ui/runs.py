@@ -55,3 +55,11 @@ def logged(history_key: str, _history: History) -> pl.DataFrame | None:
     from workbench.analysis.reality import logged_context_frame
 
     return logged_context_frame(_history)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def logged_bill(history_key: str, _history: History):  # noqa: ANN201 - a Bill, or None for a plain transcript
+    """A real agent log's own bill (its usage summed by class; None without usage)."""
+    from workbench.analysis.bill import logged_bill as bill_of
+
+    return bill_of(_history)
