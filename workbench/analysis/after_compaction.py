@@ -24,6 +24,7 @@ from typing import Any
 
 from workbench.briefing.simulated import OPAQUE_SIZE_RATIO, SimulatedBriefer
 from workbench.counting.counters import trigger_tokens
+from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
@@ -82,29 +83,37 @@ def predict_after(
     *,
     end: int,
     cache: CountCache,
+    restored: int | None = None,
     briefer: SimulatedBriefer | None = None,
 ) -> AfterCompaction:
     """The replay's context at the first call after ``real``.
 
     ``segment`` is the window that ends at it (``analysis.reality``'s segment: what the agent carried into the
     window, then the log's messages), ``cut`` the number of its messages before the compaction, ``end`` the
-    log index where the next window ends (the call must come before it)."""
+    log index where the next window ends (the call must come before it). ``restored`` is what the agent re-attaches
+    (``counting.restore.compaction_restore`` over the whole log before the compaction, which ``analysis.reality``
+    also starts the next window with); None works it out here."""
     knobs = counting_knobs(knobs)
     call = first_call_after(history, real, end)
     logged = logged_context_at(history, call)
-    body = segment.messages[:cut]
-    instructions = request_instructions(history)
-    if instructions is not None:  # sent with every request, never part of what the agent compacts
-        body = tuple(m for m in body if m is not instructions)
-    before = dataclasses.replace(segment, messages=body, id=f"{segment.id}:before")
-    comp = compaction_at_end(before, knobs, briefer or SimulatedBriefer(), cache=cache)
+    if restored is None:
+        restored = compaction_restore(history.messages[: real.index], knobs, cache=cache)
+    # The restore is worked out over the whole log (its files may have been re-attached at an earlier compaction),
+    # not over this window: the replay's own is turned off and added.
+    forced = knobs.replace(restore_files=0, compaction_restore_tokens=0)
+    comp = compaction_at_end(segment, forced, briefer or SimulatedBriefer(), cache=cache, before=cut)
     if comp is None or comp.tokens_after is None or call is None:
         return AfterCompaction(index=real.index, call_index=call, predicted_tokens=None, logged_tokens=logged)
     between = [m for m in history.messages[real.index:call] if not _is_agent_summary(m, real)]
     between_tokens = _tokens(between, knobs, cache, segment) if between else 0
-    instructions_tokens = _tokens([instructions], knobs, cache, segment) if instructions is not None else 0
+    instructions = request_instructions(history)
+    instructions_tokens = 0
+    if instructions is not None and not any(m is instructions for m in segment.messages[:cut]):
+        # sent with every request: a window that starts after a compaction does not hold it (the agent's kept
+        # history never does), the first window does (pinned, so the compaction keeps it)
+        instructions_tokens = _tokens([instructions], knobs, cache, segment)
     between_tokens += instructions_tokens
-    predicted = comp.tokens_after + between_tokens
+    predicted = comp.tokens_after + restored + between_tokens
     features = {"previous_chars": comp.previous_chars, "bucket": comp.bucket,
                 "new_material_chars": comp.new_material_chars, "compact_history_chars": comp.compact_history_chars,
                 "target_chars": knobs.target_briefing_chars, "regenerate": comp.style == "regenerative"}
@@ -121,15 +130,20 @@ def predict_after(
                            briefing_tokens=comp.briefing_tokens, briefing_chars=comp.briefing_chars,
                            between_tokens=int(between_tokens), rest_tokens=int(predicted - comp.briefing_tokens),
                            restore_knob=knobs.compaction_restore_tokens, chars_per_token=knobs.chars_per_token,
-                           instructions_tokens=int(instructions_tokens),
-                           logged_tokens=logged, features=features, actual_chars=actual, opaque=opaque)
+                           instructions_tokens=int(instructions_tokens), logged_tokens=logged, features=features,
+                           actual_chars=actual, opaque=opaque)
 
 
 def counting_knobs(knobs: Knobs) -> Knobs:
-    """The knobs a prediction counts with: the usage counter spreads each call's billed growth (and Codex's
-    estimate of earlier turns' reasoning) over the messages between calls, which says nothing of the few messages
-    a compaction keeps; their text estimate (times the token ratio) does, at no tokenizer's cost."""
-    return knobs.replace(trigger_counter="estimate") if knobs.trigger_counter == "usage" else knobs
+    """The knobs a prediction counts with. The usage counter spreads each call's billed growth over the messages
+    between calls, and Codex's estimate of earlier turns' reasoning lands on the next user message, which says
+    nothing of the few messages a compaction keeps: Codex's are counted by their estimate instead (chars / 4 times
+    the token ratio; its usage counter counts them so already, so no tokenizer runs). Claude Code's own text
+    estimate (``agent_estimate: text``) already gives each message but the calls' own its estimate, and it keeps
+    no call: the usage counter stands, its arrays already counted."""
+    if knobs.trigger_counter != "usage" or knobs.agent_estimate == "text":
+        return knobs
+    return knobs.replace(trigger_counter="estimate")
 
 
 def request_instructions(history: History) -> Message | None:

@@ -34,6 +34,7 @@ Pure: histories and arrays in, values out; the log's usage is read only by ``log
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -178,15 +179,15 @@ class BillModel:
 # scripts/reality_report.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25517, turn_miss_share=0.0652, call_miss_share=0.0023, command_miss_share=0.4647, late_hit_share=0.2230, uncached_per_call=13.88, output_ratio=0.2022, output_per_call=11.33, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2913, uncached_per_call=22.42, output_ratio=0.0001, output_per_call=2.71, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.1944, uncached_per_call=16.24, output_ratio=0.3676, output_per_call=40.15, sessions=14),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25517, turn_miss_share=0.0652, call_miss_share=0.0023, command_miss_share=0.4647, late_hit_share=0.2230, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2913, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.1944, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, sessions=14),
     "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3728, late_hit_share=1.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, sessions=8),
-    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=19037, turn_miss_share=0.0730, call_miss_share=0.0010, command_miss_share=0.5624, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.1997, output_per_call=17.13, sessions=23),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.1225, uncached_per_call=76.27, output_ratio=0.6121, output_per_call=0.00, sessions=2),
-    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.6430, uncached_per_call=5635.49, output_ratio=1.2157, output_per_call=55.85, sessions=7),
-    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, uncached_per_call=5838.18, output_ratio=1.2694, output_per_call=20.82, sessions=5),
-    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.3963, uncached_per_call=4895.61, output_ratio=1.1597, output_per_call=156.80, sessions=2),
+    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=19037, turn_miss_share=0.0730, call_miss_share=0.0010, command_miss_share=0.5624, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, sessions=23),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.1225, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, sessions=2),
+    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.6430, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, sessions=7),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.3963, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, sessions=2),
 }
 
 
@@ -203,7 +204,7 @@ class ModelCall:
 
     index: int  # the assistant message
     context: int  # tokens sent: the replay's context just before the message
-    visible: int  # the assistant message's visible size (chars / 4): what output is modelled from
+    visible: int  # the assistant message's visible size (``visible_chars`` / 4): what output is modelled from
     time: float | None  # the log's timestamp (seconds)
     turn: bool  # a new user turn came before it
     reset: bool  # the first call after a logged compaction (or of the session)
@@ -237,8 +238,24 @@ def command_turn(msg: Message) -> bool:
     return text.startswith(COMMAND_TAGS) or (msg.meta("isMeta") is True and text.startswith(SKILL_PREFIX))
 
 
+def visible_chars(msg: Message) -> int:
+    """What an answer shows of itself, in chars: its text and reasoning text, and its tool calls' arguments."""
+    total = 0
+    for part in msg.parts or ():
+        data = part.data
+        if not isinstance(data, dict):
+            continue
+        text = data.get("text")
+        if isinstance(text, str):
+            total += len(text)
+        args = data.get("input")
+        if args is not None and str(data.get("type", "")).startswith(("tool-", "dynamic-tool")):
+            total += len(args) if isinstance(args, str) else len(json.dumps(args, ensure_ascii=False, default=str))
+    return total
+
+
 def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
-                 base: int, chars: np.ndarray, *, reset: bool) -> list[ModelCall]:
+                 base: int, *, reset: bool) -> list[ModelCall]:
     """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
     (hidden prefix, what the agent re-attached) plus the segment's tokens before it."""
     before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64)))
@@ -256,7 +273,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             continue
         if g < lo:
             continue
-        out.append(ModelCall(index=g, context=int(base + before[j]), visible=int(math.ceil(int(chars[j]) / 4)),
+        out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=timestamp(history.messages[g]), turn=turn, reset=reset and not out,
                              command=command))
         turn = command = False
@@ -266,14 +283,13 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
 @dataclass(frozen=True, kw_only=True)
 class BillWindow:
     """One window of a followed log, as the bill reads it: its calls at log indices [lo, hi), each sent with
-    ``base`` plus the segment's per-message ``tokens`` before it (``chars``: each message's content chars)."""
+    ``base`` plus the segment's per-message ``tokens`` before it."""
 
     segment: History
     offset: int
     lo: int
     hi: int
     tokens: np.ndarray
-    chars: np.ndarray
     base: int
     reset: bool
 
@@ -282,7 +298,7 @@ def session_calls(history: History, windows: Iterable[BillWindow]) -> tuple[Mode
     """Every model call of a followed log, window after window."""
     out: list[ModelCall] = []
     for w in windows:
-        out += window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, w.chars, reset=w.reset)
+        out += window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset)
     return tuple(out)
 
 

@@ -161,11 +161,16 @@ def follow_log(
     afters: dict[int, AfterCompaction] = {}
     bill_windows: list[BillWindow] = []
     windows = _windows(history)
+    restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
+    # window's: counting_knobs counts as the usage counter's restore does, so one walk of the log serves both)
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
-            restored = compaction_restore(history.messages[: window.after.index], base, cache=cache)
+            restored = restores.get(window.after.index)
+            if restored is None:
+                restored = compaction_restore(history.messages[: window.after.index], counting_knobs(base),
+                                              cache=cache)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real
@@ -173,8 +178,10 @@ def follow_log(
         if real is not None:
             following = windows[n + 1].real if n + 1 < len(windows) else None
             end = following.index if following is not None else len(history.messages)
+            restores[real.index] = compaction_restore(history.messages[: real.index], counting_knobs(base),
+                                                      cache=cache)
             after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
-                                                       end=end, cache=cache)
+                                                       end=end, cache=cache, restored=restores[real.index])
         bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
                                          None if window.after is None else afters.get(window.after.index),
                                          use_usage=use_usage))
@@ -232,7 +239,7 @@ def _bill_window(history: History, window: _Window, seg: History, offset: int, k
         base += after.instructions_tokens + (after.briefing_tokens if after.opaque else 0)
     hi = window.real.index if window.real is not None else len(history.messages)
     return BillWindow(segment=seg, offset=offset, lo=window.start, hi=hi, tokens=trigger_tokens(counts, knobs),
-                      chars=counts.content_chars, base=base, reset=window.after is not None)
+                      base=base, reset=window.after is not None)
 
 
 def _bill_without_compactions(history: History, settings: AgentSettings, *, usage: bool, knobs: Knobs | None,

@@ -13,6 +13,8 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from workbench.briefing.base import Briefer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
@@ -71,18 +73,21 @@ class _UntilLanded(_Replay):
 
 
 def compaction_at_end(history: History, knobs: Knobs, briefer: Briefer | None = None, *,
-                      cache: CountCache | None = None) -> Compression | None:
-    """The replay's own compaction at the last check of ``history`` (no other compaction before it), as its
-    record: ``tokens_after`` is the context it leaves (hidden prefix, briefing, restored, pinned, kept tail).
-    None for a history with no message."""
+                      cache: CountCache | None = None, before: int | None = None) -> Compression | None:
+    """The replay's own compaction at the last check of ``history`` before message ``before`` (the end when
+    None), with no other compaction before it, as its record: ``tokens_after`` is the context it leaves (hidden
+    prefix, briefing, restored, pinned, kept tail). The walk stops as it lands, so what follows is never read.
+    None when no check comes before ``before``."""
     if not history.messages:
         return None
     forced = knobs.replace(proactive_compaction=False, reactive_compaction=False, latency_steps=0,
                            cooldown_checks=0, manual_compact_checks="")
     replay = prepared(_UntilLanded, history, forced, briefer, cache=cache)
-    if not replay.check_count:
+    last = len(history.messages) - 1 if before is None else before - 1
+    k = int(np.searchsorted(replay.checks, last, side="right")) - 1
+    if k < 0:
         return None
-    replay.guards.manual = [replay.check_count - 1]
+    replay.guards.manual = [k]
     with contextlib.suppress(_Stopped):
         replay.run()
     return replay.compressions[-1] if replay.compressions else None
