@@ -1,10 +1,13 @@
 """Write docs/reality.md: the replay with each agent's own settings against the agents' own logs.
 
-    python scripts/reality_report.py [--sessions ../shared/real_sessions] [--out docs/reality.md]
+    python scripts/reality_report.py [--sessions ../shared/real_sessions] [--large ../shared/real_sessions_large]
+                                     [--out docs/reality.md]
 
 Every number in the page comes from this run: the reality check with the logs' billed usage, the same without
 it (leave-one-session-out: each log predicted by a fit on the others), the fitted counting knobs, the image
-check, and the real summaries scored against the extractive briefer with the re-fetches after each compaction.
+check, the context after each compaction and the bill (``scripts/reality_after_bill.py``, held out by session
+and by repository on the large set), and the real summaries scored against the extractive briefer with the
+re-fetches after each compaction.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ COLUMNS = ["file", "agent", "preset", "window", "log line", "real index", "trigg
            "predicted index", "delta", "predicted tokens before"]
 
 
-def build(sessions_dir: Path) -> str:
+def build(sessions_dir: Path, large_dir: Path | None = None) -> str:
     started = time.perf_counter()
     paths = sorted(sessions_dir.glob("*.jsonl"))
     histories = [load_history(p) for p in paths]
@@ -120,6 +123,10 @@ def build(sessions_dir: Path) -> str:
     parts += ["## Fitted counting knobs (`workbench calibrate ../shared/real_sessions --trigger`)", ""]
     parts += [_table(FIT_COLUMNS, fit_rows(cal_trigger.fits, none="–")), ""]
     parts += _image_section(histories)
+    if large_dir is not None and large_dir.is_dir():
+        from reality_after_bill import sections
+
+        parts += sections(large_dir, sessions_dir)
     parts += _briefings_section(histories)
     parts += [f"_Generated in {time.perf_counter() - started:.1f} s._", ""]
     return "\n".join(parts)
@@ -165,12 +172,14 @@ def _briefings_section(histories: list[Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=Path, default=ROOT.parent / "shared" / "real_sessions")
+    parser.add_argument("--large", type=Path, default=ROOT.parent / "shared" / "real_sessions_large",
+                        help="the large set the after-compaction and bill sections are fitted and reported on")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "reality.md")
     args = parser.parse_args(argv)
     if not args.sessions.is_dir():
         print(f"no sessions folder at {args.sessions} (pass --sessions)", file=sys.stderr)
         return 2
-    text = build(args.sessions)
+    text = build(args.sessions, args.large)
     fd, tmp = tempfile.mkstemp(prefix=".reality.", suffix=".md", dir=args.out.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)

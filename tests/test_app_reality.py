@@ -3,7 +3,7 @@ puts the logged compactions beside the predicted ones, shows the real summary, a
 
 from __future__ import annotations
 
-from agent_log_builders import CodexLog
+from agent_log_builders import CodexLog, text_block
 from app_charts import charts
 from test_app import app, no_errors
 from test_reality import claude_crossing
@@ -13,7 +13,7 @@ from workbench.ui import state as ui_state
 
 def claude_log_bytes() -> bytes:
     log = claude_crossing().compact("auto", 167_700, "This session is being continued: the parser was refactored.")
-    return log.user("go on").text().encode()
+    return log.user("go on").assistant([text_block("Going on.")], input_total=52_000, output=40).text().encode()
 
 
 def opened(name: str, data: bytes, **state):
@@ -43,13 +43,34 @@ def test_a_codex_log_opens_with_the_raw_window_it_logged():
 def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     at = opened("session.jsonl", claude_log_bytes())
     no_errors(at)
-    (table,) = at.dataframe
+    table, bill = at.dataframe
     frame = table.value
     assert list(frame["real index"]) == [5] and list(frame["predicted index"]) == [5]
     assert list(frame["delta (messages)"]) == [0]
+    assert frame["tokens after (logged)"][0] == 52_000  # the call after the compaction, as the log billed it
+    # this log's first call billed 160,000 tokens for one short message: that is its hidden prefix, then the
+    # restore (2,053), the summary floor (11,928 chars / 4 = 2,982) and "go on"
+    assert 160_000 + 2_053 + 2_982 - 100 < frame["predicted tokens after"][0] < 160_000 + 2_053 + 2_982 + 100
+    bills = bill.value
+    assert list(bills[""]) == ["calls", "uncached input", "cache reads", "cache writes", "output (reasoning included)"]
+    assert bills["modelled"][0] == bills["logged"][0] == 3  # the replay's calls are the log's
     assert charts(at)
     texts = [m.value for m in at.markdown]
     assert any(t.startswith("This session is being continued") for t in texts)
+
+
+def test_the_bill_says_how_it_was_priced_and_which_cache_rules_it_follows():
+    at = opened("session.jsonl", claude_log_bytes())
+    no_errors(at)
+    texts = [t.value for t in at.text]
+    priced = next(t for t in texts if t.startswith("dollars: modelled $"))
+    assert "logged $" in priced and "claude-opus-4-5-20251101 at list price: input $5.00" in priced
+    assert "price registry" in priced and "1-hour entries" in priced  # Claude Code 2.1.25 writes 1-hour entries
+    assert any(t.startswith("cache model: anthropic prompt cache, lifetime 1 hour") for t in texts)
+    # the cards above the tabs say how their dollars were priced, and give the log's own bill beside them
+    assert any(t.startswith("$ / task: the replay's calls, claude-opus-4-5-20251101 at list price") for t in texts)
+    assert any(t.startswith("This log's own bill, from its usage (3 calls") and "at the same prices: $" in t
+               for t in texts)
 
 
 def test_without_usage_the_tab_says_so_and_predicts_from_the_estimate():

@@ -178,10 +178,15 @@ def test_reality_json_has_exactly_the_documented_shape(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"sessions", "summary"}
     (session,) = out["sessions"]
-    assert set(session) == {"file", "agent", "version", "model", "window", "preset", "compactions"}
+    assert set(session) == {"file", "agent", "version", "model", "window", "preset", "compactions", "bill",
+                            "logged_bill"}
     assert session["compactions"] == [{"source_line": 7, "real_index": 5, "trigger": "auto",
                                        "real_tokens_before": 167_700, "predicted_index": 5,
-                                       "predicted_tokens_before": 167_800}]
+                                       "predicted_tokens_before": 167_800, "predicted_tokens_after": None,
+                                       "logged_tokens_after": None}]  # no call after the compaction
+    assert session["logged_bill"] == {"calls": 2, "input": 6, "cache_read": 160_000 - 103 + 165_200 - 103,
+                                      "cache_write": 200, "output": 200}
+    assert session["bill"]["calls"] == 2
     assert out["summary"]["within_2"] == 1 and out["summary"]["auto_compactions"] == 1
 
 
@@ -215,6 +220,14 @@ def test_calibration_recovers_hidden_prefix_and_token_ratio_from_the_bill():
     histories = [parse_history(synthetic_log(30_000, 1.2, 25, seed), source=f"s{seed}.jsonl") for seed in (1, 2)]
     fit = fit_agent(histories)
     assert abs(fit.hidden_prefix_tokens - 30_000) < 400
+    assert abs(fit.token_ratio - 1.2) < 0.01
+
+
+def test_calibration_can_measure_the_hidden_prefix_at_the_first_calls():
+    """The knob's own definition (first call's billed input minus the counted messages), the ratio fitted with it."""
+    histories = [parse_history(synthetic_log(30_000, 1.2, 25, seed), source=f"s{seed}.jsonl") for seed in (1, 2)]
+    fit = fit_agent(histories, prefix_from="first_call")
+    assert abs(fit.hidden_prefix_tokens - 30_000) < 50  # the first call: 30,000 + 1.2 x the short task message
     assert abs(fit.token_ratio - 1.2) < 0.01
 
 

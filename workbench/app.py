@@ -51,6 +51,7 @@ run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else No
 st.markdown(f"**{history.id}** · {counted(len(history), 'message')} · {counted(run.metrics.checks, 'check')} · "
             f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
+charts.pricing_note(run, history, runs.logged_bill(key, history))
 charts.run_warnings(run)
 for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
     if note not in run.log_notes:  # those about an agent log are on the Charts tab, beside its chart

@@ -19,8 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.analysis.after_compaction import AfterCompaction, counting_knobs, measured_prefix, predict_after
 from workbench.analysis.agent_settings import AgentSettings, agent_settings
+from workbench.analysis.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
 from workbench.briefing.simulated import SimulatedBriefer
+from workbench.counting.counters import trigger_tokens
 from workbench.counting.prices import Prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
@@ -44,6 +47,10 @@ class CompactionCheck:
     predicted_index: int | None
     predicted_tokens_before: int | None
     note: str = ""
+    # The replay's context at the first model call after the compaction, predicted from the state before it
+    # (``analysis.after_compaction``), and what the log billed for that call (input + cache reads + writes).
+    predicted_tokens_after: int | None = None
+    logged_tokens_after: int | None = None
 
     @property
     def error(self) -> int | None:
@@ -53,7 +60,15 @@ class CompactionCheck:
     def to_json(self) -> dict[str, Any]:
         return {"source_line": self.source_line, "real_index": self.real_index, "trigger": self.trigger,
                 "real_tokens_before": self.real_tokens_before, "predicted_index": self.predicted_index,
-                "predicted_tokens_before": self.predicted_tokens_before}
+                "predicted_tokens_before": self.predicted_tokens_before,
+                "predicted_tokens_after": self.predicted_tokens_after, "logged_tokens_after": self.logged_tokens_after}
+
+    @property
+    def after_error(self) -> float | None:
+        """Predicted over logged context after the compaction, minus one (None without both)."""
+        if self.predicted_tokens_after is None or not self.logged_tokens_after:
+            return None
+        return self.predicted_tokens_after / self.logged_tokens_after - 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,11 +85,24 @@ class SessionReality:
     compactions: tuple[CompactionCheck, ...]
     extra_predictions: tuple[int, ...] = ()  # first message after each predicted compaction the log does not have
     notes: tuple[str, ...] = ()
+    bill: Bill | None = None  # the session's model calls as the replay models them (``analysis.bill``)
+    logged_bill: Bill | None = None  # the same classes summed from the log's usage
+    afters: tuple[AfterCompaction, ...] = ()  # each logged compaction's after-prediction, with what fits it
+    calls: tuple[ModelCall, ...] = ()  # the model calls the bill was computed on
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "agent": self.agent, "version": self.version, "model": self.model,
                 "window": self.window, "preset": self.preset,
-                "compactions": [c.to_json() for c in self.compactions]}
+                "compactions": [c.to_json() for c in self.compactions],
+                "bill": None if self.bill is None else self.bill.to_json(),
+                "logged_bill": None if self.logged_bill is None else self.logged_bill.to_json()}
+
+    @property
+    def bill_error(self) -> float | None:
+        """Modelled over logged bill in bill units, minus one (None without both)."""
+        if self.bill is None or self.logged_bill is None or not self.logged_bill.units(self.agent):
+            return None
+        return self.bill.units(self.agent) / self.logged_bill.units(self.agent) - 1.0
 
 
 @dataclass
@@ -102,8 +130,11 @@ def follow_log(
     knobs: Knobs | None = None,
     usage: bool = True,
     cache: CountCache | None = None,
+    bill_model: BillModel | None = None,
 ) -> SessionReality:
-    """Check every logged compaction of ``history`` against a replay that follows the log."""
+    """Check every logged compaction of ``history`` against a replay that follows the log; predict the context
+    right after each one (``analysis.after_compaction``) and bill the session's calls (``analysis.bill``, with
+    ``bill_model`` or the shipped one)."""
     settings = agent_settings(history, preset=preset, base=knobs, dollars=False)  # positions, not dollars
     log = history.log
     name = history.source_path or history.id
@@ -111,9 +142,11 @@ def follow_log(
     notes = list(settings.warnings)
     if log is None or not log.compactions:
         notes.append("the log records no compaction")
+        bill, logged, calls = (None, None, ()) if log is None else _bill_without_compactions(
+            history, settings, usage=usage and bool(log.calls), knobs=knobs, cache=cache, bill_model=bill_model)
         return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                               window=settings.window, preset=settings.preset, usage=usage, compactions=(),
-                              notes=tuple(notes))
+                              notes=tuple(notes), bill=bill, logged_bill=logged, calls=calls)
     use_usage = usage and bool(log.calls)
     if usage and not log.calls:
         notes.append("the log has no billed usage: the estimate alone is used")
@@ -124,14 +157,34 @@ def follow_log(
     cache = cache or CountCache(by_identity=True)
     checks: list[CompactionCheck] = []
     extra: list[int] = []
-    for window in _windows(history):
+    after_knobs = _after_knobs(history, base, use_usage, cache)
+    afters: dict[int, AfterCompaction] = {}
+    bill_windows: list[BillWindow] = []
+    windows = _windows(history)
+    restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
+    # window's: counting_knobs counts as the usage counter's restore does, so one walk of the log serves both)
+    for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
-            restored = compaction_restore(history.messages[: window.after.index], base, cache=cache)
+            restored = restores.get(window.after.index)
+            if restored is None:
+                restored = compaction_restore(history.messages[: window.after.index], counting_knobs(base),
+                                              cache=cache)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real
+        after = None
+        if real is not None:
+            following = windows[n + 1].real if n + 1 < len(windows) else None
+            end = following.index if following is not None else len(history.messages)
+            restores[real.index] = compaction_restore(history.messages[: real.index], counting_knobs(base),
+                                                      cache=cache)
+            after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
+                                                       end=end, cache=cache, restored=restores[real.index])
+        bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
+                                         None if window.after is None else afters.get(window.after.index),
+                                         use_usage=use_usage))
         run, first = _first_compaction(seg, seg_knobs, cache, whole=real is not None and real.trigger == "manual")
         predicted = None if first is None else max(window.start, offset + first.index_started + 1)
         predicted_tokens = None if first is None else first.tokens_before
@@ -148,14 +201,58 @@ def follow_log(
             checks.append(CompactionCheck(
                 source_line=real.source_line, real_index=real.index, trigger="manual",
                 real_tokens_before=real.tokens_before, predicted_index=real.index,
-                predicted_tokens_before=_measure_before(run, real.index - offset), note="replayed at its real place"))
+                predicted_tokens_before=_measure_before(run, real.index - offset), note="replayed at its real place",
+                predicted_tokens_after=after.predicted_tokens if after else None,
+                logged_tokens_after=after.logged_tokens if after else None))
             continue
         checks.append(CompactionCheck(source_line=real.source_line, real_index=real.index, trigger=real.trigger,
                                       real_tokens_before=real.tokens_before, predicted_index=predicted,
-                                      predicted_tokens_before=predicted_tokens, note=note))
+                                      predicted_tokens_before=predicted_tokens, note=note,
+                                      predicted_tokens_after=after.predicted_tokens if after else None,
+                                      logged_tokens_after=after.logged_tokens if after else None))
+    bill, calls = session_bill(history, bill_windows, bill_model)
     return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                           window=settings.window, preset=settings.preset, usage=use_usage,
-                          compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes))
+                          compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
+                          bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+
+
+def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> Knobs:
+    """The knobs the context after each compaction is predicted with: with usage, the hidden prefix this log's
+    first call measured (usage before every compaction), else the knobs' own."""
+    knobs = counting_knobs(base)
+    if use_usage:
+        prefix = measured_prefix(history, knobs, cache)
+        if prefix is not None:
+            knobs = knobs.replace(hidden_prefix_tokens=prefix)
+    return knobs
+
+
+def _bill_window(history: History, window: _Window, seg: History, offset: int, knobs: Knobs, cache: CountCache,
+                 after: AfterCompaction | None, *, use_usage: bool) -> BillWindow:
+    """What the bill reads of one window: its calls' tokens under the window's knobs. Without usage, a window
+    after a compaction also carries what the transcript does not hold: an encrypted summary (the size model's
+    briefing for it) and Codex's request instructions (``after_compaction.request_instructions``)."""
+    counts = cache.counts_for(seg)
+    base = knobs.hidden_prefix_tokens
+    if after is not None and not use_usage:
+        base += after.instructions_tokens + (after.briefing_tokens if after.opaque else 0)
+    hi = window.real.index if window.real is not None else len(history.messages)
+    return BillWindow(segment=seg, offset=offset, lo=window.start, hi=hi, tokens=trigger_tokens(counts, knobs),
+                      base=base, reset=window.after is not None)
+
+
+def _bill_without_compactions(history: History, settings: AgentSettings, *, usage: bool, knobs: Knobs | None,
+                              cache: CountCache | None,
+                              bill_model: BillModel | None) -> tuple[Bill | None, Bill | None, tuple[ModelCall, ...]]:
+    """The bill of a log that never compacted: one window, the whole log."""
+    cache = cache or CountCache(by_identity=True)
+    base = reality_knobs(history, settings, usage=usage, overrides=knobs and settings.knobs)
+    window = _Window(start=0, end=len(history.messages))
+    seg, offset = _segment(history, window, use_usage=usage)
+    bill, calls = session_bill(history, [_bill_window(history, window, seg, offset, base, cache, None,
+                                                      use_usage=usage)], bill_model)
+    return bill, logged_bill(history), calls
 
 
 def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: bool) -> tuple[Run | None, Any]:
@@ -249,10 +346,34 @@ def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
             by_agent[agent] = sub
     if by_agent:
         out["by_agent"] = by_agent
+    out.update(after_summary(sessions))
+    out.update(bill_summary(sessions))
     out["per_session"] = [{"file": s.file, "extra_predictions": list(s.extra_predictions), "notes": list(s.notes),
                            "checks": [{"real_index": c.real_index, "error": c.error, "note": c.note}
                                       for c in s.compactions]} for s in sessions]
     return out
+
+
+AFTER_TOLERANCE = 0.10  # predicted_tokens_after within this share of the logged context counts as a hit
+BILL_TOLERANCE = 0.10  # the modelled bill within this share of the logged one, in bill units
+
+
+def after_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
+    """How many logged compactions have the context right after them predicted within ±10% of the log's."""
+    errors = [e for s in sessions for c in s.compactions if (e := c.after_error) is not None]
+    hit = sum(abs(e) <= AFTER_TOLERANCE for e in errors)
+    return {"after_compactions": len(errors), "after_within_10pct": hit,
+            "after_within_10pct_share": round(hit / len(errors), 4) if errors else None,
+            "after_median_abs_error": round(float(sorted(map(abs, errors))[len(errors) // 2]), 4) if errors else None}
+
+
+def bill_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
+    """How many sessions have their modelled bill within ±10% of the logged one, in bill units."""
+    errors = [e for s in sessions if (e := s.bill_error) is not None]
+    hit = sum(abs(e) <= BILL_TOLERANCE for e in errors)
+    return {"bills": len(errors), "bill_within_10pct": hit,
+            "bill_within_10pct_share": round(hit / len(errors), 4) if errors else None,
+            "bill_median_abs_error": round(float(sorted(map(abs, errors))[len(errors) // 2]), 4) if errors else None}
 
 
 def logged_context_frame(history: History, knobs: Knobs | None = None) -> Any:

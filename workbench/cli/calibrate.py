@@ -1,10 +1,12 @@
 """``workbench calibrate PATH... --out knobs.yaml``: fit the counting knobs of your agent to its own logs.
 
 Fits the hidden prefix (what every call carries that the transcript lacks), the token ratio (billed tokens per
-counted token), the tokens restored after a compaction and, with ``--trigger``, the trigger itself; reports how
-well the fit explains the logs and its leave-one-session-out error (each session predicted, without usage, by a
-fit that did not see it). The YAML written is the agent's preset with the fitted values: your agent as it
-really behaves, the starting point for tuning.
+counted token), the tokens restored after a compaction and, with ``--trigger``, the trigger itself; then the
+briefing size model (``sim_*``) to the agent's own summaries and the restore to the context each compaction left
+(``explore.briefer_calibration.fit_after``), and the bill model (``analysis.bill.fit_bill_model``, reported, not a
+knob). Reports how well the fit explains the logs and its leave-one-session-out error (each session predicted,
+without usage, by a fit that did not see it). The YAML written is the agent's preset with the fitted values: your
+agent as it really behaves, the starting point for tuning.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not usable:
         raise ValueError("none of these files is an agent log with billed usage: nothing to fit")
     result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    afters, bills = _after_and_bill_fits(usable)
     written: list[tuple[str, Path]] = []
     outputs: dict[str, str] = {}
     for fit in result.fits:
@@ -53,28 +56,92 @@ def run(args: argparse.Namespace) -> int:
         newest = max(mine, key=lambda h: parse_version(h.log.version if h.log else None))
         base = agent_settings(newest, preset=args.preset)
         knobs = fit.knobs_for(base.knobs, trigger=args.trigger, preset=base.preset)
-        outputs[fit.agent] = _header(fit, base.preset, result.held_out_summary) + dump_knobs(knobs)
+        after = afters.get(fit.agent)
+        if after is not None:
+            knobs = after.knobs(knobs)
+        outputs[fit.agent] = _header(fit, base.preset, result.held_out_summary, after) + dump_knobs(knobs)
     if args.out is not None:
         for agent, text in outputs.items():
             path = args.out if len(outputs) == 1 else args.out.with_name(f"{args.out.stem}.{agent}{args.out.suffix}")
             _write_atomic(path, text)
             written.append((agent, path))
     if args.json:
-        json.dump(_as_json(result, written), sys.stdout, indent=2)
+        out = _as_json(result, written)
+        out["after_compaction"] = {agent: _after_json(a) for agent, a in afters.items()}
+        out["bill_models"] = {name: m.to_json() for name, m in bills.items()}
+        json.dump(out, sys.stdout, indent=2)
         print()
         return 0
     _print_fits(result)
+    _print_after_and_bills(afters, bills)
     for agent, path in written:
         print(f"wrote {path} ({agent}): load it with --config, or in the app's YAML tab")
     return 0
 
 
-def _header(fit: Any, preset: str | None, held_out: dict[str, Any]) -> str:
+def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per agent, the size model and restore fitted to its logged compactions; per agent and version family
+    (when two logs or more have it), the bill model."""
+    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.bill import bill_family, fit_bill_model
+    from workbench.analysis.reality import follow_log
+    from workbench.counting.tokens import CountCache
+    from workbench.explore.briefer_calibration import fit_after
+
+    cache = CountCache(by_identity=True)
+    runs = [(h, follow_log(h, usage=True, cache=cache)) for h in histories]
+    afters: dict[str, Any] = {}
+    bills: dict[str, Any] = {}
+    for agent in sorted({r.agent for _, r in runs if r.agent}):
+        mine = [(h, r) for h, r in runs if r.agent == agent]
+        records = [a for _, r in mine for a in r.afters]
+        if records:
+            afters[agent] = fit_after(records, agent_settings(mine[-1][0], dollars=False).knobs)
+        bills[agent] = fit_bill_model([(h, r.calls) for h, r in mine], agent=agent, family=agent)
+        for family in sorted({bill_family(agent, r.version) for _, r in mine}):
+            fam = [(h, r.calls) for h, r in mine if bill_family(agent, r.version) == family]
+            if len(fam) >= 2:
+                bills[family] = fit_bill_model(fam, agent=agent, family=family)
+    return afters, bills
+
+
+def _after_json(after: Any) -> dict[str, Any]:
+    m = after.model
+    return {"sim_new_chars_ratio": round(m.new_chars_ratio, 4), "sim_overshoot_ratio": round(m.overshoot_ratio, 4),
+            "sim_min_chars": m.min_chars, "compaction_restore_tokens": after.restore_tokens,
+            "compactions": after.compactions, "summaries": after.pairs}
+
+
+def _print_after_and_bills(afters: dict[str, Any], bills: dict[str, Any]) -> None:
+    from workbench.cli.progress import print_table
+
+    if afters:
+        rows = [[agent, a.pairs, a.compactions, f"{a.model.new_chars_ratio:.3f}", f"{a.model.min_chars:,}",
+                 f"{a.model.overshoot_ratio:.2f}", f"{a.restore_tokens:,}"] for agent, a in afters.items()]
+        print_table(["agent", "summaries", "compactions", "sim_new_chars_ratio", "sim_min_chars", "sim_overshoot_ratio",
+                     "compaction_restore_tokens"], rows, title="Briefing size and restore, fitted to the logged "
+                    "compactions (written into the YAML)", right=[False] + [True] * 6, width=200)
+    if bills:
+        rows = [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
+                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.late_hit_share:.2f}",
+                 f"{m.output_ratio:.3f}", f"{m.output_per_call:.1f}"] for name, m in bills.items()]
+        print_table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss",
+                     "late hit", "output / visible", "output / call"], rows,
+                    title="Bill model (analysis.bill): what the cache rules and the transcript do not tell",
+                    right=[False] + [True] * 8, width=200)
+
+
+def _header(fit: Any, preset: str | None, held_out: dict[str, Any], after: Any = None) -> str:
     lines = [f"# Calibrated by `workbench calibrate` on {counted(len(fit.sessions), f'{fit.agent} log')}: "
              + ", ".join(fit.sessions),
              f"# from preset {preset}; fitted: hidden_prefix_tokens {fit.hidden_prefix_tokens:,}, "
              f"token_ratio {fit.token_ratio:.3f}, compaction_restore_tokens {fit.compaction_restore_tokens:,} "
              f"({counted(fit.checks, 'check')}, median error {fit.residual_tokens_median:,.0f} tokens)"]
+    if after is not None:
+        m = after.model
+        lines.append(f"# briefing size fitted to {after.pairs} logged summaries: sim_new_chars_ratio "
+                     f"{m.new_chars_ratio:.3f}, sim_min_chars {m.min_chars:,}; compaction_restore_tokens "
+                     f"{after.restore_tokens:,} from the context after {after.compactions} compactions")
     per = (held_out.get("by_agent") or {}).get(fit.agent) or held_out
     if per.get("auto_compactions"):
         lines.append(f"# leave-one-session-out: {per['within_5']} of {counted(per['auto_compactions'], 'automatic compaction')} "

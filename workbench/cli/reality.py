@@ -22,7 +22,8 @@ HELP = "Replay real agent logs with the agent's own settings and compare predict
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
 # The text tables on a narrow terminal: the columns left out first (what the others or --json also say), so that
 # file, the real index, the prediction and its delta always show; a file name wraps rather than the table shrinking.
-SESSION_DROP = ("agent", "version", "line", "window", "preset", "predicted tokens", "tokens before", "trigger")
+SESSION_DROP = ("agent", "version", "line", "window", "preset", "tokens after (logged)", "predicted after", "predicted tokens",
+                "tokens before", "trigger")
 BRIEFING_DROP = ("line", "index", "trigger", "tokens", "at risk", "extractive")
 
 
@@ -143,6 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         note("--ignore-usage: the context is the estimate with each preset's shipped hidden prefix and token ratio, "
              "fitted on ../shared/real_sessions (docs/reality.md); `workbench calibrate` fits your own")
     _print_sessions(sessions)
+    _print_bills(sessions)
     _print_summary(summary)
     if scores is not None:
         _print_briefings(scores)
@@ -192,21 +194,60 @@ def _print_sessions(sessions: list[Any]) -> None:
     for s in sessions:
         if not s.compactions:
             rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), "-", "-",
-                         "none logged", "-", "-", "-", "-"])
+                         "none logged", "-", "-", "-", "-", "-", "-"])
         for c in s.compactions:
             delta = "-" if c.error is None else f"{c.error:+d}"
             rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), c.source_line or "-",
                          c.real_index, c.trigger, _n(c.real_tokens_before),
                          "none" if c.predicted_index is None else c.predicted_index, delta,
-                         _n(c.predicted_tokens_before)])
+                         _n(c.predicted_tokens_before), _n(c.logged_tokens_after), _after(c)])
         for extra in s.extra_predictions:
             rows.append([s.file, s.agent or "-", s.version or "-", s.preset or "-", _n(s.window), "-", "-", "extra",
-                         "-", extra, "-", "-"])
+                         "-", extra, "-", "-", "-", "-"])
     mode = "with the log's billed usage" if all(s.usage for s in sessions) else "estimate only (no usage)"
     print_table(["file", "agent", "version", "preset", "window", "line", "real", "trigger", "tokens before",
-                 "predicted", "delta", "predicted tokens"], rows, title=f"Logged compactions vs the replay, {mode}",
-                right=[False, False, False, False, True, True, True, False, True, True, True, True],
+                 "predicted", "delta", "predicted tokens", "tokens after (logged)", "predicted after"], rows,
+                title=f"Logged compactions vs the replay, {mode}",
+                right=[False, False, False, False, True, True, True, False, True, True, True, True, True, True],
                 drop=SESSION_DROP, wrap=("file",))
+
+
+def _after(c: Any) -> str:
+    """The predicted context after a compaction, with its error against the logged one."""
+    if c.predicted_tokens_after is None:
+        return "-"
+    err = c.after_error
+    return f"{c.predicted_tokens_after:,}" + ("" if err is None else f" ({err:+.0%})")
+
+
+BILL_COLUMNS = ["file", "calls", "uncached in", "cache read", "cache write", "output", "bill units", "logged units",
+                "error"]
+
+
+def bill_rows(sessions: list[Any]) -> list[list[Any]]:
+    """One row per session: the modelled bill by class and in bill units, the logged units beside it."""
+    rows = []
+    for s in sessions:
+        b, lb = s.bill, s.logged_bill
+        if b is None:
+            continue
+        err = s.bill_error
+        rows.append([s.file, f"{b.calls:,}", f"{b.input:,}", f"{b.cache_read:,}", f"{b.cache_write:,}", f"{b.output:,}",
+                     f"{b.units(s.agent):,.0f}", "-" if lb is None else f"{lb.units(s.agent):,.0f}",
+                     "-" if err is None else f"{err:+.1%}"])
+    return rows
+
+
+def _print_bills(sessions: list[Any]) -> None:
+    from workbench.cli.progress import print_table
+
+    rows = bill_rows(sessions)
+    if not rows:
+        return
+    mode = "with the log's billed usage" if all(s.usage for s in sessions) else "usage ignored"
+    print_table(BILL_COLUMNS, rows, title=f"The bill as the replay models it ({mode}) beside the log's; bill units = "
+                "uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x 5 (Claude) or x 8 (Codex)",
+                right=[False] + [True] * 8, width=200)
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -222,6 +263,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
     from workbench.cli.progress import print_text
 
     print_text("; ".join(parts))
+    if summary.get("after_compactions"):
+        print(f"context after a compaction within ±10% of the log's: {summary['after_within_10pct']} of "
+              f"{summary['after_compactions']} ({summary['after_within_10pct_share']:.0%})")
+    if summary.get("bills"):
+        print(f"bill within ±10% of the log's (bill units): {summary['bill_within_10pct']} of {summary['bills']} "
+              f"sessions ({summary['bill_within_10pct_share']:.0%})")
 
 
 def _count(text: str) -> int:

@@ -21,6 +21,7 @@ class Prices:
     output_per_token: float = 0.0
     cache_read_per_token: float | None = None
     cache_write_per_token: float | None = None
+    cache_write_1h_per_token: float | None = None  # Anthropic's 1-hour cache entries (``ttl: "1h"``)
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
     known: bool = False
@@ -53,7 +54,27 @@ def get_prices(model: str) -> Prices:
         output_per_token=num("output_cost_per_token") or 0.0,
         cache_read_per_token=num("cache_read_input_token_cost"),
         cache_write_per_token=num("cache_creation_input_token_cost"),
+        cache_write_1h_per_token=num("cache_creation_input_token_cost_above_1hr"),
         max_input_tokens=whole("max_input_tokens"),
         max_output_tokens=whole("max_output_tokens"),
         known=True,
     )
+
+
+def price_note(prices: Prices) -> str:
+    """How dollars are priced for ``prices.model``, in one line: per million tokens, list and cached.
+
+    "List" bills every input token at the input price; "with prompt caching" bills cache reads and writes at
+    their own prices (the input price where the registry has none)."""
+    if not prices.known:
+        return f"{prices.model} is not in the price registry: its dollars are 0"
+
+    def per_m(value: float | None) -> str:
+        return "–" if value is None else f"${value * 1_000_000:,.2f}"
+
+    writes = per_m(prices.cache_write_per_token)
+    if prices.cache_write_1h_per_token is not None:
+        writes += f" (1-hour entries {per_m(prices.cache_write_1h_per_token)})"
+    return (f"{prices.model} at list price: input {per_m(prices.input_per_token)}, output "
+            f"{per_m(prices.output_per_token)} per million tokens; with prompt caching: cache reads "
+            f"{per_m(prices.cache_read_per_token)}, cache writes {writes} per million")

@@ -180,3 +180,15 @@ def registry_entry(name: str) -> Any:
         disk.entries[name] = [entry] if present else []
         disk.save()
     return entry
+
+
+@functools.cache
+def registry_source() -> str:
+    """Where prices come from, for a face to say so: litellm's registry file and the litellm version it ships with."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        return "no price registry (litellm is not installed): every price is 0"
+    return f"litellm {version}'s price registry (model_prices_and_context_window_backup.json)"

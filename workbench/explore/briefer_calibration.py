@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.briefing.simulated import CARRY, SimulatedBriefer, model_chars
+from workbench.briefing.simulated import CARRY, OPAQUE_SIZE_RATIO, SimulatedBriefer, model_chars
 from workbench.knobs import KNOB_SPECS, Knobs
 
 if TYPE_CHECKING:
@@ -292,3 +292,78 @@ def calibrate(pairs: Sequence[Pair], *, test_fraction: float = 0.3, defaults: Kn
         test=evaluate(model, judged),
         baseline=evaluate(SizeModel.from_knobs(defaults), judged),
     )
+
+
+# -- the agents' own briefings, from their logs (analysis.after_compaction) -----------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class AfterFit:
+    """The size model and the constant restore fitted to an agent's logged compactions.
+
+    ``restore_tokens`` is ``compaction_restore_tokens``: what the first call after a compaction carries beyond
+    the briefing and what the replay works out (hidden prefix, restored files, pinned and kept messages), as a
+    median over the compactions fitted."""
+
+    model: SizeModel
+    restore_tokens: int
+    compactions: int
+    pairs: int
+
+    def knobs(self, base: Knobs) -> Knobs:
+        """``base`` with the fitted sim_* knobs and restore (clipped to their ranges)."""
+        out = Calibration(model=self.model, n_train=self.pairs, n_test=0, in_sample=True,
+                          test=FitError(n=0, mape=math.nan, r2=math.nan, mae_chars=math.nan),
+                          baseline=FitError(n=0, mape=math.nan, r2=math.nan, mae_chars=math.nan)).knobs(base)
+        return out.replace(compaction_restore_tokens=int(_clip_knob("compaction_restore_tokens", self.restore_tokens)))
+
+
+def _best_size_model(pairs: Sequence[Pair], base: Knobs) -> SizeModel:
+    """The size model with the smallest mean absolute error on ``pairs``: the least-squares fit, or a floor
+    (``min_chars``) with a ratio above it, on a grid of the pairs' own quantiles.
+
+    An agent's summary need not grow with what it folds (Claude Code's summaries of ../shared/real_sessions_large
+    are 4,000-25,000 chars whatever the length of the conversation, correlation 0.27): a linear fit through zero
+    then misses every summary, while a floor holds the typical one."""
+    fitted = fit_size_model(pairs, defaults=base)
+    y = np.array([p.actual_chars for p in pairs], dtype=float)
+    x = np.array([max(1, p.new_chars) for p in pairs], dtype=float)
+    candidates = [fitted]
+    for c in np.percentile(y, [10, 25, 40, 50, 60, 75, 90]):
+        for r in [0.0, *np.percentile(y / x, [25, 50, 75])]:
+            candidates.append(SizeModel(new_chars_ratio=float(r), overshoot_ratio=fitted.overshoot_ratio,
+                                        min_chars=int(round(c)), carry=fitted.carry))
+    return min(candidates, key=lambda m: evaluate(m, pairs).mae_chars)
+
+
+def pairs_from_afters(afters: Iterable[Any], *, source: str = "") -> list[Pair]:
+    """One pair per logged compaction whose briefing length is known (``AfterCompaction.actual_chars``)."""
+    return [pair_from_features(a.features, a.actual_chars, model="agent", source=f"{source}@{a.index}")
+            for a in afters if a.actual_chars is not None and a.features]
+
+
+def after_tokens(after: Any, model: SizeModel, restore_tokens: int) -> int | None:
+    """The context at the first call after a compaction with ``model`` and ``restore_tokens`` instead of the
+    knobs ``after`` was predicted with: the size model's briefing, as ``SimulatedBriefer`` sizes it."""
+    if after.rest_tokens is None or not after.features:
+        return None
+    pair = pair_from_features(after.features, 0)
+    chars = model.predict(pair)
+    if after.opaque:
+        chars = int(round(chars * OPAQUE_SIZE_RATIO))
+    return int(after.rest_tokens - after.restore_knob + restore_tokens + math.ceil(chars / after.chars_per_token))
+
+
+def fit_after(afters: Sequence[Any], base: Knobs) -> AfterFit:
+    """Fit the size model to the agents' briefing lengths (its defaults from ``base``), then the constant restore
+    to what the first call after each compaction billed: the median of what the rest of the prediction leaves."""
+    pairs = pairs_from_afters(afters)
+    model = _best_size_model(pairs, base) if pairs else SizeModel.from_knobs(base)
+    residuals = []
+    for a in afters:
+        if a.logged_tokens is None:
+            continue
+        predicted = after_tokens(a, model, 0)
+        if predicted is not None:
+            residuals.append(a.logged_tokens - predicted)
+    restore = float(np.median(residuals)) if residuals else float(base.compaction_restore_tokens)
+    return AfterFit(model=model, restore_tokens=max(0, int(round(restore))), compactions=len(residuals),
+                    pairs=len(pairs))

@@ -9,7 +9,11 @@ compaction starts. Manual compactions are replayed as usual and passed over. Pur
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from workbench.briefing.base import Briefer
 from workbench.counting.tokens import CountCache
@@ -17,7 +21,7 @@ from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies.base import Compact
 from workbench.replay.loop import _Replay, prepared
-from workbench.replay.results import Run
+from workbench.replay.results import Compression, Run
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,3 +61,33 @@ def first_compaction(history: History, knobs: Knobs | None = None, briefer: Brie
     except _Stopped as stopped:
         return stopped.start
     raise AssertionError("the replay ended without stopping")  # pragma: no cover - result() always raises
+
+
+class _UntilLanded(_Replay):
+    def finish(self, flight: Any, status: str | None, k: int | None = None, landing: Any = None) -> None:
+        super().finish(flight, status, k, landing)
+        raise _Stopped(None) from None
+
+    def result(self) -> Run:
+        raise _Stopped(None)
+
+
+def compaction_at_end(history: History, knobs: Knobs, briefer: Briefer | None = None, *,
+                      cache: CountCache | None = None, before: int | None = None) -> Compression | None:
+    """The replay's own compaction at the last check of ``history`` before message ``before`` (the end when
+    None), with no other compaction before it, as its record: ``tokens_after`` is the context it leaves (hidden
+    prefix, briefing, restored, pinned, kept tail). The walk stops as it lands, so what follows is never read.
+    None when no check comes before ``before``."""
+    if not history.messages:
+        return None
+    forced = knobs.replace(proactive_compaction=False, reactive_compaction=False, latency_steps=0,
+                           cooldown_checks=0, manual_compact_checks="")
+    replay = prepared(_UntilLanded, history, forced, briefer, cache=cache)
+    last = len(history.messages) - 1 if before is None else before - 1
+    k = int(np.searchsorted(replay.checks, last, side="right")) - 1
+    if k < 0:
+        return None
+    replay.guards.manual = [k]
+    with contextlib.suppress(_Stopped):
+        replay.run()
+    return replay.compressions[-1] if replay.compressions else None

@@ -69,6 +69,29 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
             card(col, label, name, value, help_text)
 
 
+def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
+    """How the dollar cards were priced (model, price source, list vs cached) and, for a real agent log, the
+    log's own bill at the same prices beside the replay's. Plain text: the model's name comes from the log."""
+    from workbench.counting.prices import get_prices, price_note
+    from workbench.counting.registry import registry_source
+
+    m = run.metrics
+    prices = get_prices(run.knobs.model)
+    lines = [f"$ / task: the replay's calls, {price_note(prices)} ({registry_source()}); list price "
+             f"${m.dollars_per_task:,.2f}, with prompt caching ${m.dollars_per_task_cached:,.2f}."]
+    log = getattr(history, "log", None)
+    if logged is not None and log is not None:
+        from workbench.analysis.bill import cache_rules
+
+        rules = cache_rules(log.agent, log.version)
+        lines.append(f"This log's own bill, from its usage ({logged.calls:,} calls: {logged.input:,} uncached input, "
+                     f"{logged.cache_read:,} cache reads, {logged.cache_write:,} cache writes, {logged.output:,} output "
+                     f"tokens), at the same prices: ${logged.dollars(prices, one_hour_writes=rules.one_hour_writes):,.2f}"
+                     " with its caching. The Reality tab sets the replay's model of it beside it.")
+    for line in lines:
+        st.text(line)
+
+
 def run_warnings(run: Run) -> None:
     """Thrash, ineffective compactions and an oversized briefing target, above the tabs (``analysis.health``)."""
     from workbench.analysis.health import run_findings

@@ -80,10 +80,13 @@ def render(history: History, knobs: Knobs) -> None:
     st.plotly_chart(fig, width="stretch", key="reality_chart")
     rows = [{"log line": c.source_line, "real index": c.real_index, "trigger": c.trigger,
              "tokens before (logged)": c.real_tokens_before, "predicted index": c.predicted_index,
-             "delta (messages)": c.error, "predicted tokens before": c.predicted_tokens_before, "note": c.note}
+             "delta (messages)": c.error, "predicted tokens before": c.predicted_tokens_before,
+             "tokens after (logged)": c.logged_tokens_after, "predicted tokens after": c.predicted_tokens_after,
+             "note": c.note}
             for c in session.compactions]
     if rows:
         st.dataframe(pl.DataFrame(rows), width="stretch", hide_index=True)
+    _bill(history, session)
     if session.extra_predictions:
         st.warning(f"The replay also compacts where the log does not: before message(s) "
                    f"{', '.join(str(i) for i in session.extra_predictions)}.")
@@ -91,6 +94,44 @@ def render(history: History, knobs: Knobs) -> None:
     _calibrate(history, settings.knobs)
     st.caption("Follows the log: each compaction is predicted from the state right after the previous real one. "
                "Indices are the first message after a compaction.")
+
+
+def _bill(history: History, session: Any) -> None:
+    """The session's bill as the replay models it beside the log's, by class, in bill units and in dollars, with
+    how it was priced and which cache rules it follows (plain text: names come from the log)."""
+    bill, logged = session.bill, session.logged_bill
+    if bill is None:
+        return
+    from workbench.analysis.bill import cache_rules
+    from workbench.counting.prices import get_prices, price_note
+    from workbench.counting.registry import registry_source
+
+    log = history.log
+    assert log is not None
+    rules = cache_rules(log.agent, log.version)
+    prices = get_prices(session.model or "")
+    one_hour = rules.one_hour_writes
+    classes = (("calls", "calls"), ("uncached input", "input"), ("cache reads", "cache_read"),
+               ("cache writes", "cache_write"), ("output (reasoning included)", "output"))
+    table = [{"": label, "modelled": getattr(bill, name), "logged": None if logged is None else getattr(logged, name)}
+             for label, name in classes]
+    st.markdown("**The bill**: the replay's model calls, following the log's compactions, beside the log's own usage")
+    st.dataframe(pl.DataFrame(table), width="stretch", hide_index=True)
+    units = bill.units(session.agent)
+    lines = [f"bill units (uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x "
+             f"{5 if session.agent != 'codex' else 8}): modelled {units:,.0f}"]
+    if logged is not None:
+        err = session.bill_error
+        lines[0] += f", logged {logged.units(session.agent):,.0f}" + ("" if err is None else f" ({err:+.1%})")
+    dollars = f"dollars: modelled ${bill.dollars(prices, one_hour_writes=one_hour):,.2f}"
+    if logged is not None:
+        dollars += f", logged ${logged.dollars(prices, one_hour_writes=one_hour):,.2f}"
+    lines += [dollars + f", priced at {price_note(prices)} ({registry_source()})" + (
+                  "; cache writes as 1-hour entries" if one_hour else ""),
+              f"cache model: {rules.describe()}; a compaction invalidates the cached prefix"
+              + ("" if session.usage else "; the log's usage was not read")]
+    for line in lines:
+        st.text(line)
 
 
 def _summaries(history: History, session: Any) -> None:

@@ -75,3 +75,11 @@ def counterfactual(history_key: str, knobs: Knobs, history: History) -> bool:
     """Whether ``knobs`` differ from the agent's own settings for this log (False for a plain transcript)."""
     own = _factual(history_key, history)
     return own is not None and knobs != own
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def logged_bill(history_key: str, _history: History):  # noqa: ANN201 - a Bill, or None for a plain transcript
+    """A real agent log's own bill (its usage summed by class; None without usage)."""
+    from workbench.analysis.bill import logged_bill as bill_of
+
+    return bill_of(_history)

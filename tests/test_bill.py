@@ -1,0 +1,338 @@
+"""The bill a replay of a real log models (analysis.bill) and the context right after each logged compaction
+(analysis.after_compaction): the providers' cache rules on hand-built calls, the fits, and that neither reads the
+log's usage when told not to (a log with its usage stripped gives the same numbers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
+from conftest import need_shared, shared_dir
+
+from workbench.analysis.bill import (
+    BILL_UNITS,
+    Bill,
+    BillModel,
+    ModelCall,
+    bill_family,
+    cache_rules,
+    command_turn,
+    fit_bill_model,
+    logged_bill,
+    modelled_bill,
+    shipped_model,
+)
+from workbench.analysis.reality import follow_log, reality_summary
+from workbench.cli import main
+from workbench.counting.prices import Prices, price_note
+from workbench.explore.briefer_calibration import after_tokens, fit_after
+from workbench.history.model import Message, text_part
+from workbench.history.readers import load_history, parse_history
+from workbench.knobs import load_knobs
+from workbench.replay import simulate
+from workbench.replay.first import compaction_at_end
+
+
+def call(index: int, context: int, time: float, *, visible: int = 100, turn: bool = False, reset: bool = False,
+         command: bool = False) -> ModelCall:
+    return ModelCall(index=index, context=context, visible=visible, time=time, turn=turn, reset=reset, command=command)
+
+
+NO_MISS = BillModel(agent="claude_code", family="test", reset_cached_tokens=20_000, uncached_per_call=3,
+                    output_ratio=0.5, output_per_call=10)
+
+
+# -- the providers' rules ---------------------------------------------------------------------------------------
+
+def test_claude_code_asks_for_the_one_hour_cache_from_2_1_20_and_codex_gets_openais():
+    new, old, codex = cache_rules("claude_code", "2.1.20"), cache_rules("claude_code", "2.1.19"), cache_rules("codex", "0.142.0")
+    assert (new.sure_seconds, new.ttl_seconds, new.one_hour_writes) == (3600, 3600, True)
+    assert (old.sure_seconds, old.ttl_seconds, old.one_hour_writes) == (300, 3600, False)
+    assert (codex.provider, codex.writes_billed, codex.increment, codex.min_tokens) == ("openai", False, 128, 1024)
+    assert codex.describe() == "openai prompt cache, lifetime 10 minutes (at most 1 hour)"
+    assert new.describe() == "anthropic prompt cache, lifetime 1 hour"
+
+
+def test_anthropic_reads_what_the_previous_call_wrote_and_writes_the_rest():
+    calls = [call(1, 30_000, 0.0, reset=True), call(3, 32_000, 10.0), call(5, 35_000, 20.0)]
+    bill = modelled_bill(calls, cache_rules("claude_code", "2.1.25"), NO_MISS)
+    # first call: the reset part (system prompt, tools) cached, the rest written, 3 tokens uncached per call
+    assert bill.cache_read == 20_000 + 30_000 + 32_000
+    assert bill.input == 9
+    assert bill.cache_write == (30_000 - 20_000 - 3) + (32_000 - 30_000 - 3) + (35_000 - 32_000 - 3)
+    assert bill.output == 3 * (50 + 10)
+    assert bill.calls == 3
+
+
+def test_past_the_lifetime_nothing_is_read_and_a_compaction_keeps_only_the_system_part():
+    rules = cache_rules("claude_code", "2.1.7")  # 5 minutes sure
+    late = replace_share(NO_MISS, late_hit_share=0.0)
+    calls = [call(1, 30_000, 0.0), call(3, 40_000, 301.0), call(5, 45_000, 302.0), call(9, 25_000, 303.0, reset=True)]
+    bill = modelled_bill(calls, rules, late)
+    assert bill.cache_read == 20_000 + 0 + 40_000 + 20_000
+    assert bill.cache_write == 10_000 - 3 + 40_000 - 3 + 5_000 - 3 + 5_000 - 3
+    after_an_hour = [call(1, 30_000, 0.0), call(3, 40_000, 3601.0)]
+    assert modelled_bill(after_an_hour, cache_rules("claude_code", "2.1.25"), NO_MISS).cache_read == 20_000
+
+
+def replace_share(model: BillModel, **changes: float) -> BillModel:
+    import dataclasses
+
+    return dataclasses.replace(model, **changes)
+
+
+def test_openai_caches_in_128_token_steps_and_a_new_turn_reads_up_to_the_previous_turns_start():
+    model = BillModel(agent="codex", family="test", reset_cached_tokens=2_432)
+    calls = [call(1, 20_000, 0.0, reset=True), call(3, 25_000, 5.0), call(5, 30_000, 10.0),
+             call(8, 31_000, 15.0, turn=True), call(10, 900, 20.0)]
+    bill = modelled_bill(calls, cache_rules("codex", "0.142.0"), model)
+    reads = [2_432 - 2_432 % 128, 20_000 - 20_000 % 128, 25_000 - 25_000 % 128,
+             20_000 - 20_000 % 128,  # the turn before began at 20,000: its reasoning is not sent again
+             0]  # under 1,024 tokens nothing is cached
+    assert bill.cache_read == sum(reads)
+    assert bill.cache_write == 0
+    assert bill.input == 20_000 + 25_000 + 30_000 + 31_000 + 900 - sum(reads)
+
+
+def test_expected_misses_take_their_share_of_the_prefix_by_kind_of_call():
+    model = replace_share(NO_MISS, turn_miss_share=0.5, command_miss_share=1.0, call_miss_share=0.0)
+    rules = cache_rules("claude_code", "2.1.25")
+    turn = modelled_bill([call(1, 40_000, 0.0), call(3, 42_000, 5.0, turn=True)], rules, model)
+    command = modelled_bill([call(1, 40_000, 0.0), call(3, 42_000, 5.0, turn=True, command=True)], rules, model)
+    assert turn.cache_read == 20_000 + 20_000
+    assert command.cache_read == 20_000 + 0
+
+
+def test_bill_units_and_dollars():
+    bill = Bill(calls=2, input=1_000, cache_read=100_000, cache_write=10_000, output=1_000)
+    assert bill.units("claude_code") == 1_000 + 10_000 + 12_500 + 5_000
+    assert bill.units("codex") == 1_000 + 10_000 + 12_500 + 8_000
+    assert BILL_UNITS["codex"]["output"] == 8
+    prices = Prices(model="m", input_per_token=1e-6, output_per_token=10e-6, cache_read_per_token=0.1e-6,
+                    cache_write_per_token=1.25e-6, cache_write_1h_per_token=2e-6, known=True)
+    assert bill.dollars(prices) == pytest.approx((1_000 + 10_000 + 12_500 + 10_000) / 1e6)
+    assert bill.dollars(prices, one_hour_writes=True) == pytest.approx((1_000 + 10_000 + 20_000 + 10_000) / 1e6)
+    assert "1-hour entries $2.00" in price_note(prices) and price_note(prices).startswith("m at list price: input $1.00")
+    assert price_note(Prices(model="x")) == "x is not in the price registry: its dollars are 0"
+
+
+def test_version_families_and_slash_commands():
+    assert bill_family("claude_code", "2.1.17") == "claude_code 2.1.12-<2.1.20"
+    assert bill_family("claude_code", "2.1.45") == "claude_code 2.1.31+"
+    assert bill_family("claude_code", "2.0.76") == "claude_code <2.1.2"
+    assert bill_family("codex", "0.119.0-alpha.28") == "codex <0.140"
+    assert shipped_model("claude_code", "2.1.45").family == "claude_code 2.1.31+"
+    assert shipped_model("opencode", "1.0").family == "opencode"
+    assert command_turn(Message(id="m", role="user", parts=(text_part("<command-name>/model</command-name>"),)))
+    assert not command_turn(Message(id="m", role="user", parts=(text_part("please run the tests"),)))
+
+
+# -- a followed log: the logged bill, the fit, and no peeking ---------------------------------------------------
+
+def claude_session(version: str = "2.1.25") -> ClaudeLog:
+    log = ClaudeLog(version=version)
+    log.user("Refactor the parser.")
+    log.assistant([text_block("Reading."), tool_use("t1")], input_total=40_000, output=120)
+    log.tool_result("t1", "x" * 20_000)
+    log.assistant([tool_use("t2")], input_total=45_200, output=80)
+    log.tool_result("t2", "y" * 10_000)
+    log.compact("auto", 167_700, "This session is being continued: the parser was refactored.")
+    log.user("go on")
+    log.assistant([text_block("Going on.")], input_total=52_000, output=40)
+    return log
+
+
+def strip_usage(text: str) -> str:
+    """The log with every usage field removed: Claude Code's message.usage and compactMetadata.preTokens, Codex's
+    token_count events."""
+    out = []
+    for line in text.splitlines():
+        obj = json.loads(line)
+        if isinstance(obj.get("message"), dict):
+            obj["message"].pop("usage", None)
+        if isinstance(obj.get("compactMetadata"), dict):
+            obj["compactMetadata"].pop("preTokens", None)
+        payload = obj.get("payload")
+        if obj.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
+            continue
+        out.append(json.dumps(obj))
+    return "\n".join(out) + "\n"
+
+
+def test_the_logged_bill_sums_each_call_once():
+    history = parse_history(claude_session().text(), source="c.jsonl")
+    bill = logged_bill(history)
+    assert bill is not None
+    # three calls (the first one logged over two lines), each 3 uncached + 100 written + the rest read
+    assert (bill.calls, bill.input, bill.cache_write) == (3, 9, 300)
+    assert bill.cache_read == (40_000 - 103) + (45_200 - 103) + (52_000 - 103)
+    assert bill.output == 120 + 80 + 40
+
+
+def test_without_usage_the_bill_and_the_context_after_read_no_usage():
+    for text in (claude_session().text(), codex_session().text()):
+        original = follow_log(parse_history(text, source="log.jsonl"), usage=False)
+        stripped = follow_log(parse_history(strip_usage(text), source="log.jsonl"), usage=False)
+        assert original.bill == stripped.bill and original.bill is not None and original.bill.calls >= 3
+        assert [c.predicted_tokens_after for c in original.compactions] == [
+            c.predicted_tokens_after for c in stripped.compactions]
+        assert original.logged_bill is not None and stripped.logged_bill is None
+
+
+def test_a_real_log_with_its_usage_stripped_gives_the_same_bill(tmp_path):
+    folder = need_shared(shared_dir() / "real_sessions")
+    for name in ("claude_code__ad_ff0201aecb_0.jsonl", "codex__a6_0726a7452e_0.jsonl"):
+        path = folder / name
+        bare = tmp_path / name
+        bare.write_text(strip_usage(path.read_text(encoding="utf-8")), encoding="utf-8")
+        original, stripped = follow_log(load_history(path), usage=False), follow_log(load_history(bare), usage=False)
+        assert original.bill == stripped.bill
+        assert [c.predicted_tokens_after for c in original.compactions] == [
+            c.predicted_tokens_after for c in stripped.compactions]
+
+
+def codex_session() -> CodexLog:
+    log = CodexLog()
+    log.turn().user("Fix the bug.").reasoning().call("c1").tokens(20_000, 300, cached=2_432, reasoning=100)
+    log.output("c1", "z" * 8_000).reasoning().call("c2").tokens(22_500, 200, cached=19_968, reasoning=50)
+    log.output("c2", "w" * 4_000).say("Fixed.").tokens(23_800, 50, cached=22_400).end_turn()
+    log.compacted(["Fix the bug."], after_estimate=9_000)
+    log.turn().user("Now the docs.").reasoning().say("Done.").tokens(12_000, 80, cached=2_432).end_turn()
+    return log
+
+
+def test_the_fit_measures_misses_resets_and_output_on_the_logged_calls():
+    history = parse_history(claude_session().text(), source="c.jsonl")
+    run = follow_log(history)
+    model = fit_bill_model([(history, run.calls)], agent="claude_code", family="test")
+    assert model.sessions == 1
+    # the call after the compaction read 51,897 (everything but the last 103 tokens): the logged reset part
+    assert model.reset_cached_tokens == 52_000 - 103
+    assert model.uncached_per_call == 3
+    assert model.call_miss_share == pytest.approx(0.0, abs=1e-9)
+
+
+# -- the context right after a compaction -------------------------------------------------------------------------
+
+def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check():
+    history = load_history(Path(__file__).parents[1] / "sample_histories" / "long.jsonl")
+    from workbench.knobs import Knobs
+
+    knobs = Knobs()
+    forced = compaction_at_end(history, knobs)
+    assert forced is not None
+    run = simulate(history, knobs.replace(proactive_compaction=False, reactive_compaction=False,
+                                          manual_compact_checks=str(run_checks(history, knobs) - 1)))
+    (comp,) = [c for c in run.compressions if c.trigger == "manual"]
+    assert (forced.boundary, forced.tokens_after, forced.briefing_chars) == (comp.boundary, comp.tokens_after,
+                                                                             comp.briefing_chars)
+
+
+def run_checks(history, knobs) -> int:
+    from workbench.counting.checks import check_indices
+
+    return len(check_indices(history, knobs.check_point))
+
+
+def test_the_context_after_is_predicted_from_before_the_compaction_never_from_the_summary_or_later_usage():
+    base = follow_log(parse_history(claude_session().text(), source="c.jsonl"))
+    (check,) = base.compactions
+    assert check.logged_tokens_after == 52_000
+    # the agent's summary is ten times longer and the call after it billed twice as much: nothing changes
+    longer = claude_session().text().replace("the parser was refactored.", "the parser was refactored. " * 10)
+    more = claude_session().text().replace('"cache_read_input_tokens": 51897', '"cache_read_input_tokens": 103897')
+    for text in (longer, more):
+        again = follow_log(parse_history(text, source="c.jsonl"))
+        assert again.compactions[0].predicted_tokens_after == check.predicted_tokens_after
+    assert follow_log(parse_history(more, source="c.jsonl")).compactions[0].logged_tokens_after == 104_000
+
+
+def test_fit_after_finds_a_floor_for_summaries_that_do_not_grow_with_what_they_fold():
+    from workbench.analysis.after_compaction import AfterCompaction
+    from workbench.knobs import Knobs
+
+    afters = [AfterCompaction(index=i, call_index=i + 1, predicted_tokens=50_000, briefing_tokens=100,
+                              rest_tokens=49_900, restore_knob=2_000, logged_tokens=50_000 + 2_500 + i,
+                              features={"previous_chars": 0, "bucket": "none", "new_material_chars": 0,
+                                        "compact_history_chars": 10_000 * (i + 1), "target_chars": 30_000,
+                                        "regenerate": True}, actual_chars=12_000)
+              for i in range(6)]
+    fit = fit_after(afters, Knobs())
+    assert (fit.model.new_chars_ratio, fit.model.min_chars) == (0.0, 12_000)
+    # logged = rest - 2,000 + restore + 3,000 (12,000 chars / 4): the restore is the median of what is left,
+    # 1,600 + i for i = 0..5, i.e. 1,602.5, rounded half to even
+    assert fit.restore_tokens == 1_602
+    assert after_tokens(afters[0], fit.model, fit.restore_tokens) == 49_900 - 2_000 + 1_602 + 3_000
+    knobs = fit.knobs(Knobs())
+    assert (knobs.sim_min_chars, knobs.sim_new_chars_ratio, knobs.compaction_restore_tokens) == (12_000, 0.0, 1_602)
+
+
+# -- the command and the real logs --------------------------------------------------------------------------------
+
+def test_reality_json_carries_the_bill_and_the_context_after(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(claude_session().text())
+    assert main(["reality", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (session,) = out["sessions"]
+    assert session["logged_bill"] == {"calls": 3, "input": 9, "cache_read": 136_891, "cache_write": 300,
+                                      "output": 240}
+    assert set(session["bill"]) == {"calls", "input", "cache_read", "cache_write", "output"}
+    assert session["bill"]["calls"] == 3
+    (c,) = session["compactions"]
+    assert c["logged_tokens_after"] == 52_000 and c["predicted_tokens_after"] > 40_000
+    assert out["summary"]["bills"] == 1 and out["summary"]["after_compactions"] == 1
+
+
+def test_reality_prints_the_bill_beside_the_logs_and_the_context_after(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(claude_session().text())
+    assert main(["reality", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "tokens after (logged)" in out and "52,000" in out
+    assert "bill units" in out and "logged units" in out
+    assert "bill within ±10% of the log's (bill units):" in out
+
+
+def test_calibrate_writes_the_size_model_into_the_yaml(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(claude_session().text())
+    out = tmp_path / "k.yaml"
+    assert main(["calibrate", str(path), "--no-held-out", "--out", str(out), "--json"]) == 0
+    fitted = json.loads(capsys.readouterr().out)["after_compaction"]["claude_code"]
+    knobs = load_knobs(out.read_text())
+    assert fitted["summaries"] == 1 and fitted["compactions"] == 1
+    assert (knobs.sim_min_chars, knobs.compaction_restore_tokens) == (fitted["sim_min_chars"],
+                                                                      fitted["compaction_restore_tokens"])
+    assert round(knobs.sim_new_chars_ratio, 4) == fitted["sim_new_chars_ratio"]
+    assert "# briefing size fitted to 1 logged summaries" in out.read_text()
+
+
+def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and_the_bill():
+    folder = need_shared(shared_dir() / "real_sessions")
+    histories = [load_history(p) for p in sorted(folder.glob("*.jsonl"))]
+    with_usage = reality_summary([follow_log(h) for h in histories])
+    assert with_usage["after_compactions"] == 16
+    assert with_usage["after_within_10pct"] >= 12  # 13 of 16 when measured (docs/reality.md)
+    assert with_usage["bills"] == 11 and with_usage["bill_within_10pct"] >= 9  # 10 of 11
+    ignored = reality_summary([follow_log(h, usage=False) for h in histories])
+    assert ignored["bills"] == 11 and ignored["bill_within_10pct"] >= 7  # 8 of 11
+
+
+def test_held_out_folds_leave_the_session_and_its_repository_out_of_every_fit():
+    from workbench.explore.reality_folds import prepare
+
+    folder = need_shared(shared_dir() / "real_sessions")
+    repo = {f["file"]: f["source"]["repo"] for f in json.loads((folder / "facts.json").read_text())["sessions"]}
+    paths = sorted(folder.glob("*.jsonl"))[-5:]  # three Codex logs (one repository) and two Claude Code ones
+    folds = prepare([(load_history(p), repo[p.name], "large") for p in paths])
+    by_session = folds.held_out(usage=True, fold="session")
+    by_repo = folds.held_out(usage=True, fold="repository")
+    codex = [h for h in by_session if h.agent == "codex"]
+    assert len(codex) == 3 and all(h.trained_on == 2 and h.reality is not None for h in codex)
+    # every Codex log comes from one repository: leaving it out leaves nothing to fit on
+    assert all(h.reality is None and h.trained_on == 0 for h in by_repo if h.agent == "codex")
+    assert all(h.bill_error is not None for h in codex)
+    assert sum(len(h.after_errors) for h in codex) == 6
