@@ -220,6 +220,8 @@ def _after(c: Any) -> str:
     return f"{c.predicted_tokens_after:,}" + ("" if err is None else f" ({err:+.0%})")
 
 
+# On a narrow terminal the classes go first: the bill units beside the logged ones and the error always show.
+BILL_DROP = ("calls", "cache write", "uncached in", "output", "cache read")
 BILL_COLUMNS = ["file", "calls", "uncached in", "cache read", "cache write", "output", "bill units", "logged units",
                 "error"]
 
@@ -247,7 +249,7 @@ def _print_bills(sessions: list[Any]) -> None:
     mode = "with the log's billed usage" if all(s.usage for s in sessions) else "usage ignored"
     print_table(BILL_COLUMNS, rows, title=f"The bill as the replay models it ({mode}) beside the log's; bill units = "
                 "uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x 5 (Claude) or x 8 (Codex)",
-                right=[False] + [True] * 8, width=200)
+                right=[False] + [True] * 8, drop=BILL_DROP, wrap=("file",))
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
