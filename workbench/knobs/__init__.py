@@ -24,11 +24,14 @@ from workbench.knobs.specs import (
 )
 from workbench.knobs.values import (
     MAX_INT_DIGITS,
+    CountingKnobs,
     Knobs,
+    KnobView,
     knob_names,
     knobs_from_dict,
     knobs_markdown,
     parse_check_list,
+    view_type,
 )
 from workbench.knobs.yaml_io import (
     MAX_YAML_CHARS,
@@ -62,7 +65,9 @@ __all__ = [
     "MISSION_KNOBS",
     "PIN_PATTERN_TIMEOUT_S",
     "YAML_VERSION",
+    "CountingKnobs",
     "KnobSpec",
+    "KnobView",
     "Knobs",
     "PinPattern",
     "compile_pin_pattern",
@@ -77,4 +82,5 @@ __all__ = [
     "parse_knob_assignment",
     "read_knobs_yaml",
     "safe_yaml",
+    "view_type",
 ]
