@@ -4,7 +4,6 @@
 
 POINT: ``write-half`` (the process dies after writing half of a file's bytes: a torn write),
 ``before-rename`` (a finished temporary file, killed before it is renamed into place),
-``polars-half`` (a parquet/CSV writer leaves half a file, then the process dies),
 ``nth-file-N`` (dies while writing the N-th file of a folder, e.g. the bundles).
 SIGKILL cannot be caught: no ``finally`` runs, exactly like ``kill -9`` from outside.
 """
@@ -45,19 +44,6 @@ def arm(point: str) -> None:
             die()
 
         files.os.replace = boom  # type: ignore[assignment]
-    elif point == "polars-half":
-        import polars as pl
-
-        for name in ("write_parquet", "write_csv"):
-            real_write = getattr(pl.DataFrame, name)
-
-            def torn(self: pl.DataFrame, file: object, *a: object, _real: object = real_write, **k: object) -> None:
-                _real(self, file, *a, **k)  # type: ignore[operator]
-                path = os.fspath(file)  # type: ignore[arg-type]
-                os.truncate(path, os.path.getsize(path) // 2)
-                die()
-
-            setattr(pl.DataFrame, name, torn)
     elif point.startswith("nth-file-"):
         limit = int(point.rsplit("-", 1)[1])
         real_bytes = Path.write_bytes

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -142,6 +143,59 @@ def _enospc_run(history: Path, fake, cache: Path) -> subprocess.CompletedProcess
                           text=True, timeout=GUARD_S, env=_env(), cwd=REPO)
 
 
+# ── a full disk under the outputs ──────────────────────────────────────────────────────────────
+
+
+def file_size_limit(limit: int):  # noqa: ANN201 - a preexec_fn
+    """A disk that fills after ``limit`` bytes of any one file, without root: RLIMIT_FSIZE with SIGXFSZ ignored, so
+    a write past it is cut short and the next one fails (EFBIG), as on a full disk (ENOSPC): same calls, same path."""
+    def limit_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_files
+
+
+def cli_full(args: list[str], limit: int, *, stdout=subprocess.PIPE, env=None):  # noqa: ANN001, ANN201
+    return subprocess.run([sys.executable, "-m", "workbench", *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=GUARD_S, env=env or _env(), cwd=REPO, preexec_fn=file_size_limit(limit))
+
+
+def one_error_line(done: subprocess.CompletedProcess[str], command: str) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"workbench {command}: error: "), done.stderr[-2000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
+def test_simulate_json_into_a_full_disk_fails_with_one_line(tmp_path, unbuffered):
+    """``simulate --json > file`` where the disk fills at 4 KiB: exit 1 with one line, never exit 0 with half a JSON
+    (Python's unbuffered stdout drops the rest of a short write without an error: the JSON is written by us)."""
+    out = tmp_path / "out.json"
+    env = {**_env(), "PYTHONUNBUFFERED": unbuffered}
+    with out.open("w") as fh:
+        done = cli_full(["simulate", str(REPO / "sample_histories" / "long.jsonl"), "--json", "--no-timeline"], 4096,
+                        stdout=fh, env=env)
+    assert done.returncode == 1
+    line = one_error_line(done, "simulate")
+    assert "stdout" in line and ("too large" in line or "No space" in line)
+    assert out.stat().st_size == 4096  # what the disk took; the exit code says it is not the whole output
+
+
+def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(history, tmp_path):
+    target = tmp_path / "prev.parquet"
+    args = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
+            "--out", str(target)]
+    assert cli(*args).returncode == 0
+    before = target.read_bytes()
+    done = cli_full([*args[:-1], str(target), "--grid", "kept_budget_ratio=0.1,0.2,0.3"], len(before) // 2)
+    assert done.returncode == 1
+    line = one_error_line(done, "sweep")
+    assert str(target) in line and "Traceback" not in done.stderr
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.jsonl", "prev.parquet"]  # no temp file left behind
+
+
 # ── concurrent runs sharing one cache ───────────────────────────────────────────────────────────
 
 
@@ -220,7 +274,7 @@ def test_kill_during_the_offload_append_then_the_next_run(history, tmp_path, poi
     assert len(_sections(final.decode())) == len(_sections(good.decode())) * 2 + 1
 
 
-@pytest.mark.parametrize("point", ["polars-half", "before-rename"])
+@pytest.mark.parametrize("point", ["write-half", "before-rename"])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_kill_during_sweep_out_keeps_the_previous_file(history, tmp_path, point, suffix):
     target = tmp_path / f"prev{suffix}"
