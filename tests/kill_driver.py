@@ -4,7 +4,9 @@
 
 POINT: ``write-half`` (the process dies after writing half of a file's bytes: a torn write),
 ``before-rename`` (a finished temporary file, killed before it is renamed into place),
-``nth-file-N`` (dies while writing the N-th file of a folder, e.g. the bundles).
+``nth-file-N`` (dies while writing the N-th file of a folder, e.g. the bundles),
+``after-swap`` (a new folder exchanged with the old one, killed before the old one is removed),
+``between-renames`` (where no atomic exchange exists: the old folder moved aside, the new one not yet in place).
 SIGKILL cannot be caught: no ``finally`` runs, exactly like ``kill -9`` from outside.
 """
 
@@ -57,6 +59,28 @@ def arm(point: str) -> None:
             return real_bytes(self, data)
 
         Path.write_bytes = counted  # type: ignore[method-assign]
+    elif point == "after-swap":
+        real_exchange = files._exchange
+
+        def swapped(a: Path, b: Path) -> bool:
+            if not real_exchange(a, b):
+                raise SystemExit("after-swap: this system has no atomic exchange")
+            die()
+            return True
+
+        files._exchange = swapped
+    elif point == "between-renames":
+        real_move = os.replace
+        aside = {"done": False}
+
+        def second_dies(src: object, dst: object) -> None:
+            if aside["done"] and os.fspath(src).endswith(".tmpdir"):  # type: ignore[call-overload]
+                die()
+            real_move(src, dst)  # type: ignore[arg-type]
+            aside["done"] = aside["done"] or os.fspath(dst).endswith(".old")  # type: ignore[call-overload]
+
+        files._exchange = lambda a, b: False  # type: ignore[assignment]
+        files.os.replace = second_dies  # type: ignore[assignment]
     else:
         raise SystemExit(f"unknown kill point {point!r}")
 

@@ -322,6 +322,76 @@ def test_kill_during_bundles_force_keeps_every_file_whole(history, tmp_path):
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _leftovers(folder: Path) -> list[str]:
+    """Hidden temporary files and folders of writers beside the outputs (``.NAME.<pid>.<hex>.tmp...``)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def _bundle_args(history: Path, out: Path, window: int) -> list[str]:
+    return ["bundles", str(history), "--set", f"context_window_tokens={window}", "--out", str(out), "--force"]
+
+
+def test_bundles_force_over_bundles_of_other_knobs_leaves_exactly_the_new_ones(history, tmp_path):
+    """A completed --force replaces the whole folder: no compression folder of the earlier knobs stays."""
+    out, fresh = tmp_path / "bundles", tmp_path / "fresh"
+    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
+    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    assert len(_tree(out)) > len(_tree(fresh)) > 0  # the earlier knobs made more compressions
+    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert _tree(out) == _tree(fresh)
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("point", ["after-swap", "between-renames"])
+def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp_path, point):
+    """Killed as the new folder goes in (with the atomic exchange, and with the two renames used where there is
+    none): the folder is all old or all new, and the next run puts things right and leaves nothing hidden."""
+    out, fresh = tmp_path / "bundles", tmp_path / "fresh"
+    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
+    old = _tree(out)
+    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    new = _tree(fresh)
+    assert killed(cli(*_bundle_args(history, out, 48_000), point=point))
+    if out.exists():
+        assert _tree(out) in (old, new)
+    else:  # between the two renames: the old folder waits beside, hidden, until the next run puts it back
+        assert [n for n in _leftovers(tmp_path) if n.endswith(".old")]
+    assert _leftovers(tmp_path)  # what the killed run left
+    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert _tree(out) == new and _leftovers(tmp_path) == []
+
+
+def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_run(history, tmp_path):
+    out = tmp_path / "bundles"
+    for _ in range(2):
+        assert killed(cli(*_bundle_args(history, out, 32_000), point="nth-file-3"))
+    target = tmp_path / "prev.parquet"
+    sweep = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
+             "--out", str(target)]
+    assert killed(cli(*sweep, point="write-half"))
+    assert len([n for n in _leftovers(tmp_path) if n.endswith(".tmpdir")]) == 1  # the 2nd run removed the 1st's
+    assert [n for n in _leftovers(tmp_path) if n.startswith(".prev.parquet.")]
+    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
+    assert cli(*sweep).returncode == 0
+    assert _leftovers(tmp_path) == []
+
+
+def test_bundles_force_refuses_a_folder_holding_other_files(history, tmp_path):
+    """--force replaces a bundles folder whole, so it will not touch a folder that holds anything else."""
+    out = tmp_path / "bundles"
+    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
+    (out / "notes.txt").write_text("mine")
+    before = _tree(out)
+    done = cli(*_bundle_args(history, out, 48_000))
+    assert done.returncode == 2
+    assert "notes.txt" in one_error_line(done, "bundles")
+    assert _tree(out) == before
+
+
 def _kill_at_random(args: list[str], seconds: float, rng: random.Random) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=_env(), cwd=REPO)

@@ -2,10 +2,11 @@
 
 Every export goes through here. ``atomic_write_*`` and ``atomic_path`` write a temporary file in the
 target's folder, fsync it, and rename it over the target: a crash (even ``kill -9``) leaves either the
-old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.*.tmp`` beside it).
-``atomic_folder`` does the same for a folder of files (playground bundles). ``append_section`` is the
-append-only writer of logs (msagent's offload log): one ``write`` per section, each section on its
-own line, a torn tail left by an earlier crash detected, reported and never glued to.
+old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.<pid>.<hex>.tmp`` beside it,
+which the next write of that target removes: ``clean_leftovers``). ``atomic_folder`` does the same for a
+folder of files (playground bundles): the new folder is built beside the old one and exchanged with it.
+``append_section`` is the append-only writer of logs (msagent's offload log): one ``write`` per append,
+each section on its own line, a torn tail left by an earlier crash detected, reported and never glued to.
 
 Text policy for lone surrogates (JS strings may hold them; UTF-8 cannot): JSON outputs keep them
 losslessly as ``\\udXXX`` escapes (:func:`json_text`); text formats (Markdown, XML) get U+FFFD in their
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +58,102 @@ def json_text(value: Any, **kwargs: Any) -> str:
 
 def _temp_name(target: Path, suffix: str = ".tmp") -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
+
+
+LEFTOVER_KINDS = (".tmp", ".tmpdir", ".old")  # a temp file, a temp folder, an old folder moved aside
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # another user's process, or a platform that cannot tell: leave it
+        return True
+    return True
+
+
+def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove what killed writers of ``target`` left beside it (``.NAME.<pid>.<hex>.tmp``, ``.tmpdir``, ``.old``
+    whose process is gone); returns what went. An old folder that a killed swap had moved aside while the target
+    is missing is put back instead, so the target is the old folder again until a writer finishes a new one.
+    Only names made by ``_temp_name`` for this target are touched; a live writer's are left alone (its pid runs:
+    on a folder shared between machines a pid is only checked on this one)."""
+    final = Path(target)
+    pattern = re.compile(rf"\.{re.escape(final.name)}\.(\d+)\.[0-9a-f]{{8}}(\.tmp|\.tmpdir|\.old)")
+    try:
+        names = os.listdir(final.parent)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match and not _pid_alive(int(match.group(1))):
+            found.append((match.group(2), final.parent / name))
+    olds = sorted((p for kind, p in found if kind == ".old"), key=lambda p: p.stat().st_mtime_ns)
+    if olds and not os.path.lexists(final):
+        os.replace(olds.pop(), final)  # the newest: what was in place when the swap was killed
+    removed = []
+    for _, path in found:
+        if not os.path.lexists(path):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        removed.append(path)
+    return removed
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h; renameat2(2) swaps two paths atomically (Linux 3.15+, glibc 2.28+)
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    call = _renameat2()
+    if call is None:
+        return False
+    import ctypes
+
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):  # the filesystem cannot
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(new: Path, final: Path) -> None:
+    """Put the folder ``new`` where the folder ``final`` is, and remove the old one: one atomic exchange where the
+    system has it; else the old folder is moved aside first (a kill between the two renames leaves it hidden
+    beside, and ``clean_leftovers`` puts it back)."""
+    if _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old folder
+        return
+    old = _temp_name(final, ".old")
+    os.replace(final, old)
+    try:
+        os.replace(new, final)
+    except BaseException:
+        os.replace(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -104,6 +203,7 @@ def atomic_path(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
     final = Path(target)
     if final.is_dir():
         raise IsADirectoryError(f"{final}: is a folder, not a file")
+    clean_leftovers(final)
     tmp = _temp_name(final)
     try:
         yield tmp
@@ -151,38 +251,39 @@ def atomic_write_text(target: str | os.PathLike[str], text: str, *, fsync: bool 
 
 @contextlib.contextmanager
 def atomic_folder(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
-    """A temporary folder beside ``target`` to fill; put in place when the block ends without error.
+    """A temporary folder beside ``target`` to fill; put in place whole when the block ends without error.
 
-    A new or empty ``target`` is replaced by one rename, so a crash leaves no half folder. Into a
-    non-empty ``target`` (``--force``) each finished file is renamed over its namesake, after every
-    file was written and synced: other files there stay, and no file is ever torn.
+    A new or empty ``target`` is replaced by one rename. An existing one (``--force``) is exchanged with the new
+    folder and then removed (``_swap_in``): nothing of the old folder stays, and a kill at any moment leaves the
+    old folder or the new one at ``target``, never a mix (on a system without the atomic exchange, the old one
+    may wait hidden beside until the next run puts it back). Leftovers of killed writers go first.
     """
     final = Path(target)
     if final.exists() and not final.is_dir():
         raise NotADirectoryError(f"{final}: exists and is not a folder")
     final.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(final)
     tmp = _temp_name(final, ".tmpdir")
     tmp.mkdir()
     try:
         yield tmp
-        files = sorted(p for p in tmp.rglob("*") if p.is_file())
         if fsync:
-            for p in files:
-                fd = os.open(p, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            for p in sorted(tmp.rglob("*")):
+                if p.is_file():
+                    fd = os.open(p, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                elif p.is_dir():
+                    _fsync_dir(p)
+            _fsync_dir(tmp)
         if final.is_dir() and not any(final.iterdir()):
             final.rmdir()
-        if not final.exists():
-            os.replace(tmp, final)
+        if final.exists():
+            _swap_in(tmp, final)
         else:
-            for p in files:
-                dest = final / p.relative_to(tmp)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(p, dest)
-            shutil.rmtree(tmp, ignore_errors=True)
+            os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
