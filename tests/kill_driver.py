@@ -26,13 +26,16 @@ def arm(point: str) -> None:
     import workbench.history.files as files
 
     if point == "write-half":
-        real = files._write_all
+        import workbench.history.append as append
+
+        real = files.write_all
 
         def half(fd: int, data: bytes) -> None:
             real(fd, data[: max(1, len(data) // 2)])
             die()
 
-        files._write_all = half
+        files.write_all = half
+        append.write_all = half
     elif point == "before-rename":
         from workbench.counting.registry import default_cache_dir
 

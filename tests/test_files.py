@@ -9,7 +9,6 @@ import pytest
 
 import workbench.history.files as files
 from workbench.history.files import (
-    append_section,
     atomic_folder,
     atomic_path,
     atomic_write_bytes,
@@ -33,7 +32,7 @@ def test_a_failing_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeyp
     def full(fd, data):  # noqa: ANN001, ANN202
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(files, "_write_all", full)
+    monkeypatch.setattr(files, "write_all", full)
     with pytest.raises(OSError, match="No space"):
         atomic_write_bytes(target, b"new")
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
@@ -113,26 +112,6 @@ def test_clean_leftovers_removes_dead_writers_temps_and_puts_an_old_folder_back(
     removed = files.clean_leftovers(target)
     assert len(removed) == 2 and (target / "kept.md").read_text() == "the old bundles"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".out.notes", mine.name, other.name, "out"])
-
-
-def test_append_section_reports_a_torn_tail_and_never_glues(tmp_path):
-    log = tmp_path / "t.md"
-    assert append_section(log, "## A\n\nbody\n\n").torn_line is None
-    with log.open("a") as fh:
-        fh.write("## B\n\nhalf a li")
-    report = append_section(log, "## C\n\nc\n\n")
-    assert report.torn_line == 5 and "t.md:5: the last section was cut off" in report.warnings()[0]
-    assert log.read_text() == "## A\n\nbody\n\n## B\n\nhalf a li\n\n## C\n\nc\n\n"
-
-
-def test_a_failed_first_append_leaves_no_empty_log(tmp_path, monkeypatch):
-    def full(fd, data):  # noqa: ANN001, ANN202
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(files, "_write_all", full)
-    with pytest.raises(OSError):
-        append_section(tmp_path / "new.md", "## A\n\n")
-    assert not (tmp_path / "new.md").exists()
 
 
 def test_surrogate_policy_json_lossless_text_replaced(tmp_path):

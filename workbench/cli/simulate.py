@@ -131,7 +131,7 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     from datetime import UTC, datetime
 
     from workbench.analysis.offload import build_offload, offload_file
-    from workbench.history.files import append_section
+    from workbench.history.append import append_section
 
     thread = thread_id or history.id
     path = offload_file(directory, thread)

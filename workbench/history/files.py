@@ -5,8 +5,7 @@ target's folder, fsync it, and rename it over the target: a crash (even ``kill -
 old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.<pid>.<hex>.tmp`` beside it,
 which the next write of that target removes: ``clean_leftovers``). ``atomic_folder`` does the same for a
 folder of files (playground bundles): the new folder is built beside the old one and exchanged with it.
-``append_section`` is the append-only writer of logs (msagent's offload log): one ``write`` per append,
-each section on its own line, a torn tail left by an earlier crash detected, reported and never glued to.
+Logs are appended, never rewritten, by ``history/append.py``.
 
 Text policy for lone surrogates (JS strings may hold them; UTF-8 cannot): JSON outputs keep them
 losslessly as ``\\udXXX`` escapes (:func:`json_text`); text formats (Markdown, XML) get U+FFFD in their
@@ -25,7 +24,6 @@ import secrets
 import shutil
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -165,7 +163,8 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written; a short write is followed up, an error raised."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
@@ -191,7 +190,7 @@ def write_stream(stream: TextIO, text: str, *, name: str = "stdout") -> None:
     stream.flush()  # what was printed before goes first
     data = text.encode(getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict")
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     except OSError as exc:
         raise OSError(exc.errno, f"cannot write the output to {name}: {exc.strerror or exc}") from None
 
@@ -230,7 +229,7 @@ def atomic_write_bytes(target: str | os.PathLike[str], data: bytes, *, fsync: bo
     with atomic_path(final, fsync=False) as tmp:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if fsync:
                 os.fsync(fd)
         except OSError as exc:  # a full disk: say which file (the previous one stays as it was)
@@ -289,76 +288,3 @@ def atomic_folder(target: str | os.PathLike[str], *, fsync: bool = True) -> Iter
         raise
     if fsync:
         _fsync_dir(final.parent)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AppendReport:
-    """What ``append_section`` did: bytes written, a torn tail it found (line and text), surrogates replaced."""
-
-    path: str
-    written: int
-    torn_line: int | None = None  # the line where the torn (unfinished) last section of the file starts
-    replaced_surrogates: int = 0
-
-    def warnings(self) -> list[str]:
-        out = []
-        if self.torn_line is not None:
-            out.append(f"{self.path}:{self.torn_line}: the last section was cut off by an earlier crash (it does "
-                       "not end with a blank line); it is left as it is and the new sections start after it")
-        if self.replaced_surrogates:
-            out.append(f"{self.path}: {self.replaced_surrogates:,} lone surrogate(s) written as U+FFFD")
-        return out
-
-
-SECTION_END = b"\n\n"
-
-
-def append_section(target: str | os.PathLike[str], text: str, *, heading: str = "## ") -> AppendReport:
-    """Append ``text`` (whole sections, each ending with a blank line) to an append-only log.
-
-    The file is never rewritten. If it does not end with a blank line, an earlier writer died mid-section:
-    that is reported (the line where the torn section starts) and the new text starts on a fresh line
-    after a blank one, so it never glues onto the torn line. The text goes out in one ``write`` on an
-    ``O_APPEND`` descriptor and is fsynced.
-    """
-    final = Path(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    clean, replaced = encodable(text)
-    data = clean.encode("utf-8")
-    existed = final.exists()
-    fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        torn_line = None
-        if size:
-            with final.open("rb") as fh:
-                fh.seek(max(0, size - len(SECTION_END)))
-                tail = fh.read()
-            if not tail.endswith(SECTION_END):
-                torn_line = _last_heading_line(final, heading.encode("utf-8"))
-                data = (b"\n" if tail.endswith(b"\n") else b"\n\n") + data
-        if data:
-            try:
-                _write_all(fd, data)
-                os.fsync(fd)
-            except OSError:
-                if not existed and os.fstat(fd).st_size == 0:  # never leave a 0-byte log behind
-                    with contextlib.suppress(OSError):
-                        final.unlink()
-                raise
-    finally:
-        os.close(fd)
-    return AppendReport(path=str(final), written=len(data), torn_line=torn_line, replaced_surrogates=replaced)
-
-
-def _last_heading_line(path: Path, heading: bytes) -> int:
-    """The 1-based line of the last line starting with ``heading`` (1 when there is none)."""
-    line = found = 1
-    at_start = True
-    with path.open("rb") as fh:
-        for raw in fh:
-            if at_start and raw.startswith(heading):
-                found = line
-            at_start = raw.endswith(b"\n")
-            line += 1
-    return found
