@@ -120,9 +120,11 @@ Budget **{budget}**, {total:,} cases, {bad} crashes or hangs, {seconds:.0f} s on
 
 {chr(10).join(rows)}
 
-Fault suite (`tests/test_faults.py`: cache under a regular file, on a read-only and on a full tmpfs, two
-concurrent live runs sharing one cache, a crashed in-flight holder, kill -9 in the offload append, the
-sweep outputs, the YAML export and the bundles, and kills from outside at random moments): {fault_line}.
+Fault suite (`tests/test_faults.py`: cache under a regular file, on a read-only and on a full tmpfs, its
+fallback read by a rerun, two concurrent live runs sharing one cache, a crashed in-flight holder, a full disk
+under `simulate --json` and `sweep --out` (RLIMIT_FSIZE), kill -9 in the offload append, the sweep outputs,
+the YAML export, the bundles and their `--force` swap, leftovers removed by the next run, and kills from
+outside at random moments): {fault_line}.
 
 {"Findings of this run:" + chr(10) + chr(10).join(findings) if findings else "No finding in this run."}
 
@@ -138,13 +140,44 @@ sweep outputs, the YAML export and the bundles, and kills from outside at random
 | knob numbers | whole numbers at or above 10^18 refused before any float conversion; check lists of at most 9 digits a number | `workbench/knobs/values.py` |
 | `pin_pattern` | the `regex` module with a 0.25 s timeout per message search: a catastrophic pattern fails with an error naming it and the message | `workbench/knobs/pin_pattern.py` (`PinPattern`) |
 | lone surrogates | kept in the engine; JSON outputs write them as `\\udXXX` escapes (lossless); Markdown and XML get U+FFFD and the command says how many | `workbench/history/files.py` |
-| exports | temp file in the same folder, fsync, rename (sweep/tune/probe outputs, YAML, samples, canonical JSONL); bundles: a temp folder renamed into place; a kill leaves at most a hidden `.NAME.*.tmp` | `workbench/history/files.py` |
-| offload log | append-only, one write per run; a torn last section (no closing blank line) is reported with its line and the next section starts on its own line | `workbench/history/files.py` (`append_section`) |
-| answer cache | a fault (read-only, under a file, full) is reported once and the run goes on in memory; one payer per prompt across processes (in-flight marker, expires after the cascade's bound, taken over when its holder is gone); known key values scrubbed from answers | `workbench/briefing/cache.py`, `live.py` |
+| exports | temp file in the same folder, fsync, rename (sweep/tune/probe outputs, YAML, samples, canonical JSONL); a full disk fails with one line naming the file, the old file kept; bundles: a temp folder renamed into place, or exchanged whole with an existing one (`--force`); a kill leaves at most a hidden `.NAME.<pid>.<hex>.tmp`, `.tmpdir` or `.old`, removed by the next write of that target | `workbench/history/files.py` |
+| JSON on stdout | written whole with `os.write` in a loop: a full disk under `> file` is exit 1 with one line (`cannot write the output to stdout`), never exit 0 with part of the JSON | `workbench/history/files.py` (`write_stream`) |
+| offload log | append-only, one journaled write per run under `flock`; an append cut by a kill or a full disk is rolled back (by the next run, or at once) and reported with its line; a torn tail without a journal is reported and the next section starts on its own line; one file per thread id (a safe id is its own name, any other a slug, `~` and a hash of the exact id) | `workbench/history/append.py`, `workbench/analysis/offload.py` |
+| answer cache | a fault (read-only, under a file, full) is reported once and the answers go to a fallback folder named in the warning, where a rerun reads them (in memory only if that fails too); one payer per prompt across processes (in-flight marker, expires after the cascade's bound, taken over when its holder is gone); known key values scrubbed from answers | `workbench/briefing/cache.py`, `live.py` |
+| count caches | a run on a cache shared with earlier runs (the app, sweep workers) equals a run on a fresh one: every knob-derived array is computed from the knobs' view (`knobs.counting`) alone and kept under it | `workbench/counting/counters.py`, `workbench/knobs/values.py` |
 
-A torn offload section is detected by its missing closing blank line. A kill that lands exactly after a
-blank line inside a section's dump leaves a file that looks complete; the next section still starts on
-its own line, so nothing is glued, but that one tear is not reported.
+## What a write guarantees
+
+- **An export** (sweep, tune, probe outputs, YAML, samples, canonical JSONL) is the old file or the new one,
+  whole, whatever kills the writer (a kill before the rename leaves a hidden temporary beside it, removed by
+  the next write of that file). A full disk is exit 1 with one line naming the file; the old file stays.
+- **JSON on stdout** (`simulate`, `probe`, `real` with `--json`) is whole or the command exits 1 with one line.
+  What a shell redirect already took stays in the file: the exit code, not the file, says it is cut.
+- **Bundles** (`workbench bundles --out DIR`): DIR is the old folder or the new one, never a mix. A new DIR is
+  one rename; an existing one (`--force`) is exchanged with the new folder in one `renameat2(RENAME_EXCHANGE)`
+  where Linux has it, and the old one removed, so no bundle of earlier knobs stays. Where there is no exchange,
+  the old folder is moved aside first: a kill between the two renames leaves DIR missing and the old folder
+  hidden beside (`.DIR.<pid>.<hex>.old`), which the next run puts back. `--force` refuses a folder holding
+  anything a bundles run does not write (it replaces the folder whole).
+- **Leftovers** of killed writers (`.NAME.<pid>.<hex>.tmp`, `.tmpdir`, `.old`) are removed by the next write of
+  the same target when their process is gone; another target's and a live process's are left alone (on a
+  folder shared between machines, a pid is checked on this machine only).
+- **The offload log** only ever holds whole appends. Each run's sections go out in one `write` on an `O_APPEND`
+  descriptor under an exclusive `flock`, after a journal (`.NAME.append`: the size before and after) is synced
+  beside the log, and the journal goes once the bytes are synced. A kill can stop the write at any byte: the
+  next append finds the journal, cuts the file back to its size before that append (only when the file ends
+  inside it), and says so with the line (`an append cut off by a crash (N of M bytes) was rolled back`). A full
+  disk mid-append cuts it back at once and fails with one line. Nothing else is ever removed or rewritten. A
+  torn tail that no journal explains (a log from before journals) is reported by its missing closing blank
+  line, and the next section starts on its own line. Each thread id has its own file: an id that is already a
+  portable file name is its own name (older logs stay appendable); any other is a slug, `~` and 16 hex digits
+  of the sha256 of the exact id.
+- **Paid answers** are never paid for twice by a rerun: when the cache cannot be written they go to
+  `$TMPDIR/compaction-workbench-<uid>/briefings-fallback/<hash of the cache path>` (a folder only this user can
+  write, refused otherwise), named in the warning, and a later run with the same cache reads it.
+- **A replay's result never depends on what ran before it** in the same process: the app's sessions and the
+  sweep workers share a `CountCache`, and `tests/test_cache_coherence.py` moves every knob of `KNOB_SPECS` one
+  step on four cases and compares each run on the shared cache with one on a fresh cache.
 """
 
 

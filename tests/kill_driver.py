@@ -4,8 +4,9 @@
 
 POINT: ``write-half`` (the process dies after writing half of a file's bytes: a torn write),
 ``before-rename`` (a finished temporary file, killed before it is renamed into place),
-``polars-half`` (a parquet/CSV writer leaves half a file, then the process dies),
-``nth-file-N`` (dies while writing the N-th file of a folder, e.g. the bundles).
+``nth-file-N`` (dies while writing the N-th file of a folder, e.g. the bundles),
+``after-swap`` (a new folder exchanged with the old one, killed before the old one is removed),
+``between-renames`` (where no atomic exchange exists: the old folder moved aside, the new one not yet in place).
 SIGKILL cannot be caught: no ``finally`` runs, exactly like ``kill -9`` from outside.
 """
 
@@ -25,13 +26,16 @@ def arm(point: str) -> None:
     import workbench.history.files as files
 
     if point == "write-half":
-        real = files._write_all
+        import workbench.history.append as append
+
+        real = files.write_all
 
         def half(fd: int, data: bytes) -> None:
             real(fd, data[: max(1, len(data) // 2)])
             die()
 
-        files._write_all = half
+        files.write_all = half
+        append.write_all = half
     elif point == "before-rename":
         from workbench.counting.registry import default_cache_dir
 
@@ -45,19 +49,6 @@ def arm(point: str) -> None:
             die()
 
         files.os.replace = boom  # type: ignore[assignment]
-    elif point == "polars-half":
-        import polars as pl
-
-        for name in ("write_parquet", "write_csv"):
-            real_write = getattr(pl.DataFrame, name)
-
-            def torn(self: pl.DataFrame, file: object, *a: object, _real: object = real_write, **k: object) -> None:
-                _real(self, file, *a, **k)  # type: ignore[operator]
-                path = os.fspath(file)  # type: ignore[arg-type]
-                os.truncate(path, os.path.getsize(path) // 2)
-                die()
-
-            setattr(pl.DataFrame, name, torn)
     elif point.startswith("nth-file-"):
         limit = int(point.rsplit("-", 1)[1])
         real_bytes = Path.write_bytes
@@ -71,6 +62,28 @@ def arm(point: str) -> None:
             return real_bytes(self, data)
 
         Path.write_bytes = counted  # type: ignore[method-assign]
+    elif point == "after-swap":
+        real_exchange = files._exchange
+
+        def swapped(a: Path, b: Path) -> bool:
+            if not real_exchange(a, b):
+                raise SystemExit("after-swap: this system has no atomic exchange")
+            die()
+            return True
+
+        files._exchange = swapped
+    elif point == "between-renames":
+        real_move = os.replace
+        aside = {"done": False}
+
+        def second_dies(src: object, dst: object) -> None:
+            if aside["done"] and os.fspath(src).endswith(".tmpdir"):  # type: ignore[call-overload]
+                die()
+            real_move(src, dst)  # type: ignore[arg-type]
+            aside["done"] = aside["done"] or os.fspath(dst).endswith(".old")  # type: ignore[call-overload]
+
+        files._exchange = lambda a, b: False  # type: ignore[assignment]
+        files.os.replace = second_dies  # type: ignore[assignment]
     else:
         raise SystemExit(f"unknown kill point {point!r}")
 

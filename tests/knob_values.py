@@ -48,3 +48,46 @@ def moved_knobs(base: Knobs | None = None) -> Knobs:
                 continue
             break
     return knobs
+
+
+# One step off a default, per knob, for tests that move every knob in turn (tests/test_cache_coherence.py). A knob
+# at 0 ("off") steps to a value that switches it on, chosen by its unit so that it changes what a replay does.
+STEP_STRINGS = {"model": ["gpt-4o"], "briefer_model": ["gpt-4o-mini"], "manual_compact_checks": ["5, 20"],
+                "pin_pattern": ["error|Error|test"]}
+ON_VALUES = {"tokens": 2_000, "messages": 20, "turns": 3, "checks": 3, "files": 3, "observations": 3, "chars": 1_000}
+
+
+def _step_candidates(name: str, kind: str, default: Any) -> list[Any]:
+    spec = KNOB_SPECS[name]
+    if kind == "bool":
+        return [not default]
+    if spec.choices:
+        at = spec.choices.index(default) if default in spec.choices else -1
+        return [*spec.choices[at + 1:], *spec.choices[:max(at, 0)]]
+    if name == "strategy":
+        names = list_policy_names()
+        at = names.index(default) if default in names else -1
+        return [*names[at + 1:], *names[:max(at, 0)]]
+    if kind == "str":
+        return STEP_STRINGS.get(name, ["3", "x"])
+    low = spec.low if spec.low is not None else 0.0
+    high = spec.high if spec.high is not None else max(1.0, abs(default) * 10)
+    out: list[Any] = [default * 2, default / 2, ON_VALUES.get(spec.unit), low + (high - low) * 0.1, high, low]
+    if kind == "int":
+        return [int(round(v)) for v in out if v is not None]
+    return [round(float(v), 4) for v in out if v is not None]
+
+
+def one_step(base: Knobs, name: str) -> Knobs | None:
+    """``base`` with knob ``name`` moved one step off its value (the first valid candidate), or None if none is."""
+    kind = next(f.type if isinstance(f.type, str) else f.type.__name__ for f in dataclasses.fields(Knobs)
+                if f.name == name)
+    value = getattr(base, name)
+    for candidate in _step_candidates(name, kind, value):
+        if candidate == value:
+            continue
+        try:
+            return base.replace(**{name: candidate})
+        except ValueError:
+            continue
+    return None

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import resource
 import signal
 import subprocess
 import sys
@@ -36,9 +38,9 @@ def _env() -> dict[str, str]:
             "OPENAI_API_KEY": "sk-fake-provider-key-for-tests"}
 
 
-def cli(*args: str, point: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, point: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, str(DRIVER), point, "--", *args] if point else [sys.executable, "-m", "workbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=GUARD_S, env=_env(), cwd=REPO)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=GUARD_S, env=env or _env(), cwd=REPO)
 
 
 def killed(done: subprocess.CompletedProcess[str]) -> bool:
@@ -76,8 +78,8 @@ def tmpfs(path: Path, options: str):
 def _assert_went_on(done: subprocess.CompletedProcess[str], fake, cache: Path) -> dict:  # noqa: ANN001
     assert done.returncode == 0, done.stderr[-2000:]
     warnings = [line for line in done.stderr.splitlines() if "briefing cache" in line]
-    assert len(warnings) == 1, done.stderr
-    assert str(cache) in warnings[0] and "cache off (answers kept in memory)" in warnings[0]
+    assert 1 <= len(warnings) <= 2, done.stderr  # the cache's fault, and the fallback's if it fails too
+    assert str(cache) in warnings[0] and ("answers go to " in warnings[0] or "answers kept in memory" in warnings[0])
     data = json.loads(done.stdout)
     comps = data["compressions"]
     assert comps and fake.total_requests == len(comps)  # every answer paid for once, none lost
@@ -93,6 +95,27 @@ def test_cache_under_a_regular_file(history, tmp_path, fake_provider):
     blocker.write_text("not a folder")
     cache = blocker / "cache"
     _assert_went_on(cli(*live_args(history, fake_provider, cache)), fake_provider, cache)
+
+
+def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history, tmp_path, fake_provider):
+    """The answers of a run whose cache cannot be written go to a fallback folder (named in the warning), so the
+    same command run again reads them there and pays for nothing."""
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a folder")
+    cache = blocker / "cache"
+    env = {**_env(), "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    first = cli(*live_args(history, fake_provider, cache), env=env)
+    data = _assert_went_on(first, fake_provider, cache)
+    paid = fake_provider.total_requests
+    (warning,) = [line for line in first.stderr.splitlines() if "briefing cache" in line]
+    assert "answers go to " + str(tmp_path / "tmp") in warning and "a rerun" in warning
+    again = cli(*live_args(history, fake_provider, cache), env=env)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert fake_provider.total_requests == paid  # nothing paid twice
+    comps = json.loads(again.stdout)["compressions"]
+    assert [c["briefing_text"] for c in comps] == [c["briefing_text"] for c in data["compressions"]]
+    assert all(c["briefer_cache_hit"] for c in comps)
 
 
 def test_cache_on_a_read_only_filesystem(history, tmp_path, fake_provider):
@@ -140,6 +163,59 @@ def _enospc_run(history: Path, fake, cache: Path) -> subprocess.CompletedProcess
             "diskcache.Cache.set = full\nfrom workbench.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     return subprocess.run([sys.executable, "-c", code, *live_args(history, fake, cache)], capture_output=True,
                           text=True, timeout=GUARD_S, env=_env(), cwd=REPO)
+
+
+# ── a full disk under the outputs ──────────────────────────────────────────────────────────────
+
+
+def file_size_limit(limit: int):  # noqa: ANN201 - a preexec_fn
+    """A disk that fills after ``limit`` bytes of any one file, without root: RLIMIT_FSIZE with SIGXFSZ ignored, so
+    a write past it is cut short and the next one fails (EFBIG), as on a full disk (ENOSPC): same calls, same path."""
+    def limit_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_files
+
+
+def cli_full(args: list[str], limit: int, *, stdout=subprocess.PIPE, env=None):  # noqa: ANN001, ANN201
+    return subprocess.run([sys.executable, "-m", "workbench", *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=GUARD_S, env=env or _env(), cwd=REPO, preexec_fn=file_size_limit(limit))
+
+
+def one_error_line(done: subprocess.CompletedProcess[str], command: str) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"workbench {command}: error: "), done.stderr[-2000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
+def test_simulate_json_into_a_full_disk_fails_with_one_line(tmp_path, unbuffered):
+    """``simulate --json > file`` where the disk fills at 4 KiB: exit 1 with one line, never exit 0 with half a JSON
+    (Python's unbuffered stdout drops the rest of a short write without an error: the JSON is written by us)."""
+    out = tmp_path / "out.json"
+    env = {**_env(), "PYTHONUNBUFFERED": unbuffered}
+    with out.open("w") as fh:
+        done = cli_full(["simulate", str(REPO / "sample_histories" / "long.jsonl"), "--json", "--no-timeline"], 4096,
+                        stdout=fh, env=env)
+    assert done.returncode == 1
+    line = one_error_line(done, "simulate")
+    assert "stdout" in line and ("too large" in line or "No space" in line)
+    assert out.stat().st_size == 4096  # what the disk took; the exit code says it is not the whole output
+
+
+def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(history, tmp_path):
+    target = tmp_path / "prev.parquet"
+    args = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
+            "--out", str(target)]
+    assert cli(*args).returncode == 0
+    before = target.read_bytes()
+    done = cli_full([*args[:-1], str(target), "--grid", "kept_budget_ratio=0.1,0.2,0.3"], len(before) // 2)
+    assert done.returncode == 1
+    line = one_error_line(done, "sweep")
+    assert str(target) in line and "Traceback" not in done.stderr
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.jsonl", "prev.parquet"]  # no temp file left behind
 
 
 # ── concurrent runs sharing one cache ───────────────────────────────────────────────────────────
@@ -196,7 +272,9 @@ def _sections(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("point", ["write-half"])
-def test_kill_during_the_offload_append_then_the_next_run(history, tmp_path, point):
+def test_kill_during_the_offload_append_is_rolled_back_by_the_next_run(history, tmp_path, point):
+    """A kill cuts the log's append short; the next run rolls exactly those bytes back (its journal says which),
+    reports it, and appends its own: the log holds whole appends only, the earlier ones untouched."""
     out = tmp_path / "off"
     base = ["simulate", str(history), "--preset", "msagent", "--set", "context_window_tokens=32000",
             "--offload-dir", str(out), "--thread-id", "t1"]
@@ -210,17 +288,16 @@ def test_kill_during_the_offload_append_then_the_next_run(history, tmp_path, poi
     torn_line = good.count(b"\n") + 1
     again = cli(*base)
     assert again.returncode == 0
-    assert f"t1.md:{torn_line}: the last section was cut off" in again.stderr
+    assert f"t1.md:{torn_line}: an append cut off by a crash ({len(torn) - len(good):,} of " in again.stderr
     final = log.read_bytes()
-    assert final.startswith(torn)  # append-only: nothing rewritten, the torn part kept for a person to see
-    new = final[len(torn):].decode()
-    assert new.startswith("\n\n## Offloaded at ") or new.startswith("\n## Offloaded at ")
-    lines = final.decode().splitlines()
-    assert all(line.startswith("## Offloaded at ") for line in lines if "## Offloaded at " in line)  # never glued
-    assert len(_sections(final.decode())) == len(_sections(good.decode())) * 2 + 1
+    assert final.startswith(good)
+    stamps = re.compile(rb"## Offloaded at [^\n]*")
+    assert stamps.sub(b"", final[len(good):]) == stamps.sub(b"", good)  # the same replay appended the same sections
+    assert len(_sections(final.decode())) == 2 * len(_sections(good.decode()))
+    assert [p.name for p in log.parent.iterdir()] == ["t1.md"]  # no journal left
 
 
-@pytest.mark.parametrize("point", ["polars-half", "before-rename"])
+@pytest.mark.parametrize("point", ["write-half", "before-rename"])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_kill_during_sweep_out_keeps_the_previous_file(history, tmp_path, point, suffix):
     target = tmp_path / f"prev{suffix}"
@@ -266,6 +343,76 @@ def test_kill_during_bundles_force_keeps_every_file_whole(history, tmp_path):
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert killed(cli(*args, point="nth-file-3"))
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _leftovers(folder: Path) -> list[str]:
+    """Hidden temporary files and folders of writers beside the outputs (``.NAME.<pid>.<hex>.tmp...``)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def _bundle_args(history: Path, out: Path, window: int) -> list[str]:
+    return ["bundles", str(history), "--set", f"context_window_tokens={window}", "--out", str(out), "--force"]
+
+
+def test_bundles_force_over_bundles_of_other_knobs_leaves_exactly_the_new_ones(history, tmp_path):
+    """A completed --force replaces the whole folder: no compression folder of the earlier knobs stays."""
+    out, fresh = tmp_path / "bundles", tmp_path / "fresh"
+    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
+    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    assert len(_tree(out)) > len(_tree(fresh)) > 0  # the earlier knobs made more compressions
+    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert _tree(out) == _tree(fresh)
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("point", ["after-swap", "between-renames"])
+def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp_path, point):
+    """Killed as the new folder goes in (with the atomic exchange, and with the two renames used where there is
+    none): the folder is all old or all new, and the next run puts things right and leaves nothing hidden."""
+    out, fresh = tmp_path / "bundles", tmp_path / "fresh"
+    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
+    old = _tree(out)
+    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    new = _tree(fresh)
+    assert killed(cli(*_bundle_args(history, out, 48_000), point=point))
+    if out.exists():
+        assert _tree(out) in (old, new)
+    else:  # between the two renames: the old folder waits beside, hidden, until the next run puts it back
+        assert [n for n in _leftovers(tmp_path) if n.endswith(".old")]
+    assert _leftovers(tmp_path)  # what the killed run left
+    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert _tree(out) == new and _leftovers(tmp_path) == []
+
+
+def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_run(history, tmp_path):
+    out = tmp_path / "bundles"
+    for _ in range(2):
+        assert killed(cli(*_bundle_args(history, out, 32_000), point="nth-file-3"))
+    target = tmp_path / "prev.parquet"
+    sweep = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
+             "--out", str(target)]
+    assert killed(cli(*sweep, point="write-half"))
+    assert len([n for n in _leftovers(tmp_path) if n.endswith(".tmpdir")]) == 1  # the 2nd run removed the 1st's
+    assert [n for n in _leftovers(tmp_path) if n.startswith(".prev.parquet.")]
+    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
+    assert cli(*sweep).returncode == 0
+    assert _leftovers(tmp_path) == []
+
+
+def test_bundles_force_refuses_a_folder_holding_other_files(history, tmp_path):
+    """--force replaces a bundles folder whole, so it will not touch a folder that holds anything else."""
+    out = tmp_path / "bundles"
+    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
+    (out / "notes.txt").write_text("mine")
+    before = _tree(out)
+    done = cli(*_bundle_args(history, out, 48_000))
+    assert done.returncode == 2
+    assert "notes.txt" in one_error_line(done, "bundles")
+    assert _tree(out) == before
 
 
 def _kill_at_random(args: list[str], seconds: float, rng: random.Random) -> None:

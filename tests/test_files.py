@@ -9,7 +9,6 @@ import pytest
 
 import workbench.history.files as files
 from workbench.history.files import (
-    append_section,
     atomic_folder,
     atomic_path,
     atomic_write_bytes,
@@ -33,7 +32,7 @@ def test_a_failing_write_keeps_the_old_file_and_leaves_nothing(tmp_path, monkeyp
     def full(fd, data):  # noqa: ANN001, ANN202
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(files, "_write_all", full)
+    monkeypatch.setattr(files, "write_all", full)
     with pytest.raises(OSError, match="No space"):
         atomic_write_bytes(target, b"new")
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
@@ -64,31 +63,55 @@ def test_atomic_folder_all_or_nothing(tmp_path):
         (tmp / "d").mkdir()
         (tmp / "d" / "a.md").write_text("x")
     assert (out / "d" / "a.md").read_text() == "x"
-    (out / "mine.txt").write_text("keep me")
-    with atomic_folder(out) as tmp:  # into a non-empty folder: file by file, other files stay
+    (out / "old.txt").write_text("of the earlier run")
+    with atomic_folder(out) as tmp:  # into a non-empty folder: replaced whole, nothing of the old one stays
         (tmp / "d").mkdir()
         (tmp / "d" / "a.md").write_text("y")
-    assert (out / "d" / "a.md").read_text() == "y" and (out / "mine.txt").read_text() == "keep me"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["d", "d/a.md"]
+    assert (out / "d" / "a.md").read_text() == "y" and sorted(p.name for p in tmp_path.iterdir()) == ["bundles"]
 
 
-def test_append_section_reports_a_torn_tail_and_never_glues(tmp_path):
-    log = tmp_path / "t.md"
-    assert append_section(log, "## A\n\nbody\n\n").torn_line is None
-    with log.open("a") as fh:
-        fh.write("## B\n\nhalf a li")
-    report = append_section(log, "## C\n\nc\n\n")
-    assert report.torn_line == 5 and "t.md:5: the last section was cut off" in report.warnings()[0]
-    assert log.read_text() == "## A\n\nbody\n\n## B\n\nhalf a li\n\n## C\n\nc\n\n"
+@pytest.mark.parametrize("exchange", [True, False], ids=["atomic exchange", "two renames"])
+def test_atomic_folder_swaps_an_existing_folder_whole(tmp_path, monkeypatch, exchange):
+    if not exchange:
+        monkeypatch.setattr(files, "_exchange", lambda a, b: False)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale").mkdir()
+    (out / "stale" / "x.md").write_text("old")
+    with atomic_folder(out) as tmp:
+        (tmp / "new.md").write_text("new")
+    assert [p.name for p in out.iterdir()] == ["new.md"] and [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
-def test_a_failed_first_append_leaves_no_empty_log(tmp_path, monkeypatch):
-    def full(fd, data):  # noqa: ANN001, ANN202
-        raise OSError(errno.ENOSPC, "No space left on device")
+def _dead_pid() -> int:
+    import subprocess
+    import sys
 
-    monkeypatch.setattr(files, "_write_all", full)
-    with pytest.raises(OSError):
-        append_section(tmp_path / "new.md", "## A\n\n")
-    assert not (tmp_path / "new.md").exists()
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_clean_leftovers_removes_dead_writers_temps_and_puts_an_old_folder_back(tmp_path):
+    """Only this target's temp names of dead processes go; a live writer's stay; a folder moved aside by a killed
+    swap comes back when the target is missing."""
+    import os
+
+    dead, target = _dead_pid(), tmp_path / "out"
+    (tmp_path / f".out.{dead}.0123abcd.tmp").write_text("half")
+    (tmp_path / f".out.{dead}.0123abce.tmpdir").mkdir()
+    old = tmp_path / f".out.{dead}.0123abcf.old"
+    old.mkdir()
+    (old / "kept.md").write_text("the old bundles")
+    mine = tmp_path / f".out.{os.getpid()}.0123abd0.tmp"
+    mine.write_text("a live writer's")
+    other = tmp_path / f".other.{dead}.0123abd1.tmp"
+    other.write_text("another target's")
+    (tmp_path / ".out.notes").write_text("not a temp name")
+    removed = files.clean_leftovers(target)
+    assert len(removed) == 2 and (target / "kept.md").read_text() == "the old bundles"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".out.notes", mine.name, other.name, "out"])
 
 
 def test_surrogate_policy_json_lossless_text_replaced(tmp_path):

@@ -145,3 +145,32 @@ def test_a_plain_pin_pattern_matches_where_the_regex_does() -> None:
     check()
     assert PinPattern("AGENTS.md")._alternatives is None  # an unescaped dot is any character: the regex engine
     assert PinPattern("^(a|b)")._alternatives == (True, ("a", "b"))
+
+
+def test_the_counting_view_holds_exactly_the_knobs_whose_spec_names_counting():
+    """Its fields come from the specs (group, or ``also_in``), so a counting knob added later joins every count
+    cache's key by itself; it is hashable, picklable, and refuses to be read for any other knob."""
+    import pickle
+
+    from workbench.knobs import KNOB_SPECS, CountingKnobs, KnobView, view_type
+
+    knobs = Knobs(token_ratio=1.2, overhead_chars_per_message=16, check_point="call")
+    view = knobs.counting
+    names = [f.name for f in dataclasses.fields(view)]
+    assert names == [f.name for f in dataclasses.fields(Knobs) if "counting" in KNOB_SPECS[f.name].concerns]
+    assert {"trigger_counter", "count_added_since_call", "agent_estimate", "reasoning_carry_ratio",
+            "overhead_chars_per_message", "chars_per_token", "check_point"} <= set(names)
+    assert type(view) is CountingKnobs and isinstance(view, KnobView) and view_type("counting") is CountingKnobs
+    assert (view.token_ratio, view.overhead_chars_per_message, view.check_point) == (1.2, 16, "call")
+    assert view == Knobs(token_ratio=1.2, overhead_chars_per_message=16, check_point="call", strategy="staged",
+                         trigger_ratio=0.3).counting  # knobs outside the view do not enter it
+    assert view != knobs.replace(count_added_since_call=False).counting
+    assert {view: 1}[pickle.loads(pickle.dumps(view))] == 1
+    with pytest.raises(AttributeError):
+        view.trigger_ratio  # noqa: B018
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.token_ratio = 2.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="no knob is part of 'nothing'"):
+        view_type("nothing")
+    assert [f.name for f in dataclasses.fields(knobs.view("prune"))] == [
+        f.name for f in dataclasses.fields(Knobs) if KNOB_SPECS[f.name].group == "prune"]

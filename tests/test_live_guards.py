@@ -11,6 +11,7 @@ from scripted import uniform_history
 from test_briefing_live import KEY, KNOBS, linked_history, live, request
 
 from workbench.analysis.live_runs import estimate_live, run_live, suggested_limits
+from workbench.briefing.cache import BriefingCache
 from workbench.briefing.guard import LiveLimits, LiveRunStopped, blocking, preflight
 from workbench.counting.prices import Prices
 from workbench.replay import simulate
@@ -192,3 +193,20 @@ def test_cli_test_models_sends_one_tiny_request_first(chat_file, fake_provider, 
     assert _cli(chat_file, fake_provider, "fake-fail", extra=["--test-models"]) == 2
     assert "--test-models: openai/fake-fail: error" in capsys.readouterr().err
     assert fake_provider.total_requests == 1
+
+
+@pytest.mark.parametrize("strategy", ["stagewise", "staged"])
+def test_a_live_run_keeps_the_limits_and_trigger_fields_of_the_simulated_run(fake_provider, strategy, tmp_path):
+    """The live wrapper forwards everything the replay asks of a policy: the Run's limits and each compression's
+    binding trigger term are those of the same replay without the wrapper (issue 19, item 6)."""
+    history = linked_history()
+    knobs = KNOBS.replace(strategy=strategy, prune_tool_outputs=strategy == "staged")
+    briefer = live(fake_provider, "fake-good", cache=BriefingCache(tmp_path))
+    outcome = run_live(history, knobs, briefer)
+    assert fake_provider.total_requests == outcome.requests == len(outcome.run.compressions) > 1
+    plain = simulate(history, knobs, briefer)  # the same answers, from the cache: no new request
+    assert fake_provider.total_requests == outcome.requests
+    assert outcome.run.limits is not None and outcome.run.limits == plain.limits == simulate(history, knobs).limits
+    fields = [(c.check_started, c.trigger, c.trigger_binds, c.trigger_tokens) for c in outcome.run.compressions]
+    assert fields == [(c.check_started, c.trigger, c.trigger_binds, c.trigger_tokens) for c in plain.compressions]
+    assert all(binds and tokens for _, _, binds, tokens in fields)

@@ -20,6 +20,7 @@ from workbench.analysis.offload import (
     offload_log,
     offload_reports,
     offloaded_indices,
+    safe_thread_id,
     summarization_events,
 )
 from workbench.cli import main
@@ -191,5 +192,29 @@ def test_the_offload_is_one_pure_value_of_run_history_thread_and_clock():
     run = simulate(h, MSAGENT.replace(context_window_tokens=20_000))
     a = build_offload(run, h, thread_id="t/1", now=NOW)
     assert a == build_offload(run, h, thread_id="t/1", now=NOW)
-    assert a.file_path == "/conversation_history/t_1.md"
+    assert a.file_path == f"/conversation_history/{safe_thread_id('t/1')}.md"
     assert a.text == offload_log(run, h, now=NOW) and len(a.events) == len(a.reports) == len(run.compressions)
+
+
+def test_each_thread_id_has_its_own_offload_file_and_a_safe_id_keeps_its_name():
+    """Ids that differ only in characters a file name cannot hold (non-ASCII, ``/`` against ``_``, dots) get a
+    readable slug and a hash of the exact id; an id that is already a safe file name is its own name, so logs
+    written before stay where they were."""
+    unsafe = ["a/b", "é", "è", "", ".", "..", "a b", "a\\b", "a~b", "_a", "x" * 300, "t/1", "t\udc801"]
+    safe = ["a_b", "thread", "t-1", "thread-42", "A", "x" * 252, "0b5e8c2a-uuid.v4"]
+    names = [safe_thread_id(t) for t in unsafe + safe]
+    assert len(set(names)) == len(names)
+    assert [safe_thread_id(t) for t in safe] == safe
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._~-]*", n) and len(f"{n}.md".encode()) <= 255 for n in names)
+    assert safe_thread_id("a/b").startswith("a_b~") and safe_thread_id("é").startswith("thread~")
+
+
+@pytest.mark.parametrize("pair", [("a/b", "a_b"), ("café", "cafè")])
+def test_two_threads_whose_ids_collided_append_to_two_files(tmp_path, pair):
+    src = tmp_path / "h.jsonl"
+    src.write_text(write_canonical_jsonl(agent(30, system=True)), encoding="utf-8")
+    for thread in pair:
+        assert main(["simulate", str(src), "--preset", "msagent", "--set", "context_window_tokens=20000",
+                     "--offload-dir", str(tmp_path / "off"), "--thread-id", thread]) == 0
+    logs = sorted((tmp_path / "off" / "conversation_history").iterdir())
+    assert len(logs) == 2 and all(p.read_text().startswith("## Offloaded at ") for p in logs)

@@ -193,6 +193,15 @@ def make_bundles(
     return run_bundles(history, run, channel=channel, chat_number=chat_number, host=host)
 
 
+_BUNDLE_PATH = re.compile(r"\d{3,}-[a-z0-9_-]*(/compression-\d{3,}(/(" + "|".join(re.escape(f) for f in FILES) + "))?)?")
+
+
+def foreign_paths(paths: Sequence[str]) -> list[str]:
+    """The relative paths (POSIX) that are not part of a bundles folder: ``--force`` replaces a folder whole, so it
+    must hold nothing else (``NNN-title/compression-NNN/`` and the five files, and nothing more)."""
+    return [p for p in paths if not _BUNDLE_PATH.fullmatch(p)]
+
+
 def bundle_folders(files: Sequence[str]) -> list[str]:
     """The compression folders in a bundle mapping, in order."""
     return sorted({f.rsplit("/", 1)[0] for f in files})

@@ -20,7 +20,8 @@ from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequ
 from workbench.briefing.guard import LiveLimits, LiveRunStopped
 from workbench.counting.prices import Prices, get_prices
 from workbench.history.words import counted
-from workbench.policies import Watch, get_policy
+from workbench.policies import get_policy
+from workbench.policies.base import Forwarding
 from workbench.replay import Compression, Run, simulate
 
 if TYPE_CHECKING:
@@ -130,26 +131,13 @@ def _stop_end(policy: _Tracking, *, with_record: bool) -> int:
     return int(state.checks[state.check - 1]) + 1
 
 
-class _Tracking:
-    """The knobs' policy, remembering where it last decided: the check whose compression a stop interrupted."""
+class _Tracking(Forwarding):
+    """The knobs' policy, remembering where it last decided: the check whose compression a stop interrupted.
+    Everything else (watches, limits) is the policy's own (``Forwarding``)."""
 
     def __init__(self, inner: Policy) -> None:
         self.inner = inner
         self.last: ReplayState | None = None
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        return self.inner.watch_threshold(state)
-
-    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        more = getattr(self.inner, "watches", None)
-        if more is not None:
-            return tuple(more(state))
-        main = self.inner.watch_threshold(state)  # what the replay does for a policy without watches
-        return () if main is None else (Watch(tokens=main[0], strict=main[1]),)
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         self.last = state

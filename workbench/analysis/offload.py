@@ -10,6 +10,7 @@ is the caller's choice, e.g. ``workbench simulate ... --offload-dir DIR``. Works
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -62,10 +63,23 @@ class OffloadReport:
         return {**asdict(self), "reduction": self.reduction}
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_SAFE_ID = 252  # a safe id is its own file name: <id>.md within the 255 bytes of a file name
+
+
 def safe_thread_id(text: str) -> str:
-    """A thread id usable as a file name (msagent uses a UUID; ours default to the history id)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
-    return cleaned or "thread"
+    """A distinct file name for each thread id (msagent uses a UUID; ours default to the history id).
+
+    An id that is already a portable file name (ASCII letters, digits, ``._-``, not starting or ending with ``.``
+    or ``_``) is its own name, as it always was, so its earlier log is appended to. Any other id gets a readable
+    slug, ``~`` and 16 hex digits of the sha256 of the exact id: ``a/b`` and ``a_b``, ``é`` and ``è`` no longer
+    share a file, and no safe id can take a hashed name (it never holds ``~``).
+    """
+    if text and len(text) <= MAX_SAFE_ID and not _UNSAFE.search(text) and text.strip("._") == text:
+        return text
+    slug = _UNSAFE.sub("_", text).strip("._")[:60].strip("._") or "thread"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{slug}~{digest}"
 
 
 def log_path(thread_id: str) -> str:

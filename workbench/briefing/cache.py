@@ -7,8 +7,10 @@ The directory comes from the constructor, else ``WORKBENCH_CACHE_DIR``, else
 
 Faults never cost an answer: when the disk cache cannot be opened, read or written (read-only
 filesystem, a path under a regular file, a full disk) the cache says so once (``problem``, and the
-``on_problem`` callback) and goes on in memory for the rest of the run, so what was paid for stays
-in the results. Concurrent runs sharing a cache do not pay twice for one prompt: the first claims it
+``on_problem`` callback) and keeps the answers in a fallback folder of this user's under the system's
+temporary folder, named by the cache's path (:func:`fallback_dir`): a rerun with the same cache reads
+them there and pays for nothing. If the fallback fails too, the run goes on in memory; what was paid
+for always stays in the results. Concurrent runs sharing a cache do not pay twice for one prompt: the first claims it
 with an in-flight marker (:meth:`BriefingCache.claim`), the others wait for its answer. A marker
 expires after the cascade's own time bound and is taken over at once when its holder process is
 gone, so a crashed holder cannot block anyone.
@@ -21,6 +23,8 @@ import json
 import os
 import socket
 import sqlite3
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -116,6 +120,33 @@ def _faults() -> tuple[type[BaseException], ...]:
     return tuple(out)
 
 
+def fallback_dir(directory: str | os.PathLike[str]) -> Path:
+    """Where the answers go when the cache at ``directory`` cannot take them: this user's folder under the system's
+    temporary folder (``$TMPDIR``), one per cache path, so a rerun with the same cache finds them."""
+    name = hashlib.sha256(os.path.abspath(os.fspath(directory)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"compaction-workbench-{_uid()}" / "briefings-fallback" / name
+
+
+def _uid() -> int:
+    return int(getattr(os, "getuid", lambda: 0)())
+
+
+def _private_root(folder: Path, *, create: bool) -> bool:
+    """Whether ``folder`` (the per-user root under the shared temporary folder) is ours alone: created with mode
+    0700 if asked, refused when another user owns it or others may write into it (they could plant answers)."""
+    if create:
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return False
+    try:
+        info = folder.lstat()
+    except OSError:
+        return False
+    mine = not hasattr(os, "getuid") or info.st_uid == _uid()
+    return stat.S_ISDIR(info.st_mode) and mine and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 class BriefingCache:
     """Briefing answers on disk, keyed by :func:`cache_key`; values are plain JSON-able dicts."""
 
@@ -125,10 +156,13 @@ class BriefingCache:
         self.size_limit_bytes = size_limit_bytes or DEFAULT_SIZE_LIMIT_BYTES
         self.hits = 0  # this instance's own counters
         self.misses = 0
-        self.problem: str | None = None  # the first disk fault; from then on answers are kept in memory
+        self.problem: str | None = None  # the first disk fault; from then on answers go to the fallback folder
         self.on_problem = on_problem
+        self.fallback_directory = fallback_dir(self.directory)
         self._memory: dict[str, str] = {}
         self._cache: Any = None
+        self._fallback: Any = None  # the fallback folder's diskcache, once opened
+        self._fallback_failed = False
 
     def _open(self) -> Any:
         if self._cache is None:
@@ -139,48 +173,78 @@ class BriefingCache:
         return self._cache
 
     def _disk(self) -> Any:
-        """The diskcache, or None once it failed (or when it cannot be opened)."""
-        if self.problem is not None:
-            return None
-        try:
-            return self._open()
-        except _faults() as exc:
-            self._fail(exc, "open")
-            return None
-
-    def _fail(self, exc: BaseException, action: str) -> None:
+        """The diskcache answers go to: the cache's own, else (after a fault) the fallback's, else None (memory)."""
         if self.problem is None:
-            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-            self.problem = (f"briefing cache {self.directory}: cannot {action} ({detail}); the run goes on with "
-                            "the cache off (answers kept in memory)")
+            try:
+                return self._open()
+            except _faults() as exc:
+                self._fail(exc, "open")
+        return self._open_fallback(create=True)
+
+    def _open_fallback(self, *, create: bool) -> Any:
+        """The fallback folder's diskcache (None when it failed, or when it does not exist and ``create`` is off)."""
+        if self._fallback is None and not self._fallback_failed:
+            folder = self.fallback_directory
+            if not create and not folder.is_dir():
+                return None
+            if not _private_root(folder.parents[1], create=create):
+                self._fallback_failed = True
+                return None
+            try:
+                import diskcache
+
+                self._fallback = diskcache.Cache(str(folder), size_limit=self.size_limit_bytes)
+            except _faults():
+                self._fallback_failed = True
+        return self._fallback
+
+    def _stores(self) -> list[Any]:
+        """Where answers are read from: the store answers go to, then the fallback folder of an earlier faulty run."""
+        disk = self._disk()
+        out = [] if disk is None else [disk]
+        if disk is not None and disk is not self._fallback:
+            earlier = self._open_fallback(create=False)
+            if earlier is not None:
+                out.append(earlier)
+        return out
+
+    def _fail(self, exc: BaseException, action: str, store: Any = None) -> None:
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        if store is not None and store is self._fallback:  # the fallback itself failed: memory from now on
+            self._fallback, self._fallback_failed = None, True
+            _close(store)
             if self.on_problem is not None:
-                self.on_problem(self.problem)
+                self.on_problem(f"briefing cache fallback {self.fallback_directory}: cannot {action} ({detail}); the "
+                                "run goes on with answers kept in memory")
+            return
         cache, self._cache = self._cache, None
         if cache is not None:
-            try:
-                cache.close()
-            except _faults():
-                pass
+            _close(cache)
+        if self.problem is None:
+            where = ("the run goes on with the cache off (answers kept in memory)"
+                     if self._open_fallback(create=True) is None else
+                     f"answers go to {self.fallback_directory} instead, where a rerun with this cache reads them")
+            self.problem = f"briefing cache {self.directory}: cannot {action} ({detail}); {where}"
+            if self.on_problem is not None:
+                self.on_problem(self.problem)
 
     def _has(self, key: str) -> bool:
         """Whether ``key`` is stored (disk or memory); membership touches no hit/miss counter."""
-        disk = self._disk()
-        if disk is not None:
+        for disk in self._stores():
             try:
                 if key in disk:
                     return True
             except _faults() as exc:
-                self._fail(exc, "read")
+                self._fail(exc, "read", disk)
         return key in self._memory
 
     def _read(self, key: str) -> Any:
         """The stored value for ``key`` (disk, else memory); diskcache counts its hit or miss."""
-        disk = self._disk()
-        if disk is not None:
+        for disk in self._stores():
             try:
                 value = disk.get(key)
             except _faults() as exc:
-                self._fail(exc, "read")
+                self._fail(exc, "read", disk)
             else:
                 if value is not None:
                     return value
@@ -219,12 +283,15 @@ class BriefingCache:
         """Store a JSON-able answer (kept as JSON text, so the files hold no pickled objects)."""
         text = json.dumps(dict(value), ensure_ascii=False)
         self._memory[key] = text  # kept for this run whatever the disk does
-        disk = self._disk()
-        if disk is not None:
+        for _ in range(2):  # the cache's own, and after its fault the fallback
+            disk = self._disk()
+            if disk is None:
+                return
             try:
                 disk.set(key, text)
+                return
             except _faults() as exc:
-                self._fail(exc, "write")
+                self._fail(exc, "write", disk)
 
     # -- in-flight markers: one payer per prompt across processes ---------------------------------
     def claim(self, key: str, ttl_s: float) -> bool:
@@ -243,20 +310,21 @@ class BriefingCache:
                 return bool(disk.add(INFLIGHT + key, marker, expire=ttl_s))
             return False
         except _faults() as exc:
-            self._fail(exc, "write")
+            self._fail(exc, "write", disk)
             return True
 
     def release(self, key: str) -> None:
         """Drop this process's in-flight marker for ``key`` (an answer, or a failure, is in)."""
-        if self._cache is None:
+        disk = self._cache if self.problem is None else self._fallback
+        if disk is None:
             return
         faults: tuple[type[BaseException], ...] = (*_faults(), ValueError)
         try:
-            holder = self._cache.get(INFLIGHT + key)
+            holder = disk.get(INFLIGHT + key)
             if holder is not None and json.loads(holder).get("pid") == os.getpid():
-                self._cache.delete(INFLIGHT + key)
+                disk.delete(INFLIGHT + key)
         except faults as exc:
-            self._fail(exc, "write")
+            self._fail(exc, "write", disk)
 
     def wait_for(self, keys: list[str], claim_key: str, ttl_s: float) -> tuple[str, dict[str, Any]] | None:
         """Wait while another process pays for this prompt: its answer when it lands (a hit), or None when
@@ -314,15 +382,23 @@ class BriefingCache:
         return removed
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        for disk in (self._cache, self._fallback):
+            if disk is not None:
+                _close(disk)
+        self._cache = self._fallback = None
 
     def __enter__(self) -> BriefingCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _close(disk: Any) -> None:
+    try:
+        disk.close()
+    except _faults():
+        pass
 
 
 def _holder_gone(marker: Any) -> bool:

@@ -16,7 +16,8 @@ HELP = "Write playground bundles (prompt, user message, compact history, output,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("history", type=Path, help="history file; a stagewise instances.sqlite gives every chat")
     parser.add_argument("--out", type=Path, required=True, help="folder to write into (must be empty or new)")
-    parser.add_argument("--force", action="store_true", help="write into a non-empty folder, replacing files")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a bundles folder written before, whole (one that holds other files is refused)")
     parser.add_argument("--chat-id", help="only this chat of a stagewise store")
     parser.add_argument("--channel", default="workbench", help="the channel field of metadata.json")
     parser.add_argument("--no-host", action="store_true",
@@ -33,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not args.force:
-        raise ValueError(f"--out {out} is not empty; pass --force to write into it")
+    if out.is_dir() and any(out.iterdir()):
+        if not args.force:
+            raise ValueError(f"--out {out} is not empty; pass --force to replace the bundles in it")
+        _refuse_foreign(out)
     knobs = knobs_from_args(args)
     histories = load_real_histories(args.history, chat_id=args.chat_id)
     for h in histories:
@@ -62,6 +65,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench bundles: warning: {replaced:,} lone surrogate(s) written as U+FFFD in the Markdown and XML "
               "files (metadata.json keeps them as \\u escapes)", file=sys.stderr)
     return 0
+
+
+def _refuse_foreign(out: Path) -> None:
+    """--force replaces the folder whole: refuse one that holds anything a bundles run did not write (a link too)."""
+    import os
+
+    from workbench.analysis.bundles import foreign_paths
+
+    paths: list[str] = []
+    links: list[str] = []
+    for folder, dirs, names in os.walk(out):  # links are not followed
+        for name in dirs + names:
+            path = Path(folder, name)
+            (links if path.is_symlink() else paths).append(path.relative_to(out).as_posix())
+    foreign = sorted(links + foreign_paths(paths))
+    if foreign:
+        more = f" and {len(foreign) - 1:,} more" if len(foreign) > 1 else ""
+        raise ValueError(f"--out {out} holds files that are not bundles ({foreign[0]}{more}); --force replaces the "
+                         "folder whole, so give it a bundles folder or an empty one")
 
 
 def write_bundle_files(out: Path, files: dict[str, str]) -> int:

@@ -72,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
             out["facts"] = facts_frame(report.facts).to_dicts()
         if judged is not None:
             out["judge"] = judged.to_dicts()
-        from workbench.history.files import json_text
+        from workbench.history.files import json_text, write_stream
 
-        sys.stdout.write(json_text(out, default=str) + "\n")
+        write_stream(sys.stdout, json_text(out, default=str) + "\n")
         return 0
     print(format_report(report))
     if args.facts:

@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     replays = [replay_real(h, knobs, briefer) for h in load_real_histories(args.history, chat_id=args.chat_id)
                if h.briefing_indices()]
     if args.json:
-        from workbench.history.files import json_text
+        from workbench.history.files import json_text, write_stream
 
-        sys.stdout.write(json_text([as_dict(r) for r in replays], indent=2) + "\n")
+        write_stream(sys.stdout, json_text([as_dict(r) for r in replays], indent=2) + "\n")
         return 0
     if not replays:
         print("no stored briefings found")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
 from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
-from workbench.history.files import json_text
+from workbench.history.files import json_text, write_stream
 
 NAME = "simulate"
 HELP = "Replay a recorded conversation against a set of knobs."
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             data["offload"] = offload
         if outcome is not None:
             data["live"] = live_json(outcome)
-        sys.stdout.write(json_text(data, default=str) + "\n")  # built whole first: an error never follows half a JSON
+        write_stream(sys.stdout, json_text(data, default=str) + "\n")  # built whole first: no error after half a JSON
         return 0 if outcome is None or outcome.complete else 1
     if outcome is not None and not outcome.complete:
         print(f"live run stopped early ({outcome.stopped.reason}): the numbers below cover messages "
@@ -131,7 +131,7 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     from datetime import UTC, datetime
 
     from workbench.analysis.offload import build_offload, offload_file
-    from workbench.history.files import append_section
+    from workbench.history.append import append_section
 
     thread = thread_id or history.id
     path = offload_file(directory, thread)

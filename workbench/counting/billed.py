@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.counting.usage import is_user_turn
+from workbench.knobs import KnobView, counting_view
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -79,7 +80,7 @@ class Billed:
     earlier_context: int  # tokens the first call read that the file lacks (a log that starts mid-session)
 
 
-def uses_billed(history: History, knobs: Knobs) -> bool:
+def uses_billed(history: History, knobs: Knobs | KnobView) -> bool:
     """Whether ``knobs`` count ``history`` with the billed counter: a log with usage, ``log_counter: billed``, and
     not the ``usage`` counter (which follows the log)."""
     log = history.log
@@ -87,22 +88,14 @@ def uses_billed(history: History, knobs: Knobs) -> bool:
             and bool(log.calls))
 
 
-def _key(knobs: Knobs) -> tuple[object, ...]:
-    """The knobs the billed counter reads (the trigger counter's weights, Codex's carry, the mid-session prefix and
-    the ratio used where a log fits none)."""
-    return ("billed", knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token,
-            knobs.image_token_rule, knobs.image_default_tokens, knobs.tool_output_max_tokens,
-            knobs.reasoning_carry_ratio, knobs.hidden_prefix_tokens, knobs.token_ratio)
-
-
-def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
     """The trigger's per-message tokens under the billed counter: the billed counts, each moved to the next
     assistant message for an agent that measures only its last call's bill (``count_added_since_call`` off:
     Claude Code up to 2.1.1), as the estimate's are."""
     tokens = billed_counts(counts, knobs).tokens
     if knobs.count_added_since_call:
         return tokens
-    key = (*_key(knobs), "deferred")
+    key = ("billed-deferred", counting_view(knobs))
     found = counts.derived.get(key)
     if found is None:
         from workbench.counting.counters import _deferred_to_calls  # counters imports this module
@@ -113,9 +106,10 @@ def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
     return found
 
 
-def billed_counts(counts: HistoryCounts, knobs: Knobs) -> Billed:
+def billed_counts(counts: HistoryCounts, knobs: Knobs | KnobView) -> Billed:
     """The billed counter for ``counts.history`` under ``knobs`` (remembered with the counts)."""
-    key = _key(knobs)
+    knobs = counting_view(knobs)  # computed from the counting knobs alone, and kept under them
+    key = ("billed", knobs)
     found = counts.derived.get(key)
     if found is not None:
         return found

@@ -1,18 +1,23 @@
-"""The two per-message token arrays a replay runs on, built from the knobs.
+"""The per-message token arrays a replay runs on, built from the knobs.
 
 - ``trigger_tokens``: what the provider would bill for each message, the trigger's measure: the chosen
   counter (stagewise's estimate, a tokenizer, or the agent log's own billed usage), images counted by
   the provider's rule, times ``token_ratio``.
 - ``walk_tokens``: what the agent's own code estimates, for the boundary walk: the boundary counter with
   images by the same rule (no ratio: that is the agent's arithmetic, not the bill).
-On an agent log with billed usage both are the provider's own count per message (``log_counter: billed``,
-``counting/billed.py``) unless the knobs ask for the estimate or the usage counter.
-Both are read-only arrays remembered with the history's counts, so a knob change recomputes only what it
-touches. The hidden prefix (``hidden_prefix_tokens``) is not in them: the replay adds it to every call.
+- ``elidable_tokens``: what each message would free, by the trigger's measure, once its tool outputs are stubs.
+On an agent log with billed usage the first two are the provider's own count per message (``log_counter:
+billed``, ``counting/billed.py``) unless the knobs ask for the estimate or the usage counter.
+All are read-only arrays remembered with the history's counts, so a knob change recomputes only what it
+touches. Each is computed from ``knobs.counting`` alone (the view of the knobs whose spec names counting) and
+kept under it: reading any other knob would fail, so no result can be served for knobs it was not made for,
+and a counting knob added later joins every key by itself. The hidden prefix (``hidden_prefix_tokens``) is
+not in them: the replay adds it to every call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,22 +26,42 @@ from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
 from workbench.counting.usage import text_estimate_counts, usage_tokens
+from workbench.knobs import KnobView, counting_view
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
     from workbench.knobs import Knobs
 
+KEPT_VIEWS = 256  # knob-keyed arrays kept per history: long app sessions try many knob sets, memory stays bounded
 
-def _remember(counts: HistoryCounts, key: tuple[object, ...], values: np.ndarray) -> np.ndarray:
+
+def knob_keyed(counts: HistoryCounts, name: str, view: KnobView, make: Callable[[KnobView], np.ndarray]) -> np.ndarray:
+    """The array ``make(view)`` of this history, computed once per view and kept read-only with its counts."""
+    key = (name, view)
+    found = counts.derived.get(key)
+    if found is not None:
+        return found
+    values = make(view)
     values.flags.writeable = False
-    if len(counts.derived) > 256:  # long app sessions try many knob sets: keep memory bounded
-        for old in [k for k in counts.derived if isinstance(k, tuple) and k and k[0] in ("trigger", "walk")][:64]:
+    keyed = [k for k in counts.derived if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], KnobView)]
+    if len(keyed) >= KEPT_VIEWS:
+        for old in keyed[: KEPT_VIEWS // 4]:
             del counts.derived[old]
     counts.derived[key] = values
     return values
 
 
-def _base_tokens(counts: HistoryCounts, counter: str, knobs: Knobs) -> np.ndarray:
+def check_points(counts: HistoryCounts, check_point: str) -> np.ndarray:
+    """``check_indices`` of the counted history, computed once per history and check point."""
+    found = counts.derived.get(("checks", check_point))
+    if found is None:
+        found = check_indices(counts.history, check_point)
+        found.flags.writeable = False
+        counts.derived[("checks", check_point)] = found
+    return found
+
+
+def _base_tokens(counts: HistoryCounts, counter: str, knobs: KnobView) -> np.ndarray:
     """The counter's per-message tokens with images counted by ``knobs.image_token_rule``."""
     tokens = counts.tokens(counter, overhead_chars=knobs.overhead_chars_per_message,
                            chars_per_token=knobs.chars_per_token)
@@ -65,30 +90,28 @@ def _base_tokens(counts: HistoryCounts, counter: str, knobs: Knobs) -> np.ndarra
     return out
 
 
-def walk_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+def walk_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
     """Per-message tokens the boundary walk reads (the agent's own estimate; on a log, what the provider billed)."""
-    if uses_billed(counts.history, knobs):
-        return billed_counts(counts, knobs).tokens
+    view = counting_view(knobs)
+    if uses_billed(counts.history, view):
+        return billed_counts(counts, view).tokens
+    return knob_keyed(counts, "walk", view, lambda v: _walk(counts, v))
+
+
+def _walk(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     counter = "estimate" if knobs.boundary_counter == "usage" else knobs.boundary_counter
-    key = ("walk", counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.image_token_rule,
-           knobs.image_default_tokens, knobs.tool_output_max_tokens)
-    found = counts.derived.get(key)
-    if found is not None:
-        return found
-    return _remember(counts, key, _base_tokens(counts, counter, knobs).copy())
+    return _base_tokens(counts, counter, knobs).copy()
 
 
-def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+def trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
     """Per-message tokens the trigger measures (and the cost model bills)."""
-    if uses_billed(counts.history, knobs):
-        return billed_trigger_tokens(counts, knobs)
-    key = ("trigger", knobs.trigger_counter, knobs.check_point, knobs.overhead_chars_per_message, knobs.chars_per_token,
-           knobs.image_token_rule, knobs.image_default_tokens, knobs.token_ratio, knobs.hidden_prefix_tokens,
-           knobs.tool_output_max_tokens, knobs.count_added_since_call, knobs.reasoning_carry_ratio,
-           knobs.agent_estimate)
-    found = counts.derived.get(key)
-    if found is not None:
-        return found
+    view = counting_view(knobs)
+    if uses_billed(counts.history, view):
+        return billed_trigger_tokens(counts, view)
+    return knob_keyed(counts, "trigger", view, lambda v: _trigger(counts, v))
+
+
+def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     usage = knobs.trigger_counter == "usage"
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
@@ -101,34 +124,45 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
         if not knobs.count_added_since_call and not usage:
             base = _deferred_to_calls(counts, base)
     if usage:
-        checks = counts.derived.get(("checks", knobs.check_point))
-        if checks is None:
-            checks = check_indices(counts.history, knobs.check_point)
-            checks.flags.writeable = False
-            counts.derived[("checks", knobs.check_point)] = checks
+        checks = check_points(counts, knobs.check_point)
         base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
                             count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
-    return _remember(counts, key, np.array(base, dtype=np.int64, copy=True))
+    return np.array(base, dtype=np.int64, copy=True)
 
 
-def _text_estimates(counts: HistoryCounts, knobs: Knobs) -> np.ndarray:
+def elidable_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
+    """Tokens each message frees when its tool outputs become stubs, by the trigger's measure."""
+    return knob_keyed(counts, "elidable", counting_view(knobs), lambda v: _elidable(counts, v))
+
+
+def _elidable(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
+    from workbench.history.elide import has_tool_output
+
+    counter_tokens = trigger_tokens(counts, knobs)
+    out = np.zeros(len(counts.history.messages), dtype=np.int64)
+    for j, msg in enumerate(counts.history.messages):
+        if has_tool_output(msg):
+            out[j] = max(0, int(counter_tokens[j]) - counts.stub_tokens(j, knobs))
+    return out
+
+
+def _text_estimates(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     """The agent's own rough count of each message (``agent_estimate: text``)."""
-    key = ("text_estimate", knobs.image_token_rule, knobs.image_default_tokens)
-    found = counts.derived.get(key)
-    if found is None:
-        image = knobs.image_default_tokens
-        store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
-        key_of = counts.cache.parts_key
-        msgs = counts.history.messages
-        found = np.empty(len(msgs), dtype=np.int64)
-        for i, m in enumerate(msgs):
-            mine = key_of(m)
-            got = store.get(mine)
-            if got is None:
-                got = store[mine] = text_estimate_counts(m)
-            found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
-        found.flags.writeable = False
-        counts.derived[key] = found
+    return knob_keyed(counts, "text_estimate", knobs, lambda v: _text_estimate(counts, v))
+
+
+def _text_estimate(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
+    image = knobs.image_default_tokens
+    store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
+    key_of = counts.cache.parts_key
+    msgs = counts.history.messages
+    found = np.empty(len(msgs), dtype=np.int64)
+    for i, m in enumerate(msgs):
+        mine = key_of(m)
+        got = store.get(mine)
+        if got is None:
+            got = store[mine] = text_estimate_counts(m)
+        found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
     return found
 
 

@@ -314,17 +314,22 @@ def knobs_of_row(row: Mapping[str, Any]) -> Knobs:
 
 def write_sweep(frame: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a sweep frame as parquet (``.parquet``) or CSV (``.csv``), chosen by the suffix."""
-    from workbench.history.files import atomic_path
+    import io
+
+    from workbench.history.files import atomic_write_bytes
 
     out = Path(path)
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         raise ValueError(f"{out}: unknown sweep output format {suffix or '(none)'}; use .parquet or .csv")
-    with atomic_path(out) as tmp:  # a crash mid-write leaves the previous file as it was
-        if suffix == ".parquet":
-            frame.write_parquet(tmp)
-        else:
-            frame.write_csv(tmp)
+    # Serialized in memory, written by our atomic writer: a crash leaves the previous file as it was, and a full
+    # disk is an OSError naming the file (polars writing the file itself raised a ComputeError).
+    buffer = io.BytesIO()
+    if suffix == ".parquet":
+        frame.write_parquet(buffer)
+    else:
+        frame.write_csv(buffer)
+    atomic_write_bytes(out, buffer.getvalue())
     return out
 
 

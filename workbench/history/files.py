@@ -2,10 +2,10 @@
 
 Every export goes through here. ``atomic_write_*`` and ``atomic_path`` write a temporary file in the
 target's folder, fsync it, and rename it over the target: a crash (even ``kill -9``) leaves either the
-old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.*.tmp`` beside it).
-``atomic_folder`` does the same for a folder of files (playground bundles). ``append_section`` is the
-append-only writer of logs (msagent's offload log): one ``write`` per section, each section on its
-own line, a torn tail left by an earlier crash detected, reported and never glued to.
+old file or the new one, never a torn or 0-byte one (at most a hidden ``.NAME.<pid>.<hex>.tmp`` beside it,
+which the next write of that target removes: ``clean_leftovers``). ``atomic_folder`` does the same for a
+folder of files (playground bundles): the new folder is built beside the old one and exchanged with it.
+Logs are appended, never rewritten, by ``history/append.py``.
 
 Text policy for lone surrogates (JS strings may hold them; UTF-8 cannot): JSON outputs keep them
 losslessly as ``\\udXXX`` escapes (:func:`json_text`); text formats (Markdown, XML) get U+FFFD in their
@@ -15,15 +15,17 @@ place (:func:`encodable`), and the writer says how many were replaced.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import json
 import os
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -56,6 +58,102 @@ def _temp_name(target: Path, suffix: str = ".tmp") -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
 
 
+LEFTOVER_KINDS = (".tmp", ".tmpdir", ".old")  # a temp file, a temp folder, an old folder moved aside
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # another user's process, or a platform that cannot tell: leave it
+        return True
+    return True
+
+
+def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove what killed writers of ``target`` left beside it (``.NAME.<pid>.<hex>.tmp``, ``.tmpdir``, ``.old``
+    whose process is gone); returns what went. An old folder that a killed swap had moved aside while the target
+    is missing is put back instead, so the target is the old folder again until a writer finishes a new one.
+    Only names made by ``_temp_name`` for this target are touched; a live writer's are left alone (its pid runs:
+    on a folder shared between machines a pid is only checked on this one)."""
+    final = Path(target)
+    pattern = re.compile(rf"\.{re.escape(final.name)}\.(\d+)\.[0-9a-f]{{8}}(\.tmp|\.tmpdir|\.old)")
+    try:
+        names = os.listdir(final.parent)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match and not _pid_alive(int(match.group(1))):
+            found.append((match.group(2), final.parent / name))
+    olds = sorted((p for kind, p in found if kind == ".old"), key=lambda p: p.stat().st_mtime_ns)
+    if olds and not os.path.lexists(final):
+        os.replace(olds.pop(), final)  # the newest: what was in place when the swap was killed
+    removed = []
+    for _, path in found:
+        if not os.path.lexists(path):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        removed.append(path)
+    return removed
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h; renameat2(2) swaps two paths atomically (Linux 3.15+, glibc 2.28+)
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    call = _renameat2()
+    if call is None:
+        return False
+    import ctypes
+
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):  # the filesystem cannot
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(new: Path, final: Path) -> None:
+    """Put the folder ``new`` where the folder ``final`` is, and remove the old one: one atomic exchange where the
+    system has it; else the old folder is moved aside first (a kill between the two renames leaves it hidden
+    beside, and ``clean_leftovers`` puts it back)."""
+    if _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old folder
+        return
+    old = _temp_name(final, ".old")
+    os.replace(final, old)
+    try:
+        os.replace(new, final)
+    except BaseException:
+        os.replace(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform or filesystem lets a folder be fsynced
         fd = os.open(folder, os.O_RDONLY)
@@ -65,11 +163,36 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written; a short write is followed up, an error raised."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
+        if written <= 0:  # no progress and no error: never loop on it
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         view = view[written:]
+
+
+def write_stream(stream: TextIO, text: str, *, name: str = "stdout") -> None:
+    """Write ``text`` to a text stream whole, or raise an OSError naming the stream.
+
+    On a full disk (``workbench simulate --json > file``), Python's unbuffered stdout (``PYTHONUNBUFFERED``) keeps
+    a short write's count and drops the rest without an error (CPython 3.11.7, seen here: 4,096 of 20,001 bytes
+    written, exit 0). So the text goes to the stream's descriptor in a loop of ``os.write`` that raises; a stream
+    without a descriptor (a test's capture) is written as usual.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()  # what was printed before goes first
+    data = text.encode(getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict")
+    try:
+        write_all(fd, data)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write the output to {name}: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager
@@ -79,6 +202,7 @@ def atomic_path(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
     final = Path(target)
     if final.is_dir():
         raise IsADirectoryError(f"{final}: is a folder, not a file")
+    clean_leftovers(final)
     tmp = _temp_name(final)
     try:
         yield tmp
@@ -105,9 +229,11 @@ def atomic_write_bytes(target: str | os.PathLike[str], data: bytes, *, fsync: bo
     with atomic_path(final, fsync=False) as tmp:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if fsync:
                 os.fsync(fd)
+        except OSError as exc:  # a full disk: say which file (the previous one stays as it was)
+            raise OSError(exc.errno, f"cannot write {final}: {exc.strerror or exc}; it was left as it was") from None
         finally:
             os.close(fd)
     if fsync:
@@ -124,113 +250,41 @@ def atomic_write_text(target: str | os.PathLike[str], text: str, *, fsync: bool 
 
 @contextlib.contextmanager
 def atomic_folder(target: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
-    """A temporary folder beside ``target`` to fill; put in place when the block ends without error.
+    """A temporary folder beside ``target`` to fill; put in place whole when the block ends without error.
 
-    A new or empty ``target`` is replaced by one rename, so a crash leaves no half folder. Into a
-    non-empty ``target`` (``--force``) each finished file is renamed over its namesake, after every
-    file was written and synced: other files there stay, and no file is ever torn.
+    A new or empty ``target`` is replaced by one rename. An existing one (``--force``) is exchanged with the new
+    folder and then removed (``_swap_in``): nothing of the old folder stays, and a kill at any moment leaves the
+    old folder or the new one at ``target``, never a mix (on a system without the atomic exchange, the old one
+    may wait hidden beside until the next run puts it back). Leftovers of killed writers go first.
     """
     final = Path(target)
     if final.exists() and not final.is_dir():
         raise NotADirectoryError(f"{final}: exists and is not a folder")
     final.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(final)
     tmp = _temp_name(final, ".tmpdir")
     tmp.mkdir()
     try:
         yield tmp
-        files = sorted(p for p in tmp.rglob("*") if p.is_file())
         if fsync:
-            for p in files:
-                fd = os.open(p, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            for p in sorted(tmp.rglob("*")):
+                if p.is_file():
+                    fd = os.open(p, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                elif p.is_dir():
+                    _fsync_dir(p)
+            _fsync_dir(tmp)
         if final.is_dir() and not any(final.iterdir()):
             final.rmdir()
-        if not final.exists():
-            os.replace(tmp, final)
+        if final.exists():
+            _swap_in(tmp, final)
         else:
-            for p in files:
-                dest = final / p.relative_to(tmp)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(p, dest)
-            shutil.rmtree(tmp, ignore_errors=True)
+            os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if fsync:
         _fsync_dir(final.parent)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AppendReport:
-    """What ``append_section`` did: bytes written, a torn tail it found (line and text), surrogates replaced."""
-
-    path: str
-    written: int
-    torn_line: int | None = None  # the line where the torn (unfinished) last section of the file starts
-    replaced_surrogates: int = 0
-
-    def warnings(self) -> list[str]:
-        out = []
-        if self.torn_line is not None:
-            out.append(f"{self.path}:{self.torn_line}: the last section was cut off by an earlier crash (it does "
-                       "not end with a blank line); it is left as it is and the new sections start after it")
-        if self.replaced_surrogates:
-            out.append(f"{self.path}: {self.replaced_surrogates:,} lone surrogate(s) written as U+FFFD")
-        return out
-
-
-SECTION_END = b"\n\n"
-
-
-def append_section(target: str | os.PathLike[str], text: str, *, heading: str = "## ") -> AppendReport:
-    """Append ``text`` (whole sections, each ending with a blank line) to an append-only log.
-
-    The file is never rewritten. If it does not end with a blank line, an earlier writer died mid-section:
-    that is reported (the line where the torn section starts) and the new text starts on a fresh line
-    after a blank one, so it never glues onto the torn line. The text goes out in one ``write`` on an
-    ``O_APPEND`` descriptor and is fsynced.
-    """
-    final = Path(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    clean, replaced = encodable(text)
-    data = clean.encode("utf-8")
-    existed = final.exists()
-    fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        torn_line = None
-        if size:
-            with final.open("rb") as fh:
-                fh.seek(max(0, size - len(SECTION_END)))
-                tail = fh.read()
-            if not tail.endswith(SECTION_END):
-                torn_line = _last_heading_line(final, heading.encode("utf-8"))
-                data = (b"\n" if tail.endswith(b"\n") else b"\n\n") + data
-        if data:
-            try:
-                _write_all(fd, data)
-                os.fsync(fd)
-            except OSError:
-                if not existed and os.fstat(fd).st_size == 0:  # never leave a 0-byte log behind
-                    with contextlib.suppress(OSError):
-                        final.unlink()
-                raise
-    finally:
-        os.close(fd)
-    return AppendReport(path=str(final), written=len(data), torn_line=torn_line, replaced_surrogates=replaced)
-
-
-def _last_heading_line(path: Path, heading: bytes) -> int:
-    """The 1-based line of the last line starting with ``heading`` (1 when there is none)."""
-    line = found = 1
-    at_start = True
-    with path.open("rb") as fh:
-        for raw in fh:
-            if at_start and raw.startswith(heading):
-                found = line
-            at_start = raw.endswith(b"\n")
-            line += 1
-    return found

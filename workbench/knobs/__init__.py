@@ -24,12 +24,16 @@ from workbench.knobs.specs import (
 )
 from workbench.knobs.values import (
     MAX_INT_DIGITS,
+    CountingKnobs,
     Knobs,
+    KnobView,
+    counting_view,
     did_you_mean,
     knob_names,
     knobs_from_dict,
     knobs_markdown,
     parse_check_list,
+    view_type,
 )
 from workbench.knobs.yaml_io import (
     MAX_YAML_CHARS,
@@ -63,10 +67,13 @@ __all__ = [
     "MISSION_KNOBS",
     "PIN_PATTERN_TIMEOUT_S",
     "YAML_VERSION",
+    "CountingKnobs",
     "KnobSpec",
+    "KnobView",
     "Knobs",
     "PinPattern",
     "compile_pin_pattern",
+    "counting_view",
     "did_you_mean",
     "decode_knobs_file",
     "dump_knobs",
@@ -79,4 +86,5 @@ __all__ = [
     "parse_knob_assignment",
     "read_knobs_yaml",
     "safe_yaml",
+    "view_type",
 ]

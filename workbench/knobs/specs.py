@@ -21,6 +21,14 @@ class KnobSpec:
     choices: tuple[str, ...] | None = None
     group: str = "core"
     allow: tuple[float, ...] = ()  # single values allowed outside [low, high], e.g. -1 = disabled
+    also_in: tuple[str, ...] = ()  # concerns besides its group whose results the knob changes (see ``concerns``)
+
+    @property
+    def concerns(self) -> tuple[str, ...]:
+        """The concerns this knob is part of: its group, then ``also_in``. ``Knobs.view(concern)`` holds the knobs
+        of one concern, and a cache of that concern's results is keyed by it: a knob added to the group joins the
+        key by itself."""
+        return (self.group, *self.also_in)
 
 
 COUNTERS = ("estimate", "cl100k_base", "o200k_base", "usage")
@@ -53,9 +61,11 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "target_briefing_chars": KnobSpec("chars", "Soft target length of a briefing. stagewise: 30,000.", 100, 1_000_000),
     "overhead_chars_per_message": KnobSpec(
-        "chars", "Estimator overhead added to every message (stagewise: 400 for metadata).", 0, 100_000
+        "chars", "Estimator overhead added to every message (stagewise: 400 for metadata).", 0, 100_000,
+        also_in=("counting",),
     ),
-    "chars_per_token": KnobSpec("chars/token", "Estimator divisor: tokens = ceil(chars / this).", 0.5, 20.0),
+    "chars_per_token": KnobSpec("chars/token", "Estimator divisor: tokens = ceil(chars / this).", 0.5, 20.0,
+                                also_in=("counting",)),
     "trigger_counter": KnobSpec(
         "", "What measures context for the trigger (the provider's count). usage = the agent log's billed usage "
         "where it has it (each call's input + cache + output), the estimate for what came after.",
@@ -76,7 +86,7 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     "check_point": KnobSpec(
         "", "Check after every message, after every agent step (assistant + its tool results; stagewise's "
         "handlePostStep), or before every model call (after a user message or tool results: Claude Code, Codex).",
-        choices=CHECK_POINTS, group="replay",
+        choices=CHECK_POINTS, group="replay", also_in=("counting",),  # the usage counter bills at the checks
     ),
     "latency_steps": KnobSpec(
         "checks", "A compression lands this many checks after it starts (async agents).", 0, 10_000, group="replay"

@@ -2,6 +2,8 @@
 
 Out-of-range values, wrong types and unknown keys are refused by name; ``knobs_from_dict`` builds one
 from a mapping (YAML, ``--set``, a sweep row) and ``knobs_markdown`` writes the README's table from it.
+``Knobs.view(concern)`` (``knobs.counting``) is the frozen, hashable subset of the knobs one concern depends
+on, its fields derived from the specs (``KnobSpec.concerns``): the key of every cache of that concern.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.history.warnings import shown
 from workbench.knobs.pin_pattern import compile_pin_pattern
@@ -100,6 +102,16 @@ class Knobs:
         """A copy with some knobs changed (validated)."""
         return dataclasses.replace(self, **changes)
 
+    def view(self, concern: str) -> KnobView:
+        """The knobs of one concern (those whose spec names it), as a frozen, hashable value."""
+        cls = view_type(concern)
+        return cls(**{f.name: getattr(self, f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+
+    @property
+    def counting(self) -> KnobView:
+        """What the per-message token counts depend on (``CountingKnobs``): the key of every count cache."""
+        return self.view("counting")
+
     @property
     def effective_trigger_tokens(self) -> float:
         """stagewise's trigger: min(threshold × window, hard cap); may be fractional."""
@@ -139,6 +151,40 @@ class Knobs:
         if not self.proactive_compaction and not self.reactive_compaction and not self.manual_compact_checks:
             out.append("proactive and reactive compaction are both off and no manual checks are set: nothing compacts")
         return tuple(out)
+
+
+class KnobView:
+    """The base of the knob views (``Knobs.view``): frozen dataclasses holding one concern's knobs and nothing else.
+
+    A computation handed a view cannot read a knob outside it (AttributeError), so a cache keyed by the view it
+    was computed from can never serve a result that depended on another knob.
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # the fields are made from the specs at import time; to mypy any knob name is an attribute
+        def __getattr__(self, name: str) -> Any: ...
+
+
+def counting_view(knobs: Knobs | KnobView) -> KnobView:
+    """``knobs.counting`` (a view is returned as it is): what every count cache is computed from and keyed by."""
+    return knobs if isinstance(knobs, KnobView) else knobs.counting
+
+
+@functools.cache
+def view_type(concern: str) -> type[KnobView]:
+    """The view class of a concern (``counting`` -> ``CountingKnobs``): its fields are the knobs whose spec names
+    the concern, in field order, with their types and defaults."""
+    fields = [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Knobs)
+              if concern in KNOB_SPECS[f.name].concerns]
+    if not fields:
+        known = sorted({c for spec in KNOB_SPECS.values() for c in spec.concerns})
+        raise ValueError(f"no knob is part of {concern!r}; concerns: {', '.join(known)}")
+    name = "".join(word.title() for word in concern.split("_")) + "Knobs"
+    cls = dataclasses.make_dataclass(name, fields, bases=(KnobView,), frozen=True, kw_only=True, slots=True)
+    cls.__module__ = __name__  # pickled by name (a sweep worker may receive one)
+    globals().setdefault(name, cls)
+    return cls
 
 
 @functools.cache
@@ -256,3 +302,6 @@ def knobs_markdown() -> str:
             meaning += f" One of: {', '.join(spec.choices)}."
         rows.append(f"| `{f.name}` | {spec.group} | {spec.unit} | {shown} | {meaning} |")
     return "\n".join(rows) + "\n"
+
+
+CountingKnobs = view_type("counting")

@@ -27,6 +27,7 @@ from workbench.knobs import compile_pin_pattern
 if TYPE_CHECKING:
     from workbench.history.model import History
     from workbench.knobs import Knobs
+    from workbench.policies.limits import Limits
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,6 +297,46 @@ class Policy(Protocol):
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         ...
+
+
+def policy_watches(policy: Policy, state: ReplayState) -> tuple[Watch, ...]:
+    """A policy's watches: its own ``watches``, else its ``watch_threshold`` as the one watch (what the replay
+    does for a policy without ``watches``)."""
+    more = getattr(policy, "watches", None)
+    if more is not None:
+        return tuple(more(state))
+    main = policy.watch_threshold(state)
+    return () if main is None else (Watch(tokens=main[0], strict=main[1]),)
+
+
+def policy_limits(policy: Policy) -> Limits | None:
+    """A policy's ``limits()`` (which terms bind), or None for a policy that has none."""
+    explain = getattr(policy, "limits", None)
+    return explain() if explain is not None else None
+
+
+class Forwarding:
+    """The base of policy wrappers (pruning in front of a policy, a live run's tracking): everything the replay or a
+    face may ask of a policy (name, watch threshold, watches, limits, decide) goes to ``inner`` unless the wrapper
+    overrides it, so a wrapper never drops one (a live Run once lost its limits that way)."""
+
+    inner: Policy  # set by the subclass (a dataclass field or its __init__)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
+        return self.inner.watch_threshold(state)
+
+    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
+        return policy_watches(self.inner, state)
+
+    def limits(self) -> Limits | None:
+        return policy_limits(self.inner)
+
+    def decide(self, state: ReplayState) -> tuple[Action, ...]:
+        return self.inner.decide(state)
 
 
 PolicyFactory = Callable[["Knobs"], Policy]

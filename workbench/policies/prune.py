@@ -18,7 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, Elide, Policy, ReplayState, Skip, Watch
+from workbench.policies.base import (
+    Action,
+    Elide,
+    Forwarding,
+    Policy,
+    ReplayState,
+    Skip,
+    Watch,
+    policy_limits,
+    policy_watches,
+)
 from workbench.policies.limits import Limits
 from workbench.policies.rules import first_index_where
 
@@ -50,26 +60,14 @@ def prune_candidates(state: ReplayState, knobs: Knobs, index: int | None = None)
 
 
 @dataclass(frozen=True)
-class Pruned:
+class Pruned(Forwarding):
     """Any policy with OpenCode-style pruning in front of it."""
 
     inner: Policy
     knobs: Knobs
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
-        return self.inner.watch_threshold(state)
-
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        inner_watches = getattr(self.inner, "watches", None)
-        if inner_watches is not None:
-            out = tuple(inner_watches(state))
-        else:
-            watch = self.inner.watch_threshold(state)
-            out = () if watch is None else (Watch(tokens=watch[0], strict=watch[1]),)
+        out = policy_watches(self.inner, state)
         start = first_index_where(
             max(state.index, 0),
             len(state.history.messages),
@@ -81,8 +79,7 @@ class Pruned:
 
     def limits(self) -> Limits | None:
         """The inner policy's limits with the pruning pre-pass named among the clauses."""
-        inner = getattr(self.inner, "limits", None)
-        found = inner() if inner is not None else None
+        found = policy_limits(self.inner)
         if found is None:
             return None
         k = self.knobs

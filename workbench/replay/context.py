@@ -11,20 +11,18 @@ No I/O; the per-message token counts come from the caller's ``HistoryCounts``.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from workbench.counting.checks import check_indices
 from workbench.counting.tokens import HistoryCounts
-from workbench.knobs import Knobs
 
 
 def derived(counts: HistoryCounts, key: Any, make: Callable[[], np.ndarray]) -> np.ndarray:
-    """A per-history array kept with the history's counts (read-only: every replay shares it)."""
+    """A per-history array that no knob enters, kept with the history's counts (read-only: every replay shares it).
+    Arrays made from knobs are keyed by their view (``counting.counters.knob_keyed``)."""
     value = counts.derived.get(key)
     if value is None:
         value = make()
@@ -41,35 +39,6 @@ def message_roles(counts: HistoryCounts) -> np.ndarray:
 def assistant_indices(counts: HistoryCounts) -> np.ndarray:
     """Indices of the assistant messages: each is one LLM call of the agent."""
     return derived(counts, "assistant_idx", lambda: np.flatnonzero(message_roles(counts) == "assistant"))
-
-
-def check_points(counts: HistoryCounts, check_point: str) -> np.ndarray:
-    """``check_indices`` of the counted history, computed once per history and check point."""
-    return derived(counts, ("checks", check_point), lambda: check_indices(counts.history, check_point))
-
-
-_ELIDABLE: weakref.WeakKeyDictionary[HistoryCounts, dict[tuple[Any, ...], np.ndarray]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def elidable_tokens(counts: HistoryCounts, knobs: Knobs, counter_tokens: np.ndarray) -> np.ndarray:
-    """Tokens each message frees when its tool outputs become stubs, by the trigger counter (cached)."""
-    from workbench.history.elide import has_tool_output
-
-    key = (knobs.trigger_counter, knobs.overhead_chars_per_message, knobs.chars_per_token, knobs.token_ratio,
-           knobs.image_token_rule, knobs.image_default_tokens, knobs.hidden_prefix_tokens, knobs.tool_output_max_tokens,
-           knobs.check_point, knobs.log_counter)
-    table = _ELIDABLE.setdefault(counts, {})
-    out = table.get(key)
-    if out is None:
-        out = np.zeros(len(counts.history.messages), dtype=np.int64)
-        for j, msg in enumerate(counts.history.messages):
-            if has_tool_output(msg):
-                out[j] = max(0, int(counter_tokens[j]) - counts.stub_tokens(j, knobs))
-        out.flags.writeable = False
-        table[key] = out
-    return out
 
 
 @dataclass

@@ -29,7 +29,7 @@ from workbench.briefing.base import Briefer, BriefRecord
 from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.billed import system_tokens
 from workbench.counting.checks import check_indices
-from workbench.counting.counters import trigger_tokens, walk_tokens
+from workbench.counting.counters import check_points, elidable_tokens, trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache, HistoryCounts
@@ -51,7 +51,7 @@ from workbench.policies.base import (
 from workbench.replay.accounting import CallLog
 from workbench.replay.assemble import assemble_run
 from workbench.replay.compaction import InFlight, Landing, briefing_request, compression_record
-from workbench.replay.context import ContextSums, InContext, check_points, elidable_tokens
+from workbench.replay.context import ContextSums, InContext
 from workbench.replay.guards import FORCED, Guards
 from workbench.replay.results import Compression, Event, Metrics, Run
 from workbench.replay.timeline import TimelineRows
@@ -156,7 +156,7 @@ class _Replay:
     def elidable(self) -> np.ndarray:
         """Tokens each message would free as a stub (computed on first use: most policies never ask)."""
         if self._elidable is None:
-            self._elidable = elidable_tokens(self.counts, self.knobs, self.counter_tokens)
+            self._elidable = elidable_tokens(self.counts, self.knobs)
         return self._elidable
 
     def view(self, k: int, context: int, trigger: str = "threshold") -> ReplayState:
