@@ -48,8 +48,9 @@ def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     assert list(frame["real index"]) == [5] and list(frame["predicted index"]) == [5]
     assert list(frame["delta (messages)"]) == [0]
     assert charts(at)
-    texts = [m.value for m in at.markdown]
-    assert any(t.startswith("This session is being continued") for t in texts)
+    # the real summary is shown as text (a code block), never rendered as Markdown
+    assert any(c.value.startswith("This session is being continued") for c in at.code)
+    assert not any(m.value.startswith("This session is being continued") for m in at.markdown)
 
 
 def test_without_usage_the_tab_says_so_and_predicts_from_the_estimate():

@@ -82,7 +82,7 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
                                   help="Stops before a request whose estimated cost would take spending past this. "
                                   "Needs the model's registry prices: off for a model the registry does not know.")
     st.caption(f"The simulated replay of these knobs makes {len(dry.compressions)} compressions: "
-               f"{estimate.summary()}. Caps below it stop the run early.")
+               f"{literal(estimate.summary())}. Caps below it stop the run early.")  # it names the typed model
     if estimate.requests and max_requests < estimate.requests:
         st.warning(f"The request cap ({max_requests:,}) is below the estimate ({estimate.requests:,}): the run "
                    "will stop before the end of the conversation.")
