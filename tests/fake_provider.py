@@ -14,7 +14,8 @@ The behaviour of a model is chosen by its name (the part after ``fake-``) or set
     echo   answers HTTP 401 quoting the request's Authorization header (as careless providers do)
     parrot a good briefing (HTTP 200) that quotes the request's Authorization header in its text
 
-Every request is counted per model (``GET /stats`` or :attr:`FakeProvider.counts`).
+Every request is counted per model (``GET /stats`` or :attr:`FakeProvider.counts`); every request whatever its path
+is kept in :attr:`FakeProvider.wire` (method, path, headers), so a test can tell what reached the server at all.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class FakeProvider:
         self.counts: Counter[str] = Counter()
         self.behaviours: dict[str, str] = {}
         self.requests: list[dict[str, Any]] = []
+        self.wire: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -112,10 +114,15 @@ class FakeProvider:
             self.counts.clear()
             self.behaviours.clear()
             self.requests.clear()
+            self.wire.clear()
 
     @property
     def total_requests(self) -> int:
         return sum(self.counts.values())
+
+    def _seen(self, method: str, path: str, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.wire.append({"method": method, "path": path, "headers": headers})
 
     def _record(self, model: str, body: dict[str, Any], headers: dict[str, str]) -> str:
         with self._lock:
@@ -185,12 +192,14 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             return value if isinstance(value, dict) else {}
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            provider._seen("GET", self.path, {k.lower(): v for k, v in self.headers.items()})
             if self.path.rstrip("/") in ("/stats", "/v1/stats"):
                 self._send(200, {"counts": dict(provider.counts), "total": provider.total_requests})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            provider._seen("POST", self.path, {k.lower(): v for k, v in self.headers.items()})
             path = self.path.split("?", 1)[0].rstrip("/")
             body = self._body()
             if path in ("/control", "/v1/control"):

@@ -715,17 +715,104 @@ def _live(at: AppTest, provider, model: str, key: str | None = "sk-test-01234567
 
 
 def test_live_run_without_a_key_sends_nothing_and_says_why(monkeypatch):
-    """The pre-flight check finds no credentials: an error naming the variable, zero requests at the server."""
+    """The pre-flight check finds no credentials: an error naming the variable, nothing sent."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app(tab="Live runs", knob_context_window_tokens=20_000)
+    widget(at, "live_models").set_value(["openai/fake-good"]).run()
+    at.button(key="live_go").click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "OPENAI_API_KEY" in errors and "Nothing was sent" in errors
+    assert "live_run" not in at.session_state
+
+
+# -- where the environment's key may go (a page anyone can open must not send it wherever it says) -------------
+
+ENV_KEY = "sk-env-operator-0123456789abcdef"
+
+
+def _authorizations(provider) -> list[str]:
+    """Every Authorization header that reached the server, on any path."""
+    return [r["headers"].get("authorization", "") for r in provider.wire]
+
+
+@pytest.mark.parametrize("button", ["live_go", "live_test"])
+def test_an_api_base_typed_in_the_page_never_receives_the_environments_key(monkeypatch, button):
+    """The attack: the operator's OPENAI_API_KEY is set, someone types their own server as API base and starts a
+    run (or a test request) with no key of their own. Nothing reaches the server, and the page says why."""
     from fake_provider import FakeProvider
 
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
     with FakeProvider() as provider:
         at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good", key=None)
-        at.button(key="live_go").click().run()
+        at.button(key=button).click().run()
         assert not at.exception
-        errors = " ".join(e.value for e in at.error)
-        assert "OPENAI_API_KEY" in errors and "Nothing was sent" in errors
-        assert provider.total_requests == 0 and "live_run" not in at.session_state
+        assert provider.wire == []  # no request at all, so no Authorization carrying the key
+    errors = " ".join(e.value for e in at.error)
+    assert "Nothing was sent" in errors and "gets only a key typed in this page" in errors
+    assert ENV_KEY not in errors and "live_run" not in at.session_state
+
+
+def test_a_key_typed_in_the_page_is_the_only_key_a_typed_base_receives(monkeypatch):
+    from fake_provider import FakeProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    page_key = "sk-typed-in-the-page-0123456789"
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good", key=page_key)
+        at.button(key="live_go").click().run()
+        no_errors(at)
+        sent = _authorizations(provider)
+    assert sent and set(sent) == {f"Bearer {page_key}"}
+    assert not any(ENV_KEY in h for r in provider.wire for h in r["headers"].values())
+
+
+@pytest.mark.parametrize("model", ["gigachat/GigaChat", "bedrock/anthropic.claude-3-haiku"])
+def test_a_typed_base_is_refused_for_a_provider_that_signs_with_other_credentials(monkeypatch, model):
+    """litellm's gigachat sent its environment credential instead of the key given; bedrock signs with AWS's."""
+    from fake_provider import FakeProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    with FakeProvider() as provider:
+        at = app(tab="Live runs", knob_context_window_tokens=20_000)
+        widget(at, "live_models").set_value([model]).run()
+        widget(at, "live_api_base").input(provider.api_base).run()
+        widget(at, "live_api_key").input("sk-typed-in-the-page-0123456789").run()
+        at.button(key="live_go").click().run()
+        assert not at.exception and provider.wire == []
+    errors = " ".join(e.value for e in at.error)
+    assert "Nothing was sent" in errors and "may sign requests with credentials from the environment" in errors
+
+
+def test_the_operators_api_base_gets_the_environments_key(monkeypatch):
+    """WORKBENCH_API_BASE is the operator's choice: the field shows it (without its credentials) and a run sends
+    the environment's key there."""
+    from fake_provider import FakeProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    with FakeProvider() as provider:
+        monkeypatch.setenv("WORKBENCH_API_BASE", provider.api_base)
+        at = app(tab="Live runs", knob_context_window_tokens=20_000)
+        assert widget(at, "live_api_base").value == provider.api_base
+        assert any("the base the app was started with" in c.value for c in at.caption)
+        widget(at, "live_models").set_value(["openai/fake-good"]).run()
+        at.button(key="live_go").click().run()
+        no_errors(at)
+        assert set(_authorizations(provider)) == {f"Bearer {ENV_KEY}"}
+
+
+def test_allow_page_api_base_lets_a_typed_base_use_the_environments_key(monkeypatch):
+    """``streamlit run workbench/app.py -- --allow-page-api-base``: the operator opted in."""
+    from fake_provider import FakeProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setattr(sys, "argv", [APP, "--allow-page-api-base"])
+    with FakeProvider() as provider:
+        at = _live(app(tab="Live runs", knob_context_window_tokens=20_000), provider, "fake-good", key=None)
+        assert any("--allow-page-api-base" in c.value for c in at.caption)
+        at.button(key="live_go").click().run()
+        no_errors(at)
+        assert set(_authorizations(provider)) == {f"Bearer {ENV_KEY}"}
 
 
 def test_live_run_stops_after_three_failures_and_shows_the_provider_error():

@@ -55,8 +55,9 @@ def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     assert list(bills[""]) == ["calls", "uncached input", "cache reads", "cache writes", "output (reasoning included)"]
     assert bills["modelled"][0] == bills["logged"][0] == 3  # the replay's calls are the log's
     assert charts(at)
-    texts = [m.value for m in at.markdown]
-    assert any(t.startswith("This session is being continued") for t in texts)
+    # the real summary is shown as text (a code block), never rendered as Markdown
+    assert any(c.value.startswith("This session is being continued") for c in at.code)
+    assert not any(m.value.startswith("This session is being continued") for m in at.markdown)
 
 
 def test_the_bill_says_how_it_was_priced_and_which_cache_rules_it_follows():

@@ -384,8 +384,8 @@ def test_the_reality_tab_shows_each_compaction_scored(tmp_path: Path) -> None:
                for t in texts)
     assert any(t.startswith("**Read again after it**") and "`/repo/src/parse.py` (313 tokens, restored by the agent)"
                in t and "`/repo/README.md` (33 tokens)" in t for t in texts)
-    # The extractive briefing beside the real one, its path links shown as paths.
-    assert any(t.startswith("##### Session intent") and "- `/repo/README.md` — shell" in t for t in texts)
+    # The extractive briefing beside the real one, shown as written (a code block: never rendered as Markdown).
+    assert any(c.value.startswith("## Session intent") and "[](path:/repo/README.md) — shell" in c.value for c in at.code)
     next(s for s in at.selectbox if s.key == "reality_pick").set_value(1).run()
     no_errors(at)
     metrics = {m.label: m.value for m in at.metric}

@@ -24,6 +24,7 @@ first_paint.page_style()
 from workbench.history.words import counted  # noqa: E402
 from workbench.ui import agent_open, charts, compare_tab, runs, sidebar  # noqa: E402 - after the warm-up on purpose
 from workbench.ui import state as ui_state  # noqa: E402
+from workbench.ui.untrusted import literal  # noqa: E402
 
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
 for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
@@ -48,7 +49,7 @@ sidebar.knob_notes(slots, run)
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
-st.markdown(f"**{history.id}** · {counted(len(history), 'message')} · {counted(run.metrics.checks, 'check')} · "
+st.markdown(f"**{literal(history.id)}** · {counted(len(history), 'message')} · {counted(run.metrics.checks, 'check')} · "
             f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
 charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
 charts.pricing_note(run, history, runs.logged_bill(key, history))

@@ -21,6 +21,7 @@ import polars as pl
 
 from workbench.analysis.probes import PROBES, Fact, fact_index
 from workbench.briefing.live import TIMEOUT_S, scrub_secrets
+from workbench.briefing.scrub import without_credentials
 from workbench.counting.tokens import render_for_tokenizer
 
 if TYPE_CHECKING:
@@ -137,10 +138,16 @@ class _Caller:
 
     def __init__(self, *, cache: BriefingCache | None, api_base: str | None, api_key: str | None,
                  max_tokens: int, extra_params: Mapping[str, Any] | None) -> None:
-        self.cache, self.api_base, self.api_key = cache, api_base, api_key
+        self.cache, self.api_key = cache, api_key
+        self.api_base = without_credentials(api_base)  # what is keyed on: never the URL's user:password
+        self._endpoint = api_base  # what is called
         self.params = {"temperature": 0.0, "max_tokens": max_tokens}
         self.extra = dict(extra_params or {})
         self.requests = 0
+
+    def scrub(self, text: str) -> str:
+        """A provider error without the key or the endpoint's credentials, in any form."""
+        return scrub_secrets(text, self.api_key, self._endpoint)
 
     def __call__(self, model: str, messages: list[dict[str, str]]) -> tuple[str, bool]:
         key = None
@@ -155,13 +162,13 @@ class _Caller:
 
         litellm = import_litellm()
         kwargs: dict[str, Any] = {**self.params, **self.extra}
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
+        if self._endpoint:
+            kwargs["api_base"] = self._endpoint
         if self.api_key:
             kwargs["api_key"] = self.api_key
         self.requests += 1
         response = litellm.completion(model=model, messages=messages, num_retries=0, timeout=TIMEOUT_S, **kwargs)
-        text = scrub_known(response.choices[0].message.content or "", self.api_key)  # never store a key
+        text = scrub_known(response.choices[0].message.content or "", self.api_key, self._endpoint)  # never a key
         if self.cache is not None and key is not None:
             self.cache.set(key, {"text": text, "model": model, "kind": "probe-judge"})
         return text, False
@@ -215,7 +222,7 @@ def judge_run(
                 scores = parse_scores(reply)
                 error = "" if any(v is not None for v in scores.values()) else "judge reply had no scores"
             except Exception as exc:  # a provider error grades nothing but must not lose the other probes
-                problem = scrub_secrets(f"{type(exc).__name__}: {exc}", call.api_key)[:300]
+                problem = call.scrub(f"{type(exc).__name__}: {exc}")[:300]
                 answer, scores, error = "", dict.fromkeys(DIMENSIONS), problem
             grades.append(Grade(chain_index=c.chain_index, probe=probe, question=question, answer=answer,
                                 scores=scores, cache_hits=hits, error=error))

@@ -9,8 +9,9 @@ Guards (``workbench.briefing.guard``): after three failed compressions in a row,
 that would pass a request or dollar cap, the briefer raises ``LiveRunStopped`` instead of going on.
 
 litellm is imported inside the call path only (with its offline price map), and retries are off so a
-timeout is exactly one timeout. The API key lives only on this object: it never reaches a cache key,
-a cached value, a record or an error detail. The records it returns and caches are built in
+timeout is exactly one timeout. The API key, and any user:password inside ``api_base``, live only on this
+object (``api_base`` itself is the URL without them): they never reach a cache key, a cached value, a record or
+an error detail, in any form (a server that echoes ``Authorization: Basic …`` hands back their base64). The records it returns and caches are built in
 ``workbench.briefing.live_records``; keys are scrubbed by ``workbench.briefing.scrub``.
 """
 
@@ -28,7 +29,7 @@ from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_
 from workbench.briefing.live_records import answer_record, cache_value, cached_record, failed_record
 from workbench.briefing.live_records import request_features as request_features  # its old import path
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages
-from workbench.briefing.scrub import scrub_known, scrub_secrets
+from workbench.briefing.scrub import scrub_known, scrub_secrets, without_credentials
 from workbench.history.jsjson import utf16_len
 from workbench.history.words import counted
 
@@ -97,7 +98,8 @@ class LiveBriefer:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
         self.models = tuple(dict.fromkeys(models))
         self.fallback_model = fallback_model
-        self.api_base = api_base
+        self.api_base = without_credentials(api_base)  # what may be shown or keyed on
+        self._endpoint = api_base  # what is called: with its user:password, if it has one
         self._api_key = api_key
         self.timeout_s = float(timeout_s)
         self.grace_s = float(grace_s)
@@ -247,8 +249,8 @@ class LiveBriefer:
             "drop_params": True,
             **self.extra_params,
         }
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
+        if self._endpoint:
+            kwargs["api_base"] = self._endpoint
         if self._api_key:
             kwargs["api_key"] = self._api_key
         box: dict[str, Any] = {}
@@ -305,10 +307,10 @@ class LiveBriefer:
         return float(value) if isinstance(value, (int, float)) else 0.0
 
     def _scrub(self, text: str) -> str:
-        return scrub_secrets(text, self._api_key)
+        return scrub_secrets(text, self._api_key, self._endpoint)
 
     def _scrub_known(self, text: str) -> str:
-        return scrub_known(text, self._api_key)
+        return scrub_known(text, self._api_key, self._endpoint)
 
     def _from_cache(self, value: Mapping[str, Any], request: BriefRequest) -> BriefRecord:
         """The stored answer as a record, its text scrubbed of this run's key."""

@@ -33,12 +33,13 @@ from workbench.plots.style import (
     thin,
 )
 from workbench.replay import Run
+from workbench.ui.untrusted import hover
 
 
 @functools.lru_cache(maxsize=65_536)
 def _wrap(text: str, width: int = 60) -> str:
     """Break a preview into lines for a hover box (plotly needs <br>)."""
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    text = hover(text)  # a transcript's words: its tags and entities shown, not rendered
     lines, line = [], ""
     for word in text.split(" "):
         if line and len(line) + 1 + len(word) > width:
@@ -183,7 +184,7 @@ def context_figure(
                 and other.height else 0, 1)
     fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
     fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
-    _layout(fig, f"Context over the conversation — {run.history_id}", height=540)
+    _layout(fig, f"Context over the conversation — {hover(run.history_id)}", height=540)
     # Eleven entries wrap on a laptop screen: below the axis they push the plot down, above it they hit the title.
     fig.update_layout(legend={"y": -0.16, "yanchor": "top"}, margin={"t": 45, "b": 40})
     return fig

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import polars as pl
 
 from workbench.plots.style import _layout, _short
+from workbench.ui.untrusted import hover
 
 
 def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str, *, history: str | None = None,
@@ -84,5 +85,5 @@ def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str
     fig.update_yaxes(title_text=KNOB_TITLES.get(y, y), type="category", tickvals=cy,
                      ticktext=[tick(v) for v in ys])
     fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
-    where = history or "mean over histories"
+    where = hover(history) if history else "mean over histories"
     return _layout(fig, title or f"{label} over {x} × {y} ({where})", height=460)

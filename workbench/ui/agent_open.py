@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from workbench.history.model import History
 from workbench.ui import state as ui_state
+from workbench.ui.untrusted import literal
 
 OPENED = "opened_histories"  # digests whose own settings were applied already
 PRESET_KEY = "preset"  # the sidebar's preset select box
@@ -45,7 +46,8 @@ def adopt(state: ui_state.SessionState, history: History) -> bool:
     ui_state.apply_knobs(state, settings.knobs)
     if settings.preset:
         state[PRESET_KEY] = settings.preset  # the sidebar's preset picker shows where the knobs came from
-    ui_state.flash(state, "info", f"Opened as {settings.agent} {settings.version or ''} does it: preset "
-                   f"`{settings.preset}`, window {settings.knobs.context_window_tokens:,}, model "
-                   f"`{settings.knobs.model}`. " + " ".join(settings.warnings))
+    who = literal(f"{settings.agent} {settings.version or ''}")  # the version and model are the log's: as written
+    ui_state.flash(state, "info", f"Opened as {who} does it: preset `{settings.preset}`, window "
+                   f"{settings.knobs.context_window_tokens:,}, model {literal(settings.knobs.model)}. "
+                   + " ".join(literal(w) for w in settings.warnings))
     return True

@@ -11,6 +11,7 @@ from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
+from workbench.ui.untrusted import literal
 
 PINNED = "ab_pinned"  # the Knobs pinned as A
 
@@ -19,7 +20,7 @@ def _pin() -> None:
     try:
         st.session_state[PINNED] = ui_state.knobs_from_values(st.session_state)
     except ValueError as exc:
-        ui_state.flash(st.session_state, "error", str(exc))
+        ui_state.flash(st.session_state, "error", literal(exc))
 
 
 def _unpin() -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from workbench.knobs import Knobs, dump_knobs
 from workbench.ui import state as ui_state
+from workbench.ui.untrusted import literal
 
 
 def _queue_yaml_upload() -> None:
@@ -17,7 +18,7 @@ def _queue_yaml_upload() -> None:
         try:
             text = upload.getvalue().decode("utf-8")
         except UnicodeDecodeError:
-            ui_state.flash(st.session_state, "error", f"{upload.name}: not UTF-8 text")
+            ui_state.flash(st.session_state, "error", f"{literal(upload.name)}: not UTF-8 text")
             return
         st.session_state[ui_state.PENDING_YAML] = (upload.name, text, _mode())
 

@@ -9,6 +9,7 @@ from workbench.history.files import encodable
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.replay import Run
+from workbench.ui.untrusted import literal
 
 LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
 COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",
@@ -80,10 +81,10 @@ def render(run: Run, history: History) -> None:
     with st.expander("User message with its budget hint"):
         st.code(_clip(view.user_message, head=2_000), language="xml", wrap_lines=True)
     if view.briefing is not None:
-        st.caption(f"Briefing — {view.briefing_label}")
+        st.caption(f"Briefing — {literal(view.briefing_label)}")  # a model's name, a provider's error
         st.code(encodable(view.briefing)[0], language="markdown", wrap_lines=True, height=420)
     else:  # one line saying why there is no text (the caption would repeat it)
-        st.info(f"Briefing — {view.briefing_label}")
+        st.info(f"Briefing — {literal(view.briefing_label)}")
 
 
 def _clip(text: str, head: int = 20_000, tail: int = 4_000) -> str:

@@ -6,11 +6,18 @@ During the run: it stops after N failed compressions in a row or before a reques
 cap, and shows the provider's error, scrubbed. The API key comes from the provider's environment
 variable or the password field; it goes to the LiveBriefer object only: never into session state beyond
 this run's widget, the disk cache, a record or the YAML. Answers are cached on disk.
+
+Where a key may go is ``workbench.briefing.endpoints``' rule: the environment's keys reach the provider's own
+endpoint or the API base the operator started the app with (``-- --api-base URL`` / ``WORKBENCH_API_BASE``),
+which the API base field shows first; a base typed in the page gets only the key typed beside it, unless the
+operator started the app with ``-- --allow-page-api-base``. Model names, provider errors and the status are
+shown through ``ui.untrusted``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import streamlit as st
 
@@ -22,6 +29,7 @@ from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui.charts import metric_cards, show
 from workbench.ui.inspect_tab import LIVE_RUN
+from workbench.ui.untrusted import literal
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
             "MISTRAL_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "AZURE_API_KEY")
@@ -31,8 +39,11 @@ LIVE_STATUS = "live_status"  # (history digest, {"ok": bool, "lines": [...], "ch
 def render(run: Run, history: History, knobs: Knobs) -> None:
     from workbench.analysis.live_runs import estimate_live, suggested_limits
     from workbench.briefing.cache import default_cache_dir
+    from workbench.briefing.endpoints import operator_settings
     from workbench.counting.prices import list_models
 
+    operator = operator_settings(sys.argv[1:], os.environ)
+    st.session_state.setdefault("live_api_base", operator.shown_base)
     st.markdown("Replay the current knobs with briefings written by real models, tried in order (a cascade, "
                 "as stagewise does). Each compression is one request; answers are cached on disk.")
     st.session_state.setdefault("live_models", [knobs.briefer_model])
@@ -46,12 +57,13 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
                                 accept_new_options=True, help="Models from litellm's registry, or type any name.")
         api_base = st.text_input("API base (optional)", key="live_api_base",
                                  help="For a local or proxy endpoint (OpenAI-compatible).")
+        st.caption(_where_keys_go(operator))
     with c2:
         api_key = st.text_input("API key (optional)", type="password", key="live_api_key",
                                 help="Used for this run only: never stored, cached or written to YAML. "
                                 "Leave empty to use the provider's environment variable.")
         found = [v for v in KEY_VARS if os.environ.get(v)]
-        st.caption("Keys in the environment: " + (", ".join(found) if found else "none found"))
+        st.caption("Keys in the environment: " + (", ".join(f"`{v}`" for v in found) if found else "none found"))
         t1, t2 = st.columns(2)
         timeout = t1.number_input("timeout per attempt (s)", min_value=1.0, max_value=600.0, key="live_timeout")
         use_cache = t2.toggle("disk cache", key="live_cache", help=f"{default_cache_dir()}")
@@ -71,7 +83,7 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
                                   help="Stops before a request whose estimated cost would take spending past this. "
                                   "Needs the model's registry prices: off for a model the registry does not know.")
     st.caption(f"The simulated replay of these knobs makes {len(dry.compressions)} compressions: "
-               f"{estimate.summary()}. Caps below it stop the run early.")
+               f"{literal(estimate.summary())}. Caps below it stop the run early.")  # it names the typed model
     if estimate.requests and max_requests < estimate.requests:
         st.warning(f"The request cap ({max_requests:,}) is below the estimate ({estimate.requests:,}): the run "
                    "will stop before the end of the conversation.")
@@ -87,7 +99,7 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
         limits = LiveLimits(max_consecutive_failures=int(failures), max_requests=int(max_requests),
                             max_dollars=float(max_dollars) if estimate.dollars is not None else None)
         _start(history, knobs, list(models), api_key or None, api_base or None, float(timeout), use_cache, limits,
-               estimate, skip=skip, test_only=probe)
+               estimate, skip=skip, test_only=probe, operator=operator)
     _status(history)
     live = st.session_state.get(LIVE_RUN)
     if live is None or live[0] != history.digest:
@@ -102,10 +114,22 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
     st.dataframe(frame.select(cols), hide_index=True, key="live_table")
     written = [c for c in live_run.compressions if c.record.text]
     if written:
-        with st.expander(f"Last briefing written (#{written[-1].chain_index}, {written[-1].record.model})"):
+        with st.expander(f"Last briefing written (#{written[-1].chain_index}, {literal(written[-1].record.model)})"):
             st.code(written[-1].record.text or "", language="markdown", wrap_lines=True, height=300)
     show(plots.briefing_figure(live_run, compare=run, labels=("live", "simulated")), "live_briefing")
     st.caption("The Compressions tab shows this run (“last live run”): every briefing's text and what it read.")
+
+
+def _where_keys_go(operator) -> str:  # noqa: ANN001 - an endpoints.Operator
+    """One line under the API base field: which endpoints get the environment's keys."""
+    from workbench.briefing.endpoints import ALLOW_FLAG
+
+    if operator.allow_page_api_base:
+        return (f"Started with `{ALLOW_FLAG}`: an API base typed here receives the keys in the environment too.")
+    own = f" or to {literal(operator.shown_base)}, the base the app was started with" if operator.api_base else ""
+    return ("Keys in the environment go only to the provider's own endpoint" + own + ". An API base typed here "
+            f"gets only the key typed beside it (`-- --api-base URL` or `-- {ALLOW_FLAG}` when starting the app "
+            "changes that).")
 
 
 def _follow(key: str, suggestion: float) -> None:
@@ -122,21 +146,29 @@ def _status(history: History) -> None:
     if found is None or found[0] != history.digest:
         return
     status = found[1]
-    for level, message in status.get("checks", []):
-        (st.error if level == "error" else st.warning if level == "warning" else st.success)(message)
+    for level, message in status.get("checks", []):  # they name models and quote providers: shown as typed
+        (st.error if level == "error" else st.warning if level == "warning" else st.success)(literal(message))
     if status.get("lines"):
-        text = "  \n".join(status["lines"])
+        text = "  \n".join(literal(line) for line in status["lines"])
         (st.success if status.get("ok") else st.error)(text)
 
 
 def _start(history: History, knobs: Knobs, models: list[str], api_key: str | None, api_base: str | None,
-           timeout: float, use_cache: bool, limits, estimate, *, skip: bool, test_only: bool) -> None:  # noqa: ANN001
+           timeout: float, use_cache: bool, limits, estimate, *, skip: bool, test_only: bool,  # noqa: ANN001
+           operator) -> None:  # noqa: ANN001 - an endpoints.Operator
     from workbench.analysis.live_runs import run_live
     from workbench.briefing.cache import BriefingCache
+    from workbench.briefing.endpoints import page_route, providers_of
     from workbench.briefing.guard import blocking, preflight
     from workbench.briefing.live import LiveBriefer, scrub_secrets
 
     digest = history.digest
+    route = page_route(operator, page_base=api_base, page_key=api_key, providers=providers_of(models, api_base))
+    if route.refused:  # before the pre-flight check: a refused endpoint is never even asked
+        lines = [f"Nothing was sent: {route.refused}."]
+        st.session_state[LIVE_STATUS] = (digest, {"ok": False, "checks": [], "lines": lines})
+        return
+    api_key, api_base = route.api_key, route.api_base
     checks = preflight(models, api_key=api_key, api_base=api_base,
                        largest_request_tokens=estimate.largest_request_tokens)
     shown = [(c.level, f"Pre-flight: {c.message}") for c in checks if c.level != "ok"]
@@ -154,7 +186,7 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
         seen["hits"] += rec.cache_hit
         seen["cost"] += rec.cost_usd
         seen["failed"] += rec.failed
-        what = "cache hit" if rec.cache_hit else ("failed" if rec.failed else f"{rec.model}, {rec.latency_s:.1f}s")
+        what = "cache hit" if rec.cache_hit else ("failed" if rec.failed else f"{literal(rec.model)}, {rec.latency_s:.1f}s")
         bar.progress(min(count / expected, 1.0), text=f"compression {count} of ~{expected}: {what}")
         status.markdown(f"cache hits **{seen['hits']}** of {count} · failed **{seen['failed']}** · "
                         f"briefer dollars so far **${seen['cost']:,.4f}**")
@@ -171,7 +203,7 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
             return
         outcome = run_live(history, knobs, briefer, on_compression=on_compression)
     except Exception as exc:  # noqa: BLE001 - any provider or config problem is shown, not raised
-        lines = ["Live run failed: " + scrub_secrets(f"{type(exc).__name__}: {exc}", api_key)]
+        lines = ["Live run failed: " + scrub_secrets(f"{type(exc).__name__}: {exc}", api_key, api_base)]
         st.session_state[LIVE_STATUS] = (digest, {"ok": False, "checks": shown, "lines": lines})
         return
     finally:

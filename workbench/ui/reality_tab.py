@@ -2,12 +2,13 @@
 
 Shows the context as the agent measured it (from the log's billed usage) with the logged compactions beside the
 predicted ones, the per-compaction table, the real summary beside the extractive briefer's for the same span
-with the re-fetches after it, and a button that fits the counting knobs to the log and loads them.
+with the re-fetches after it, and a button that fits the counting knobs to the log and loads them. Everything read
+from the log (its version and model, the summary, file names) is shown as text (``ui.untrusted``; the summaries as
+code), never rendered as Markdown.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import polars as pl
@@ -18,6 +19,7 @@ from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.ui import state as ui_state
+from workbench.ui.untrusted import literal, literals
 
 USAGE = "reality_usage"
 PICK = "reality_pick"
@@ -70,7 +72,9 @@ def render(history: History, knobs: Knobs) -> None:
                       help="Off: the estimate alone, with the preset's hidden prefix and token ratio, as a "
                            "counterfactual replay has it.")
     session = _reality(key, usage, None, history)
-    st.markdown(f"**{log.agent} {log.version or ''}** · model `{settings.model}` · preset `{settings.preset}` · "
+    agent = literal(f"{log.agent} {log.version or ''}")  # the version and model are the log's: shown as written
+    st.markdown(f"**{agent}** · model {literal(settings.model)} · "
+                f"preset `{settings.preset}` · "
                 f"window {settings.window or settings.knobs.context_window_tokens:,} · "
                 f"{len(log.calls):,} logged calls · {len(log.compactions)} logged compactions")
     for note in session.notes:
@@ -150,7 +154,7 @@ def _summaries(history: History, session: Any) -> None:
         st.markdown("**The agent's real summary**")
         if chosen.summary:
             with st.container(height=360, key=f"real_summary_{pick}"):
-                st.markdown(_small_headings(chosen.summary))
+                st.code(chosen.summary, language="markdown", wrap_lines=True)
         else:
             kept = "\n\n".join(m.text for m in chosen.kept)
             st.info("Encrypted (Codex remote compaction): only what the agent kept verbatim can be read.")
@@ -161,19 +165,9 @@ def _summaries(history: History, session: Any) -> None:
         st.markdown("**The extractive briefer's, for the same span**")
         if score is not None and score.extractive_text:
             with st.container(height=360, key=f"ours_{pick}"):
-                st.markdown(_small_headings(_visible_paths(score.extractive_text)))
+                st.code(score.extractive_text, language="markdown", wrap_lines=True)
     if score is not None:
         _score(score)
-
-
-def _small_headings(text: str) -> str:
-    """A briefing's own headings, shown at the size of the page's small headings (not as page titles)."""
-    return re.sub(r"(?m)^#{1,4} ", "##### ", text)
-
-
-def _visible_paths(text: str) -> str:
-    """``[](path:x/y.py)`` renders as an empty link in markdown: show the path itself."""
-    return re.sub(r"\[\]\(path:([^)\s]*)\)", r"`\1`", text)
 
 
 def _score(score: Any) -> None:
@@ -191,10 +185,10 @@ def _score(score: Any) -> None:
                         "files the agent had restored itself")
     if score.at_risk:
         st.markdown(f"**At risk** ({len(score.at_risk)}: in the span, in neither the summary nor what was kept): "
-                    + "; ".join(f"`{e}`" for e in score.at_risk_examples(5)))
+                    + literals(score.at_risk_examples(5), "; "))
     if score.refetched:
         st.markdown("**Read again after it**: " + "; ".join(
-            f"`{r.path}` ({r.tokens:,} tokens{', restored by the agent' if r.restored else ''})"
+            f"{literal(r.path)} ({r.tokens:,} tokens{', restored by the agent' if r.restored else ''})"
             for r in score.refetched))
     for note in score.notes:
         st.caption(note)
@@ -213,7 +207,7 @@ def _calibrate(history: History, knobs: Knobs) -> None:
         try:
             fit = fit_agent([history])
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(literal(exc))
             return
         from workbench.knobs import dump_knobs
 

@@ -22,6 +22,7 @@ from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
 from workbench.ui import labels
 from workbench.ui import state as ui_state
+from workbench.ui.untrusted import literal
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
 GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token counting", "replay": "Replay",
@@ -84,7 +85,7 @@ def history_picker() -> tuple[str, History, str] | None:
     try:
         history = _load_file(str(path), path.stat().st_mtime)
     except (HistoryError, OSError) as exc:
-        st.sidebar.error(f"Could not read this history: {exc}")
+        st.sidebar.error(f"Could not read this history: {literal(exc)}")
         return None
     show_load_warnings(history)
     return label, history, str(path)
@@ -103,8 +104,8 @@ def show_load_warnings(history: History) -> None:
     if not history.warnings:
         return
     with st.sidebar.expander(f"⚠ {len(history.warnings)} load warning(s)"):
-        for w in history.warnings:
-            st.caption(str(w))
+        for w in history.warnings:  # they quote the file: shown as written
+            st.caption(literal(w))
 
 
 def history_loaders() -> dict[str, Callable[[], History]]:
@@ -226,7 +227,7 @@ def _price_caption(model: str) -> None:
 
     p = get_prices(model)
     if not p.known:
-        st.caption(f"{model}: not in litellm's registry, so dollars are 0.")
+        st.caption(f"{literal(model)}: not in litellm's registry, so dollars are 0.")
         return
     window = f", window {p.max_input_tokens:,} tokens" if p.max_input_tokens else ""
     st.caption(f"${p.input_per_token * 1e6:,.2f} in / ${p.output_per_token * 1e6:,.2f} out per M tokens{window}")

@@ -17,6 +17,7 @@ from workbench.history.errors import HistoryError
 from workbench.history.sources import SUFFIXES, read_upload
 from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs, read_knobs_yaml
+from workbench.ui.untrusted import literal, literals
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
 # Mapping types are invariant in their key, so neither MutableMapping[str, Any] nor [str | int, Any] would
@@ -163,16 +164,17 @@ def consume_pending(state: SessionState) -> None:
             named = read_knobs_yaml(text, source=source)
             apply_yaml(state, text, source=source, mode=mode)
         except ValueError as exc:
-            flash(state, "error", str(exc))
+            flash(state, "error", literal(exc))
         else:
             every = len(named) == len(dataclasses.fields(Knobs))
+            where = literal(source)  # an upload's name: shown as written
             if every:
-                flash(state, "success", f"Loaded every knob from {source}.")
+                flash(state, "success", f"Loaded every knob from {where}.")
             elif mode == "replace":
-                flash(state, "success", f"Loaded {len(named)} knob(s) from {source} ({', '.join(named)}); every "
+                flash(state, "success", f"Loaded {len(named)} knob(s) from {where} ({', '.join(named)}); every "
                       "other knob went back to its default.")
             else:
-                flash(state, "success", f"Changed only the {len(named)} knob(s) {source} names "
+                flash(state, "success", f"Changed only the {len(named)} knob(s) {where} names "
                       f"({', '.join(named)}); the others kept their values. Choose \"replace all\" to reset them.")
     pending = state.pop(PENDING_HISTORY, None)
     if pending is not None:
@@ -185,16 +187,16 @@ def _consume_histories(state: SessionState, files: list[tuple[str, bytes]]) -> N
     if many:
         files, skipped = history_files(files)
         if skipped:
-            flash(state, "info", f"Skipped {len(skipped)} file(s) that are not histories: {', '.join(skipped[:5])}"
+            flash(state, "info", f"Skipped {len(skipped)} file(s) that are not histories: {literals(skipped[:5])}"
                   + (" …" if len(skipped) > 5 else ""))
     loaded: list[tuple[str, list[str]]] = []
     for name, data in files:
         try:
             labels = add_uploaded_history(state, name, data, select=not loaded)
         except HistoryError as exc:
-            flash(state, "error", f"Could not read this history: {exc}")
+            flash(state, "error", f"Could not read this history: {literal(exc)}")
         except Exception as exc:  # noqa: BLE001 - a reader bug must still reach the user as one line
-            flash(state, "error", f"Could not read this history: {name}: {type(exc).__name__}: {exc}")
+            flash(state, "error", f"Could not read this history: {literal(f'{name}: {type(exc).__name__}: {exc}')}")
         else:
             loaded.append((name, labels))
     if not loaded:
@@ -202,10 +204,10 @@ def _consume_histories(state: SessionState, files: list[tuple[str, bytes]]) -> N
     if len(loaded) == 1:
         name, labels = loaded[0]
         chats = f" ({len(labels)} chats)" if len(labels) > 1 else ""
-        flash(state, "success", f"Loaded {name}{chats}.")
+        flash(state, "success", f"Loaded {literal(name)}{chats}.")
         return
     every = [label for _, labels in loaded for label in labels]
     state[SWEEP_HISTORIES] = every  # the Sweep tab compares them all at once
-    names = ", ".join(name for name, _ in loaded[:4]) + (" …" if len(loaded) > 4 else "")
+    names = literals(name for name, _ in loaded[:4]) + (" …" if len(loaded) > 4 else "")
     flash(state, "success", f"Loaded {counted(len(loaded), 'history', 'histories')} ({names}); the first is shown, and the Sweep tab "
           "runs over all of them.")

@@ -23,6 +23,7 @@ from workbench.ui import labels, runs, tune_panel
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
+from workbench.ui.untrusted import hover, literal, literals
 
 RESULT = "sweep_result"  # {"frame", "x", "y"}
 MEAN = "mean over the histories"
@@ -121,7 +122,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
         try:
             grid = knob_grid({x: xs, y: ys}, base=knobs)
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(literal(exc))
             return
         bar = st.progress(0.0, text="loading histories…")
         loaded = [histories[label]() for label in chosen]
@@ -150,10 +151,10 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     which = None if over == MEAN else over
     idle = _idle_histories(frame)
     if idle and len(names) > 1:
-        st.info(f"{len(idle)} of {counted(len(names), 'history', 'histories')} never compress in any cell ({', '.join(idle)}): "
+        st.info(f"{len(idle)} of {counted(len(names), 'history', 'histories')} never compress in any cell ({literals(idle)}): "
                 "their cost is the same everywhere, so they only flatten the mean. Pick a history above.")
     fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=METRICS[metric],
-                             title=f"{METRICS[metric]} ({over})")
+                             title=f"{METRICS[metric]} ({hover(over)})")  # a history's name: as written
     event = show(fig, "sweep_heatmap", on_select="rerun", selection_mode="points")
     cells = frame.select(rx, ry).unique(maintain_order=True).rows()
     cell_names = [f"{rx} = {plots.tick(a)}, {ry} = {plots.tick(b)}" for a, b in cells]

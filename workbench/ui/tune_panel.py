@@ -20,6 +20,7 @@ from workbench.ui import labels, runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
+from workbench.ui.untrusted import literal
 
 if TYPE_CHECKING:
     from workbench.explore.tune import Constraints
@@ -158,7 +159,7 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
                           points=form.points, rounds=form.rounds, workers=1, progress=progress, briefer=briefer)
         except ValueError as exc:
             bar.empty()
-            st.error(str(exc))
+            st.error(literal(exc))
             return
         bar.progress(1.0, text=f"{counted(result.runs.height, 'replay')} in {result.seconds:.1f} s")
         current_score = check_config(knobs, loaded, constraints, objective=form.objective, briefer=briefer)
