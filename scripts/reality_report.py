@@ -91,7 +91,8 @@ def build(sessions_dir: Path, large_dir: Path | None = None) -> str:
         "**following the log**: each logged compaction is predicted from the state right after the previous real one "
         "(the real summary, and whatever the agent kept). An index is the loader's number of the first message after "
         "the compaction; *delta* is predicted minus real (negative = early). The rules each preset implements, and "
-        "where they come from, are in the preset files (`workbench presets claude_code`, `codex_cli`) and below.",
+        "where they come from, are in the preset files (`workbench presets claude_code`, `codex_cli`) and below; each "
+        "agent's rules by version, read from its published packages, are in [agents.md](agents.md).",
         "",
         "## With the logs' billed usage",
         "",

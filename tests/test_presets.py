@@ -132,7 +132,23 @@ CODE_TABLE = [
     ("complexity_trap_hybrid", "trigger_ratio", -1, "the-complexity-trap@adfaa1a (turn-count trigger only)",
      "summarize_every_n_turns (n: 43"),
 ]
-CITED = {"swe_agent": "SWE-agent/SWE-agent @ 3ea751c087f3", "complexity_trap_hybrid": "the-complexity-trap @ adfaa1a18b8b"}
+# Claude Code's version families, from its published bundles (docs/agents.md): each value against the minified code the
+# preset's comment quotes.
+CODE_TABLE += [
+    ("claude_code", "trigger_reserve_tokens", 33_000, "@anthropic-ai/claude-code 2.1.21-2.1.152 bundles",
+     "reserve min(model max output, 20,000) + 13,000"),
+    ("claude_code", "proactive_compaction", True, "@anthropic-ai/claude-code 2.1.105 bundle (server flag, default off)",
+     "a server flag (tengu_cobalt_raccoon"),
+    ("claude_code_2_1_153", "proactive_compaction", False, "@anthropic-ai/claude-code-linux-x64 2.1.153 embedded JS",
+     "`if(rDH()&&!qc()&&!GH$($,q))return!1`"),
+    ("claude_code_2_1_153", "reactive_compaction", True, "@anthropic-ai/claude-code-linux-x64 2.1.153 embedded JS",
+     "compacts when the API refuses the\n# call for its length"),
+    ("claude_code_2_1_153", "trigger_reserve_tokens", 33_000, "@anthropic-ai/claude-code-linux-x64 2.1.170 embedded JS",
+     "W - min(model max output, 20,000) - 13,000"),
+]
+CITED = {"swe_agent": "SWE-agent/SWE-agent @ 3ea751c087f3", "complexity_trap_hybrid": "the-complexity-trap @ adfaa1a18b8b",
+         "claude_code": "bundles of @anthropic-ai/claude-code 2.1.21,",
+         "claude_code_2_1_153": "@anthropic-ai/claude-code-linux-x64 2.1.153,"}
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,29 @@ from workbench.presets import get_preset, get_preset_info, preset_for
 # Codex logs model_context_window = the raw window x effective_context_window_percent (default 95):
 # openai/codex protocol openai_models.rs; 121,600 = 128,000 x 0.95 and 258,400 = 272,000 x 0.95 in the rollouts.
 CODEX_EFFECTIVE_WINDOW_PERCENT = 95
-# Claude Code's window is 200,000 unless the model carries the 1M beta ("[1m]") (2.1.x bundles, cli.js).
+# Claude Code's window (its window function: 2.0.76 NO, 2.1.45 bG, 2.1.112 ff, 2.1.150 JG, 2.1.200 bE; docs/agents.md):
+# 200,000, or 1,000,000 when the model id carries "[1m]" (every bundle read, 2.0.76-2.1.232; CLAUDE_CODE_DISABLE_1M_CONTEXT
+# turns it off from 2.1.50) or for a model whose own window is 1M, from the version that knows it (below). The 1M beta
+# header of an SDK caller (context-1m-2025-08-07) and server-side flags (2.1.70+ coral_reef_sonnet) are not in a log.
 CLAUDE_CODE_WINDOW = 200_000
 CLAUDE_CODE_1M_WINDOW = 1_000_000
-# Claude Code's reserve: min(32,000, model max output[, 20,000 from 2.1.21]) + 13,000 buffer (cli.js bundles).
+# Models with a native 1M window, from the version that first sizes them so: opus-4-7 (CHANGELOG.md 2.1.117 "computing
+# against a 200K context window instead of Opus 4.7's native 1M"; 2.1.150 bundle G7H), fable-5 (CHANGELOG 2.1.173 "Fable
+# 5 includes 1M context by default"), sonnet-5 (CHANGELOG 2.1.197 "native 1M-token context window"), opus-5 (CHANGELOG
+# 2.1.219 "1M context").
+CLAUDE_CODE_NATIVE_1M = (("opus-4-7", (2, 1, 117)), ("fable-5", (2, 1, 173)), ("sonnet-5", (2, 1, 197)),
+                         ("opus-5", (2, 1, 219)))
+# When Claude Code compacts only when the API refuses a call for its length (reactive), not at its threshold:
+# - 2.1.105-2.1.152: a server flag (tengu_cobalt_raccoon, default off; 2.1.105 bundle `if(Hu())return!1`, from 2.1.120
+#   only on a 1M window: 2.1.120 bundle qB). Applied to 1M windows: logs of 1M sessions compact at preTokens near
+#   998,000, above the 967,000 threshold, i.e. at the API's limit.
+# - from 2.1.153 by default (2.1.153 bundle `if(rDH()&&!qc()&&!GH$($,q))return!1`), except from 2.1.163 (2.1.160 has
+#   no exception; 2.1.161-2.1.162 not read) for the "model-default" models on a window under 1M, which keep a 200,000
+#   auto-compact window and the proactive threshold (2.1.170 bundle SXf, rm4=200000; 2.1.186, 2.1.200 the same).
+CLAUDE_CODE_REACTIVE_1M_FROM = (2, 1, 105)
+CLAUDE_CODE_REACTIVE_FROM = (2, 1, 153)
+CLAUDE_CODE_MODEL_DEFAULT_FROM = (2, 1, 161)
+CLAUDE_CODE_MODEL_DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6")
 CLAUDE_CODE_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
 CLAUDE_CODE_BUFFER = 13_000
@@ -56,6 +75,32 @@ def claude_code_model_output(model: str) -> int:
     """The max output Claude Code assumes for a model, by its own table (a Bedrock or Vertex id matches too)."""
     name = model.lower()
     return next((cap for part, cap in CLAUDE_CODE_MODEL_OUTPUT if part in name), CLAUDE_CODE_OTHER_MODEL_OUTPUT)
+
+
+def claude_code_window(version: str | None, models: tuple[str, ...] | list[str]) -> int:
+    """Claude Code's context window for a session's models: 1M with a "[1m]" model id or a native-1M model the
+    version knows, else 200,000."""
+    v = parse_version(version)
+    for model in models:
+        name = model.lower()
+        if "[1m]" in name:
+            return CLAUDE_CODE_1M_WINDOW
+        if any(part in name and v >= since for part, since in CLAUDE_CODE_NATIVE_1M):
+            return CLAUDE_CODE_1M_WINDOW
+    return CLAUDE_CODE_WINDOW
+
+
+def claude_code_compacts_reactively(version: str | None, model: str | None, window: int) -> bool:
+    """Whether this Claude Code version compacts only when the API refuses a call (at the window), not at its
+    threshold: by default from 2.1.153 (but the model-default models under 1M from 2.1.161), and on a 1M window
+    from 2.1.105 (a server flag the logs show was on)."""
+    v = parse_version(version)
+    if v >= CLAUDE_CODE_REACTIVE_FROM:
+        name = (model or "").lower()
+        exempt = (v >= CLAUDE_CODE_MODEL_DEFAULT_FROM and window < CLAUDE_CODE_1M_WINDOW
+                  and any(m in name for m in CLAUDE_CODE_MODEL_DEFAULT_MODELS))
+        return not exempt
+    return v >= CLAUDE_CODE_REACTIVE_1M_FROM and window >= CLAUDE_CODE_1M_WINDOW
 
 
 def claude_code_reserve(version: str | None, model: str | None) -> int:
@@ -111,13 +156,19 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
         window = raw_codex_window(log.window_logged)
         notes.append(f"window {window:,} = the logged {log.window_logged:,} / 0.{CODEX_EFFECTIVE_WINDOW_PERCENT}")
     elif log.agent == "claude_code":
-        window = CLAUDE_CODE_1M_WINDOW if model and "[1m]" in model else CLAUDE_CODE_WINDOW
-        notes.append(f"window {window:,} (Claude Code's for {model or 'this model'})")
+        window = claude_code_window(log.version, (model, *log.models) if model else log.models)
+        notes.append(f"window {window:,} (Claude Code {log.version or '?'}'s for {model or 'this model'})")
         if base is None and knobs.strategy != "stagewise" and knobs.trigger_reserve_tokens:
             reserve = claude_code_reserve(log.version, model)
             if reserve != knobs.trigger_reserve_tokens:
                 changes["trigger_reserve_tokens"] = reserve
                 notes.append(f"reserve {reserve:,} for {model}'s output limit")
+            reactive = claude_code_compacts_reactively(log.version, model, window)
+            if reactive == knobs.proactive_compaction:
+                changes["proactive_compaction"] = not reactive
+                changes["reactive_compaction"] = True
+                notes.append("compacts when the API refuses a call, at the window (no proactive threshold)" if reactive
+                             else f"proactive threshold for {model} on a {window:,} window")
     if window:
         changes["context_window_tokens"] = window
     manual = logged_manual_checks(history, knobs.check_point)

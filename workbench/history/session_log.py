@@ -234,11 +234,12 @@ class SessionLog:
 
 
 def parse_version(text: str | None) -> tuple[int, ...]:
-    """``"2.1.25"`` -> ``(2, 1, 25)``; anything unparsable sorts first."""
+    """``"2.1.25"`` -> ``(2, 1, 25)``; anything unparsable sorts first. A pre-release or build suffix is dropped
+    (``"0.119.0-alpha.28"`` -> ``(0, 119, 0)``, not ``(0, 119, 0, 28)``): its code is that release's line."""
     if not text:
         return ()
     out = []
-    for piece in text.strip().lstrip("v").split("."):
+    for piece in text.strip().lstrip("v").split("-", 1)[0].split("+", 1)[0].split("."):
         digits = "".join(ch for ch in piece if ch.isdigit())
         if not digits:
             break
