@@ -21,6 +21,7 @@ from workbench.knobs.specs import (
     KNOB_SPECS,
     MISSION_KNOBS,
     KnobSpec,
+    clamp_knob,
 )
 from workbench.knobs.values import (
     MAX_INT_DIGITS,
@@ -65,6 +66,7 @@ __all__ = [
     "KnobSpec",
     "Knobs",
     "PinPattern",
+    "clamp_knob",
     "compile_pin_pattern",
     "decode_knobs_file",
     "dump_knobs",
