@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.history.session_log import parse_version
     from workbench.knobs import dump_knobs
 
-    histories = load_logs(list(args.paths))
+    histories = load_logs(list(args.paths), NAME)
     usable = [h for h in histories if h.log is not None and h.log.calls]
     for h in histories:
         if h not in usable:

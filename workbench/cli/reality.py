@@ -52,15 +52,15 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
     return out
 
 
-def load_logs(paths: list[Path]) -> list[Any]:
+def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:
     """Every history the paths name. A file found in a folder that is not a readable history is reported and
     left out (a folder of logs often holds other files); a file named on the command line must load."""
-    return loaded(log_paths(paths), paths)
+    return loaded(log_paths(paths), paths, command)
 
 
-def loaded(logs: list[tuple[Path, bool]], paths: list[Path]) -> list[Any]:
+def loaded(logs: list[tuple[Path, bool]], paths: list[Path], command: str = NAME) -> list[Any]:
     """``load_logs`` of the files ``log_paths(paths)`` returned."""
-    out = [h for path, named in logs if (h := load_log(path, named)) is not None]
+    out = [h for path, named in logs if (h := load_log(path, named, command)) is not None]
     if not out:
         raise no_history(paths)
     return out
@@ -71,19 +71,23 @@ def no_history(paths: list[Path]) -> ValueError:
     return ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
 
 
-def load_log(path: Path, named: bool) -> Any:
-    """One log's history; None (and a note) for a file found in a folder that is not one."""
+def load_log(path: Path, named: bool, command: str = NAME) -> Any:
+    """One log's history, its load warnings on stderr (a skipped line, an ignored usage); None (and a note) for a
+    file found in a folder that is not one."""
+    from workbench.cli.common import show_warnings
     from workbench.cli.progress import note
     from workbench.history.errors import HistoryError
     from workbench.history.readers import load_history
 
     try:
-        return load_history(path)
+        history = load_history(path)
     except HistoryError as exc:
         if named:
             raise
         note(f"skipped {exc}")
         return None
+    show_warnings(command, history)
+    return history
 
 
 def user_knobs(args: Any, history: Any) -> Any:

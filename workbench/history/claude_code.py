@@ -14,7 +14,7 @@ from workbench.history.agent_log_common import logged_calls, record_type, unknow
 from workbench.history.builder import HistoryBuilder
 from workbench.history.chat_formats import add_anthropic_content
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, type_name
+from workbench.history.jsontext import Record, corrupt_line_warnings, gc_paused, jsonl_records, locate, type_name
 from workbench.history.model import History
 from workbench.history.session_log import LoggedCompaction, SessionLog, token_count, usage_problem
 from workbench.history.warnings import LoadWarning, shown, with_warnings
@@ -30,7 +30,9 @@ def parse_claude_code(text: str, *, source: str = "<text>", sidechain: str | Non
     A file that holds only sidechains yields its first one. ``meta["sidechains"]`` lists every root uuid.
     """
     warnings: list[LoadWarning] = []
-    records = jsonl_records(text, source=source, warnings=warnings)
+    corrupt: list[HistoryError] = []
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
+    warnings[:0] = corrupt_line_warnings("claude_code", corrupt, len(records))
     return with_warnings(claude_code_from_records(records, source=source, sidechain=sidechain), warnings)
 
 

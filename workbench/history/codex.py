@@ -15,7 +15,15 @@ from workbench.history.agent_log_common import logged_calls, record_type, unknow
 from workbench.history.builder import HistoryBuilder, parse_arguments
 from workbench.history.chat_formats import file_part
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, require_object, type_name
+from workbench.history.jsontext import (
+    Record,
+    corrupt_line_warnings,
+    gc_paused,
+    jsonl_records,
+    locate,
+    require_object,
+    type_name,
+)
 from workbench.history.model import History, Message, Part, text_part
 from workbench.history.session_log import USAGE_KEYS, LoggedCompaction, SessionLog, token_count, usage_problem
 from workbench.history.warnings import LoadWarning, shown, with_warnings
@@ -30,7 +38,9 @@ _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_she
 def parse_codex(text: str, *, source: str = "<text>") -> History:
     """Read a Codex CLI rollout (``{timestamp, type, payload}`` per line); only ``response_item``s are messages."""
     warnings: list[LoadWarning] = []
-    records = jsonl_records(text, source=source, warnings=warnings)
+    corrupt: list[HistoryError] = []
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
+    warnings[:0] = corrupt_line_warnings("codex", corrupt, len(records))
     return with_warnings(codex_from_records(records, source=source), warnings)
 
 

@@ -29,8 +29,10 @@ def detect_format(text: str, *, source: str = "<text>") -> str:
     return detect(text, source=source, warnings=[])[0]
 
 
-def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None) -> tuple[str, Any]:
-    """(format, parsed value): a JSON document, or JSONL records, so nothing is parsed twice."""
+def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None,
+           corrupt: list[HistoryError] | None = None) -> tuple[str, Any]:
+    """(format, parsed value): a JSON document, or JSONL records, so nothing is parsed twice. With a ``corrupt``
+    list, JSONL lines that are not one JSON value are left out and their errors put there (``jsonl_records``)."""
     text = strip_bom(text)
     if not text.strip():
         raise HistoryError("empty file", source=source)
@@ -51,7 +53,7 @@ def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None)
         if kind is None:
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
         return kind, doc
-    records = jsonl_records(text, source=source, warnings=warnings)
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
     return records_kind(records, source=source), records
 
 
