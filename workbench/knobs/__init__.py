@@ -9,7 +9,7 @@ dataclass and its validation), ``pin_pattern`` (the time-bounded user regex), ``
 YAML loader, load and dump, did-you-mean). Import from here: ``from workbench.knobs import Knobs``.
 """
 
-from workbench.knobs.pin_pattern import PIN_PATTERN_TIMEOUT_S, PinPattern, compile_pin_pattern
+from workbench.knobs.pin_pattern import PIN_PATTERN_BUDGET_S, PinPattern, compile_pin_pattern
 from workbench.knobs.specs import (
     AGENT_ESTIMATES,
     BRIEFING_MODES,
@@ -61,7 +61,7 @@ __all__ = [
     "MAX_YAML_INT_DIGITS",
     "MAX_YAML_NODES",
     "MISSION_KNOBS",
-    "PIN_PATTERN_TIMEOUT_S",
+    "PIN_PATTERN_BUDGET_S",
     "YAML_VERSION",
     "KnobSpec",
     "Knobs",
