@@ -319,3 +319,118 @@ def test_a_real_codex_log_with_two_glued_records_reads_the_rest(tmp_path, capsys
     code, out, err = run(capsys, "reality", str(path), "--json")
     clean(code, err)
     assert f"codex_glued.jsonl:{i + 1}:" in err
+
+
+# ── item 9: symbolic links out of a folder, memory of a parse, upload names ──────────────────────
+
+
+def test_reality_on_a_folder_does_not_follow_links_that_leave_it(tmp_path, capsys):
+    inside, outside = tmp_path / "logs", tmp_path / "elsewhere"
+    (outside / "deep").mkdir(parents=True)
+    inside.mkdir()
+    write(inside / "a.jsonl", codex_lines())
+    write(outside / "b.jsonl", codex_lines())
+    write(outside / "deep" / "c.jsonl", codex_lines())
+    (inside / "b.jsonl").symlink_to(outside / "b.jsonl")
+    (inside / "sub").symlink_to(outside / "deep", target_is_directory=True)
+    (inside / "same.jsonl").symlink_to(inside / "a.jsonl")  # a second name inside the folder: read once
+    code, out, err = run(capsys, "reality", str(inside), "--json")
+    clean(code, err)
+    assert [s["file"] for s in json.loads(out)["sessions"]] == ["a.jsonl"]
+    skipped = [line for line in err.splitlines() if "symbolic link" in line]
+    assert len(skipped) == 2 and all(str(outside) in line for line in skipped), err
+    assert any(str(inside / "b.jsonl") in line for line in skipped) and any(str(inside / "sub") in line for line in skipped)
+    code, out, err = run(capsys, "reality", str(inside / "b.jsonl"), "--json")  # named on the command line: read
+    clean(code, err)
+    assert [s["file"] for s in json.loads(out)["sessions"]] == ["b.jsonl"]
+
+
+# The peak resident memory of the child's own address space (VmHWM: reset by exec, unlike ru_maxrss, which a
+# child forked from this big pytest process starts with).
+_RSS_CHILD = """
+import json, sys
+from workbench.history.readers import load_history
+from workbench.history.errors import HistoryError
+
+def peak_kib():
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+
+before = peak_kib()
+try:
+    load_history(sys.argv[1])
+    error = None
+except HistoryError as exc:
+    error = str(exc)
+print(json.dumps({"grew_kib": peak_kib() - before, "error": error}))
+"""
+
+
+@pytest.mark.parametrize(("name", "make"), [
+    ("numbers.json", lambda n: "[" + ",".join(str(i % 1000) for i in range(n // 4)) + "]"),
+    ("floats.json", lambda n: "[\n" + ",\n".join("0.1234567890123" for _ in range(n // 17)) + "\n]"),
+    ("tiny_objects.json", lambda n: "[" + ",".join('{"a":1}' for _ in range(n // 8)) + "]"),
+    ("lists.jsonl", lambda n: "\n".join("[" + ",".join("1" for _ in range(5_000)) + "]" for _ in range(n // 10_000))),
+    ("messages_of_numbers.json", lambda n: '{"messages": [' + ",".join("7" for _ in range(n // 2)) + "]}"),
+])
+def test_a_file_no_history_looks_like_is_refused_before_it_fills_memory(tmp_path, name, make):
+    """A 200 MB array of numbers took 2.9 GB to refuse: memory is bounded by a small multiple of the file's size
+    (measured here on a 16 MB file in a fresh process, its size limit lowered to 32 MB)."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / name
+    path.write_text(make(16_000_000), encoding="utf-8")
+    size_kib = path.stat().st_size // 1024
+    done = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(path)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "WORKBENCH_MAX_HISTORY_BYTES": str(32 << 20)})
+    result = json.loads(done.stdout)
+    assert result["error"] and name in result["error"] and "\n" not in result["error"]
+    assert result["grew_kib"] < 3 * size_kib, (result, size_kib)
+
+
+def test_real_logs_are_well_inside_the_parse_bound():
+    from workbench.history.jsontext import MAX_PARSE_FACTOR, parse_cost
+
+    for path in (Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"):
+        data = path.read_bytes()
+        assert parse_cost(data) < MAX_PARSE_FACTOR / 2 * len(data), path
+
+
+def test_commas_inside_strings_do_not_count_against_a_file(tmp_path, monkeypatch):
+    """A log of CSV tool outputs holds more commas than values: the exact count, strings left out, decides (the
+    floor under which nothing is refused is lifted, so a small file shows it)."""
+    import workbench.history.jsontext as jsontext
+
+    monkeypatch.setattr(jsontext, "MIN_PARSE_BUDGET", 0)
+    rows = ",".join(["1"] * 400)
+    lines = claude_lines()
+    for o in lines:
+        if o["type"] == "user":
+            o["message"]["content"] = (rows + "\n") * 200
+    path = write(tmp_path / "csv.jsonl", lines)
+    data = path.read_bytes()
+    assert jsontext.parse_cost(data) > jsontext.parse_budget(len(data)) > jsontext.parse_cost(data, exact=True)
+    assert len(load_history(path).messages) == len(load_history(write(tmp_path / "p.jsonl", claude_lines())).messages)
+    dense = tmp_path / "dense.json"
+    dense.write_text("[" + ",".join('{"role":"user","content":"x","a":[1,2,3]}' for _ in range(500)) + "]")
+    with pytest.raises(HistoryError, match="mostly numbers, empty containers or tiny objects"):
+        load_history(dense)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "/", "x" * 300 + ".sqlite", "é" * 200 + ".sqlite", "a/../../b.db"])
+def test_an_upload_of_any_name_is_read_or_refused_in_one_clear_line(name):
+    from upload_samples import stagewise_store_bytes
+
+    from workbench.history.sources import read_upload
+
+    short = (Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl").read_bytes()
+    chat = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'
+    for data in (stagewise_store_bytes(), short, chat):
+        (h, *_) = read_upload(name, data)
+        assert h.messages and h.id not in ("", ".", "..")
+    with pytest.raises(HistoryError) as caught:
+        read_upload(name, b"SQLite format 3\x00" + b"\x00" * 200)
+    assert "cannot read as a stagewise store" in str(caught.value) and "/tmp" not in str(caught.value)
+    assert name in str(caught.value) if name else "upload" in str(caught.value)

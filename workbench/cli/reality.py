@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
     out: list[tuple[Path, bool]] = []
     for p in paths:
         if p.is_dir():
-            out.extend((f, False) for f in sorted(p.rglob("*")) if f.is_file() and f.name.endswith(LOG_SUFFIXES))
+            out.extend((f, False) for f in folder_logs(p))
         elif p.exists():
             out.append((p, True))
         else:
@@ -50,6 +51,38 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
     if not out:
         raise ValueError(f"no agent logs ({', '.join(LOG_SUFFIXES)}) in {', '.join(str(p) for p in paths)}")
     return out
+
+
+def folder_logs(folder: Path) -> list[Path]:
+    """The logs inside ``folder`` and its subfolders, sorted. A symbolic link is followed only where it stays inside
+    the folder (a link out of it, to a file or a folder, is left out with a note naming both: name the target
+    itself to read it), and a file reached under two names is read once."""
+    from workbench.cli.progress import note
+
+    root = folder.resolve()
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):  # never into a linked folder
+        here = Path(dirpath)
+        for name in dirnames:
+            if (here / name).is_symlink() and not _inside((here / name).resolve(), root):
+                note(f"skipped {here / name}: a symbolic link to {(here / name).resolve()}, outside {folder} (name it to read it)")
+        found.extend(here / name for name in filenames if name.endswith(LOG_SUFFIXES))
+    out: list[Path] = []
+    seen: dict[Path, Path] = {}
+    for path in sorted(found):
+        real = path.resolve()
+        if path.is_symlink() and not _inside(real, root):
+            note(f"skipped {path}: a symbolic link to {real}, outside {folder} (name it to read it)")
+        elif real in seen:
+            note(f"skipped {path}: the same file as {seen[real]}")
+        elif real.is_file():
+            seen[real] = path
+            out.append(path)
+    return out
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:

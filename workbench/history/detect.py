@@ -10,7 +10,16 @@ import json
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, check_depth, json_problem, jsonl_records, locate, strip_bom, type_name
+from workbench.history.jsontext import (
+    Record,
+    check_array_shape,
+    check_depth,
+    json_problem,
+    jsonl_records,
+    locate,
+    strip_bom,
+    type_name,
+)
 from workbench.history.superjson import is_envelope
 from workbench.history.warnings import LoadWarning, cut
 from workbench.history.writers import CANONICAL_KIND
@@ -36,6 +45,7 @@ def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None,
     text = strip_bom(text)
     if not text.strip():
         raise HistoryError("empty file", source=source)
+    check_array_shape(text, source=source)
     doc: Any = _NOT_JSON
     try:
         doc = json.loads(text)
