@@ -125,6 +125,19 @@ def test_a_bad_codex_number_is_ignored_with_a_warning(tmp_path, capsys, value, k
         clean(code, err)
 
 
+@pytest.mark.parametrize("value", ["9" * 400, str(10**30), "Infinity", "-3", '"40"'])
+def test_a_read_results_line_counts_that_are_no_counts_do_not_crash_the_restore(tmp_path, capsys, value):
+    """Claude Code's Read result sizes a re-read file by totalLines / numLines: 10**400 overflowed a float."""
+    from fuzzing_logs import claude_seed
+
+    lines = claude_seed()
+    i = next(n for n, o in enumerate(lines) if isinstance(o.get("toolUseResult"), dict))
+    path = write(tmp_path / "cc.jsonl", put(lines, i, ("toolUseResult", "file", "totalLines")), raw={i: value})
+    for command in COMMANDS:
+        code, _, err = run(capsys, command[0], str(path), *command[1:])
+        clean(code, err)
+
+
 def test_a_canonical_file_with_a_bad_usage_number_does_not_crash(tmp_path, capsys):
     """Our own JSONL keeps message metadata and the log; a hand-edited Infinity there is no count either."""
     from workbench.history.writers import write_canonical_jsonl

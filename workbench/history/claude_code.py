@@ -16,7 +16,7 @@ from workbench.history.chat_formats import add_anthropic_content
 from workbench.history.errors import HistoryError
 from workbench.history.jsontext import Record, corrupt_line_warnings, gc_paused, jsonl_records, locate, type_name
 from workbench.history.model import History
-from workbench.history.session_log import LoggedCompaction, SessionLog, token_count, usage_problem
+from workbench.history.session_log import MAX_FILE_LINES, LoggedCompaction, SessionLog, token_count, usage_problem
 from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types the log is known to hold besides messages; any other type is skipped with a warning.
@@ -187,8 +187,11 @@ class _ClaudeCode:
             if obj.get(flag) is True:
                 metadata[flag] = True
         lines = _read_lines(obj.get("toolUseResult"))
-        if lines is not None:
-            metadata["readLines"] = lines
+        if lines == ():
+            self.warn("toolUseResult.file", f"line counts that are no line counts (over {MAX_FILE_LINES:,}): the "
+                                            "file's size is taken from what the read showed")
+        elif lines is not None:
+            metadata["readLines"] = list(lines)
         index = len(self.b)
         add_anthropic_content(self.b, "user", message.get("content"), id=obj.get("uuid"), metadata=metadata or None)
         pending = self._compactions[-1] if self._compactions else None
@@ -228,12 +231,15 @@ class _ClaudeCode:
         return {"usage": usage}
 
 
-def _read_lines(result: Any) -> list[int] | None:
-    """[first line, lines shown, lines in the file] of a Read result (``toolUseResult.file``): what a replay needs to
-    size the whole file the agent may re-read after a compaction when the read showed only a range."""
+def _read_lines(result: Any) -> tuple[int, ...] | None:
+    """(first line, lines shown, lines in the file) of a Read result (``toolUseResult.file``): what a replay needs to
+    size the whole file the agent may re-read after a compaction when the read showed only a range. None when the
+    result has no such counts; () when they are whole numbers past ``MAX_FILE_LINES`` (the caller warns)."""
     file = result.get("file") if isinstance(result, dict) else None
     if not isinstance(file, dict):
         return None
     values = [file.get(k) for k in ("startLine", "numLines", "totalLines")]
     ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
-    return ints if len(ints) == 3 else None
+    if len(ints) != 3:
+        return None
+    return tuple(ints) if max(ints) <= MAX_FILE_LINES else ()

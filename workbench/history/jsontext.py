@@ -291,19 +291,20 @@ def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None 
 # Formats whose files are logs an agent appends to as it runs: a kill mid-write, or two writers, leave a damaged
 # line (two records glued on one line, half a record) that need not spoil the thousands around it.
 AGENT_LOG_FORMATS = frozenset({"claude_code", "codex"})
-# More damaged lines than this share of the good ones (and more than one): not a damaged log but no log at all.
-MAX_CORRUPT_SHARE = 0.1
+# More damaged lines than this share of the good ones (and than MIN_CORRUPT_LINES): not a damaged log but no log.
+MAX_CORRUPT_SHARE = 0.25
+MIN_CORRUPT_LINES = 3
 
 
 def corrupt_line_warnings(kind: str, corrupt: list[HistoryError], good: int) -> list[LoadWarning]:
     """Warnings for the lines ``jsonl_records`` left out of a ``kind`` file that held ``good`` good lines.
 
     An agent log's damaged lines are skipped with a warning each; in any other format, or when they are more than
-    ``MAX_CORRUPT_SHARE`` of the good lines (and more than one), the first one's error is raised.
+    ``MAX_CORRUPT_SHARE`` of the good lines (and than ``MIN_CORRUPT_LINES``), the first one's error is raised.
     """
     if not corrupt:
         return []
-    if kind not in AGENT_LOG_FORMATS or len(corrupt) > max(1, int(good * MAX_CORRUPT_SHARE)):
+    if kind not in AGENT_LOG_FORMATS or len(corrupt) > max(MIN_CORRUPT_LINES, int(good * MAX_CORRUPT_SHARE)):
         raise corrupt[0]
     out = []
     for error in corrupt:

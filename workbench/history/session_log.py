@@ -19,6 +19,9 @@ Trigger = Literal["auto", "manual"]
 # A token count is a whole number from 0 to this: far above any bill (a 10M-token window, a session's running sum
 # of billions), far below where a float stops holding whole numbers (2**53) or an int64 overflows.
 MAX_TOKEN_COUNT = 10**13
+# A file's line count (Claude Code's Read results) above this is no count: its ratio to the lines shown would scale
+# a re-read file past any window, or past what a float holds.
+MAX_FILE_LINES = 10**8
 # The numbers of a usage dict the readers take (Anthropic's and OpenAI's names); other keys are not read.
 USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens",
               "cached_input_tokens", "reasoning_output_tokens", "total_tokens")
