@@ -22,7 +22,9 @@ LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="agent logs, or folders of them")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="agent logs, or folders of them (searched recursively; symbolic links out of a folder "
+                             "are not followed)")
     parser.add_argument("--preset", help="replay with this preset instead of the one for each log's agent version")
     parser.add_argument("--config", type=Path, help="a knobs YAML (e.g. from `workbench calibrate`) to replay with")
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KNOB=VALUE",
