@@ -158,7 +158,7 @@ sweep outputs, the YAML export and the bundles, and kills from outside at random
 | what | limit or policy | where |
 |---|---|---|
 | history file | regular files only (a FIFO, a device, a folder are refused before reading); at most 1 GiB, `WORKBENCH_MAX_HISTORY_BYTES=N` or `load_history(..., max_bytes=N)` to change | `workbench/history/loading.py` |
-| memory of a parse | a file (or upload) whose values would take over 6 times its size is refused before parsing, from a count of its commas and braces (outside strings when the fast count is over); files under 64 MiB of values never are; a large array of non-objects is refused by its first item. Real logs count 1.8-2.4 times their size | `workbench/history/jsontext.py` (`check_parse_cost`) |
+| memory of a parse | a file (or upload) whose values would take over 6 times its size is refused before parsing, from a count of its commas and braces (outside strings when the fast count is over); files under 64 MiB of values never are; a large array of non-objects is refused by its first item. Real logs count 1.8-2.4 times their size | `workbench/history/parse_bounds.py` (`check_parse_cost`) |
 | JSON nesting | 200 levels, checked on the text before parsing (a linear scan, brackets in strings ignored) | `workbench/history/jsontext.py` |
 | a cut-off last JSONL line | left out with a warning naming it (`History.warnings`), when earlier lines parsed | `workbench/history/jsontext.py` |
 | a damaged line inside an agent log | (two records glued on one line, half a record) skipped with a warning naming file and line, the rest read; in other formats, or past a quarter of the good lines (and 3), the first one's error | `workbench/history/jsontext.py` (`corrupt_line_warnings`) |

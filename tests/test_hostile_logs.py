@@ -404,7 +404,7 @@ def test_a_file_no_history_looks_like_is_refused_before_it_fills_memory(tmp_path
 
 
 def test_real_logs_are_well_inside_the_parse_bound():
-    from workbench.history.jsontext import MAX_PARSE_FACTOR, parse_cost
+    from workbench.history.parse_bounds import MAX_PARSE_FACTOR, parse_cost
 
     for path in (Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"):
         data = path.read_bytes()
@@ -414,9 +414,9 @@ def test_real_logs_are_well_inside_the_parse_bound():
 def test_commas_inside_strings_do_not_count_against_a_file(tmp_path, monkeypatch):
     """A log of CSV tool outputs holds more commas than values: the exact count, strings left out, decides (the
     floor under which nothing is refused is lifted, so a small file shows it)."""
-    import workbench.history.jsontext as jsontext
+    import workbench.history.parse_bounds as bounds
 
-    monkeypatch.setattr(jsontext, "MIN_PARSE_BUDGET", 0)
+    monkeypatch.setattr(bounds, "MIN_PARSE_BUDGET", 0)
     rows = ",".join(["1"] * 400)
     lines = claude_lines()
     for o in lines:
@@ -424,7 +424,7 @@ def test_commas_inside_strings_do_not_count_against_a_file(tmp_path, monkeypatch
             o["message"]["content"] = (rows + "\n") * 200
     path = write(tmp_path / "csv.jsonl", lines)
     data = path.read_bytes()
-    assert jsontext.parse_cost(data) > jsontext.parse_budget(len(data)) > jsontext.parse_cost(data, exact=True)
+    assert bounds.parse_cost(data) > bounds.parse_budget(len(data)) > bounds.parse_cost(data, exact=True)
     assert len(load_history(path).messages) == len(load_history(write(tmp_path / "p.jsonl", claude_lines())).messages)
     dense = tmp_path / "dense.json"
     dense.write_text("[" + ",".join('{"role":"user","content":"x","a":[1,2,3]}' for _ in range(500)) + "]")

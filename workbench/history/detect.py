@@ -12,7 +12,6 @@ from typing import Any
 from workbench.history.errors import HistoryError
 from workbench.history.jsontext import (
     Record,
-    check_array_shape,
     check_depth,
     json_problem,
     jsonl_records,
@@ -20,6 +19,7 @@ from workbench.history.jsontext import (
     strip_bom,
     type_name,
 )
+from workbench.history.parse_bounds import check_array_shape
 from workbench.history.superjson import is_envelope
 from workbench.history.warnings import LoadWarning, cut
 from workbench.history.writers import CANONICAL_KIND

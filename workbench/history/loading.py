@@ -21,18 +21,15 @@ from workbench.history.errors import HistoryError
 from workbench.history.jsontext import (
     Record,
     check_depth,
-    check_parse_cost,
     cut_off_warning,
     gc_paused,
     json_problem,
     jsonl_bytes_records,
-    parse_budget,
-    parse_cost,
     strip_bom,
-    too_costly,
 )
 from workbench.history.model import History
 from workbench.history.parse import FROM_RECORDS, parse_history
+from workbench.history.parse_bounds import check_parse_cost, parse_budget, parse_cost, too_costly
 from workbench.history.stagewise_store import load_stagewise_sqlite
 from workbench.history.warnings import LoadWarning, with_warnings
 from workbench.history.writers import CANONICAL_KIND

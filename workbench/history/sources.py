@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import check_parse_cost
 from workbench.history.model import History
+from workbench.history.parse_bounds import check_parse_cost
 from workbench.history.readers import load_history, load_stagewise_sqlite, parse_history
 
 ENV_VAR = "WORKBENCH_HISTORIES"
