@@ -447,3 +447,13 @@ def test_an_upload_of_any_name_is_read_or_refused_in_one_clear_line(name):
         read_upload(name, b"SQLite format 3\x00" + b"\x00" * 200)
     assert "cannot read as a stagewise store" in str(caught.value) and "/tmp" not in str(caught.value)
     assert name in str(caught.value) if name else "upload" in str(caught.value)
+
+
+def test_calibrate_on_logs_without_usage_names_them(tmp_path, capsys):
+    lines = claude_lines()
+    for o in lines:
+        if o["type"] == "assistant":
+            del o["message"]["usage"]
+    path = write(tmp_path / "nousage.jsonl", lines)
+    code, _, err = run(capsys, "calibrate", str(path))
+    assert code == 2 and err.strip().splitlines()[-1].count("nousage.jsonl") >= 1 and "nothing to fit" in err
