@@ -94,3 +94,13 @@ def test_an_ordinary_pattern_fits_the_shipped_budget_and_says_how_big_it_is():
     rx = compile_pin_pattern(r"(?i)claude\.md")
     assert rx.matches(["see CLAUDE.md", "nothing", "x" * 100_000]) == [True, False, False]
     assert pin_budget_s(0) >= 1 and pin_budget_s(100_000_000) > pin_budget_s(0)
+
+
+def test_an_empty_history_is_searched_without_error():
+    """No message: no match (found by the samples fuzz family: a truncated file read as an empty history)."""
+    from workbench.history.model import History
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    run = simulate(History(id="empty", messages=()), Knobs(pin_pattern=r"(?i)agents\.md"))
+    assert run.metrics.compressions == 0

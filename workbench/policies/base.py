@@ -265,7 +265,8 @@ def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: i
     if pattern:
         rx = compile_pin_pattern(pattern)  # one time budget for the whole history: a backtracking pattern errors
         msgs = history.messages
-        mask |= rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})")
+        mask |= np.asarray(rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})"),
+                           dtype=bool)
     mask.flags.writeable = False
     return mask
 
