@@ -35,6 +35,8 @@ from fuzzing import (  # noqa: E402
     provider_cases,
     run_family,
 )
+from fuzzing_logs import FAMILY_SEEDS, MUTATORS, agent_log_cases, full_disk_cases  # noqa: E402
+from test_faults import tmpfs  # noqa: E402
 
 WHAT = {
     "samples": "mutations of the shipped samples (first lines of short, tool_heavy, long): truncation, bytes, "
@@ -47,6 +49,20 @@ WHAT = {
                  "binary, UTF-16, cut files, wrong versions",
     "provider": "live cascades over HTTP against tests/fake_provider.py: slow, failing, short, leaking, trickling, "
                 "key-echoing and key-parroting models, alone and in cascades",
+    "numbers": "Claude Code and Codex logs (tests/fuzzing_logs.py seeds) with a number, usually a usage field, made "
+               "Infinity, NaN, 1e400, 10^30, 2^64, negative, fractional, a 400-digit integer or text; run through "
+               "simulate (agent's settings and stagewise's), reality (with and without usage), calibrate, probe",
+    "types": "the same logs with any value (`type`, `payload`, `message`, `content`, `usage` more often) of another "
+             "JSON type: objects, arrays, null, booleans, numbers, strings",
+    "metadata": "the readers' own bookkeeping names (index, line, summary, kept, usage, ...) with hostile values "
+                "inside compactMetadata, toolUseResult, message, payload and token_count info",
+    "images": "image blocks and input_image URLs with cut, corrupted or absurd PNG, GIF, WebP (VP8, VP8L, VP8X) and "
+              "JPEG headers, payloads that are not base64, odd data URLs, in user messages and tool results",
+    "glued": "agent logs with records glued on one line, lines cut or split in the middle, CRLF, garbage lines: a "
+             "damaged log without garbage must be read past the damage (exit 0), not refused",
+    "full-disk": "bundles (with and without --force), the offload log, sweep and probe CSVs and calibrate's YAML "
+                 "written to a 1 MiB tmpfs left with 0 B to 150 kB: a complete result, or exit 1 with one line and "
+                 "the previous file intact (`sweep --out x.parquet` and a full stdout are left to issue 19 item 7)",
 }
 
 
@@ -71,6 +87,15 @@ def run(budget: str) -> list[tuple[Tally, float]]:
                 tally = run_family(family, knob_value_cases(folder, n, seed=4), worker)
             elif family == "knob-yaml":
                 tally = run_family(family, knob_yaml_cases(folder, n, seed=5), worker)
+            elif family in MUTATORS:
+                tally = run_family(family, agent_log_cases(family, folder, n, seed=FAMILY_SEEDS[family]), worker)
+            elif family == "full-disk":
+                with tmpfs(folder / "disk", "size=1m") as mounted:
+                    if not mounted:
+                        print("full-disk: cannot mount a tmpfs here (needs root): skipped")
+                        worker.close()
+                        continue
+                    tally = run_family(family, full_disk_cases(folder / "disk", folder, n, seed=12), worker)
             else:
                 tally = run_family(family, provider_cases(folder, fake.api_base), worker)
             worker.close()
@@ -100,13 +125,15 @@ def page(results: list[tuple[Tally, float]], budget: str, fault_line: str, secon
     findings = [f"- {t.family}: {f.splitlines()[0][:300]}" for t, _ in results for f in t.findings[:3]]
     return f"""# Reliability
 
-What the bounded fuzz and fault campaign of issue 12 found in the latest run, and how to run it again.
+What the bounded fuzz and fault campaign of issues 12 and 19 found in the latest run, and how to run it again.
 The rule for every case: exit 0 with a valid result (JSON with its sections, complete bundles, an offload
 log that starts with a section), or exit 2 with exactly one error line that names the input (the file,
 with its line and field where there is one, or `--set`); every stderr line (the error, warnings, notes)
 is at most 700 characters. A live run that its guard stopped (every model failing) exits 1 with the JSON
-of the run so far, and counts as clean only then. Anything else is a **crash** (a traceback, another
-exit 1, an unnamed or multi-line error); a case over {CASE_BOUND_S:g} s of wall clock is a **hang** (its
+of the run so far, and a write to a full disk exits 1 with one line naming it and the previous file intact;
+those count as clean only then. An agent log damaged by a kill or a race (glued or cut lines) must be read
+(exit 0), not refused. Anything else is a **crash** (a traceback, another exit 1, exit 3 (a bug the command
+line caught), an unnamed or multi-line error); a case over {CASE_BOUND_S:g} s of wall clock is a **hang** (its
 worker is killed and replaced). Each family runs in one worker process (recycled every 200 cases), so
 a case costs milliseconds: ``workbench.cli.main`` is called with the case's arguments.
 
@@ -133,12 +160,19 @@ outside at random moments): {fault_line}.
 | what | limit or policy | where |
 |---|---|---|
 | history file | regular files only (a FIFO, a device, a folder are refused before reading); at most 1 GiB, `WORKBENCH_MAX_HISTORY_BYTES=N` or `load_history(..., max_bytes=N)` to change | `workbench/history/loading.py` |
+| memory of a parse | a file (or upload) whose values would take over 6 times its size is refused before parsing, from a count of its commas and braces (outside strings when the fast count is over); files under 64 MiB of values never are; a large array of non-objects is refused by its first item. Real logs count 1.8-2.4 times their size | `workbench/history/parse_bounds.py` (`check_parse_cost`) |
 | JSON nesting | 200 levels, checked on the text before parsing (a linear scan, brackets in strings ignored) | `workbench/history/jsontext.py` |
 | a cut-off last JSONL line | left out with a warning naming it (`History.warnings`), when earlier lines parsed | `workbench/history/jsontext.py` |
+| a damaged line inside an agent log | (two records glued on one line, half a record) skipped with a warning naming file and line, the rest read; in other formats, or past a quarter of the good lines (and 3), the first one's error | `workbench/history/jsontext.py` (`corrupt_line_warnings`) |
+| numbers in an agent log | a token count is a whole number from 0 to 10^13: any other (Infinity, NaN, 1e400, 10^30, negative, text) makes that call's usage (or that compaction's size, that window) unknown, with a warning naming file, line and field; a Codex window outside `context_window_tokens`' range is clamped with a warning | `workbench/history/session_log.py` (`token_count`), `analysis/agent_settings.py` |
+| record shapes | a `type` of any JSON type is an unknown record type (a warning); `compactMetadata` gives only `trigger` and `preTokens`; an image header cut short is an image of unknown size (`image_default_tokens`) | `workbench/history/claude_code.py`, `codex.py`, `images.py` |
+| folders given to `reality` and `calibrate` | symbolic links are followed only inside the folder: a link out of it (file or folder) is skipped with a note naming its target (name the target to read it); a file reached by two names is read once | `workbench/cli/reality.py` (`folder_logs`) |
+| a bug that reaches the command line | a ValueError no workbench `raise` wrote (e.g. `int(nan)` in a count) prints its traceback and exits 3, never as bad input's exit 2 | `workbench/cli/__init__.py` |
 | error and warning lines | one line; a quoted value is cut to 80 characters with its length; a HistoryError's text to 400; a CLI line to 500 | `workbench/history/warnings.py`, `errors.py`, `cli/common.py` |
 | knobs YAML | no aliases (an alias bomb is refused before any expansion), 20 levels, 5,000 values, 1,000,000 characters (a file over 4 MB is not read), text keys only, duplicate keys refused by line | `workbench/knobs/yaml_io.py` |
 | knob numbers | whole numbers at or above 10^18 refused before any float conversion; check lists of at most 9 digits a number | `workbench/knobs/values.py` |
-| `pin_pattern` | the `regex` module with a 0.25 s timeout per message search: a catastrophic pattern fails with an error naming it and the message | `workbench/knobs/pin_pattern.py` (`PinPattern`) |
+| `pin_pattern` | the `regex` module, one time budget for all of a replay's searches (2 s + 1 s per 5 M characters searched): a catastrophic pattern fails with an error naming the knob, the budget and the message it stopped in | `workbench/knobs/pin_pattern.py` (`PinPattern.matches`) |
+| uploads | any file name (`..`, empty, over 255 bytes): a SQLite store is copied under a fixed name, errors name the upload | `workbench/history/sources.py` (`read_upload`) |
 | lone surrogates | kept in the engine; JSON outputs write them as `\\udXXX` escapes (lossless); Markdown and XML get U+FFFD and the command says how many | `workbench/history/files.py` |
 | exports | temp file in the same folder, fsync, rename (sweep/tune/probe outputs, YAML, samples, canonical JSONL); a full disk fails with one line naming the file, the old file kept; bundles: a temp folder renamed into place, or exchanged whole with an existing one (`--force`); a kill leaves at most a hidden `.NAME.<pid>.<hex>.tmp`, `.tmpdir` or `.old`, removed by the next write of that target | `workbench/history/files.py` |
 | JSON on stdout | written whole with `os.write` in a loop: a full disk under `> file` is exit 1 with one line (`cannot write the output to stdout`), never exit 0 with part of the JSON | `workbench/history/files.py` (`write_stream`) |

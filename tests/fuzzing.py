@@ -11,7 +11,8 @@ multi-line or unnamed error) is a *crash*.
 
 Families: ``samples`` (mutations of sample_histories/), ``shared`` (mutations of ../shared transcripts),
 ``histories`` (hypothesis-built histories in every format), ``knob-values`` (``--set``), ``knob-yaml``
-(``--config`` files) and ``provider`` (live cascades against tests/fake_provider.py). Used by
+(``--config`` files) and ``provider`` (live cascades against tests/fake_provider.py); the agent-log families
+of issue 19 and the full disk are in tests/fuzzing_logs.py. Used by
 tests/test_fuzz.py (short budget in CI, long behind ``-m long``) and scripts/fuzz_report.py.
 """
 
@@ -137,9 +138,12 @@ class Case:
 
     args: list[str]
     names: tuple[str, ...]  # any one of these must be in an error line (the file, or --set)
-    check: str = "json"  # json | probe | bundles | offload | text
+    check: str = "json"  # json | probe | bundles | offload | text | reality | calibrate | disk-*
     out_dir: Path | None = None
     label: str = ""
+    keep: Path | None = None  # a file that was there before: a failed write must leave it as it was
+    keep_text: str | None = None
+    must_read: bool = False  # damage a reader must read past (a glued or cut line in an agent log): exit 2 is a crash
 
 
 @dataclass
@@ -179,6 +183,8 @@ def judge(case: Case, reply: dict[str, Any] | None) -> tuple[str, str]:
     if any(len(line) > MAX_LINE for line in lines):
         return "crash", f"{case.label}: a stderr line of {max(len(x) for x in lines):,} chars"
     if code == 2:
+        if case.must_read and not err.lstrip().startswith("usage:"):
+            return "crash", f"{case.label}: refused a log it should read past the damage: {err[:500]}"
         if len(errors) != 1:
             return "crash", f"{case.label}: exit 2 with {len(errors)} error lines: {err[:500]}"
         usage = err.lstrip().startswith("usage:")
@@ -187,6 +193,10 @@ def judge(case: Case, reply: dict[str, Any] | None) -> tuple[str, str]:
         return "clean", ""
     if code == 1 and case.check == "live":  # a live run its guard stopped (all models failing): said, and exit 1
         return _valid(case, reply["out"])
+    if code == 1 and case.check.startswith("disk-"):  # the machine's fault (a full disk): one line, nothing lost
+        if len(errors) != 1 or not any(n in errors[0] for n in case.names):
+            return "crash", f"{case.label}: exit 1 without one error line naming the disk: {err[:500]}"
+        return _kept(case)
     if code != 0:
         return "crash", f"{case.label}: exit {code}: {err[:600]}"
     if errors or "Traceback" in err:
@@ -194,9 +204,28 @@ def judge(case: Case, reply: dict[str, Any] | None) -> tuple[str, str]:
     return _valid(case, reply["out"])
 
 
+def _kept(case: Case) -> tuple[str, str]:
+    """Clean when the file that was there before a failed write is still there, as it was."""
+    if case.keep is not None:
+        try:
+            text = case.keep.read_text(encoding="utf-8")
+        except OSError as exc:
+            return "crash", f"{case.label}: the previous {case.keep.name} is gone after a failed write ({exc})"
+        if text != case.keep_text:
+            return "crash", f"{case.label}: the previous {case.keep.name} was overwritten by a failed write"
+    return "clean", ""
+
+
 def _valid(case: Case, out: str) -> tuple[str, str]:
     try:
-        if case.check in ("json", "live"):
+        if case.check.startswith("disk-"):
+            return _written(case)
+        if case.check == "reality":
+            data = json.loads(out)
+            assert {"sessions", "summary"} <= set(data) and data["sessions"]
+        elif case.check == "calibrate":
+            assert json.loads(out)["fits"]
+        elif case.check in ("json", "live"):
             data = json.loads(out)
             assert {"knobs", "metrics", "compressions"} <= set(data)
             assert case.check == "json" or "live" in data
@@ -216,6 +245,24 @@ def _valid(case: Case, out: str) -> tuple[str, str]:
             assert out.strip()
     except (AssertionError, ValueError, OSError) as exc:
         return "crash", f"{case.label}: exit 0 but the result is not valid ({exc!r}): {out[:300]}"
+    return "clean", ""
+
+
+def _written(case: Case) -> tuple[str, str]:
+    """A writer that said it succeeded on a nearly full disk: its outputs are whole."""
+    assert case.out_dir is not None
+    for path in case.out_dir.rglob("*"):
+        if path.is_file() and path.suffix == ".csv":
+            text = path.read_text(encoding="utf-8")
+            assert text.endswith("\n") and len(text.splitlines()) >= 2, path
+        elif path.is_file() and path.suffix == ".yaml":
+            from workbench.knobs import load_knobs
+
+            load_knobs(path.read_text(encoding="utf-8"), source=str(path))
+        elif path.is_file() and path.suffix == ".md":
+            assert path.read_text(encoding="utf-8").startswith("## Offloaded at "), path
+    for folder in case.out_dir.rglob("compression-*"):
+        assert len(list(folder.iterdir())) == 5, folder
     return "clean", ""
 
 
@@ -576,10 +623,12 @@ def run_family(family: str, cases: Iterator[Case], worker: Worker, on_case: Call
     return tally
 
 
-BUDGETS = {  # cases per family: short runs in CI (~1 min of the suite), long behind -m long
-    "short": {"samples": 110, "shared": 50, "histories": 50, "knob-values": 70, "knob-yaml": 50, "provider": 16},
+BUDGETS = {  # cases per family: short runs in CI (~1.5 min of the suite), long behind -m long
+    "short": {"samples": 110, "shared": 50, "histories": 50, "knob-values": 70, "knob-yaml": 50, "provider": 16,
+              "numbers": 40, "types": 40, "metadata": 30, "images": 30, "glued": 30, "full-disk": 12},
     "long": {"samples": 2500, "shared": 1000, "histories": 1000, "knob-values": 600, "knob-yaml": 600,
-             "provider": 16},
+             "provider": 16, "numbers": 600, "types": 600, "metadata": 400, "images": 400, "glued": 400,
+             "full-disk": 150},
 }
 
 

@@ -1,4 +1,4 @@
-"""The bounded fuzz campaign (issue 12): every case exits 0 with a valid result or 2 with one line that
+"""The bounded fuzz campaign (issues 12 and 19): every case exits 0 with a valid result or 2 with one line that
 names the input, never a traceback, never a hang. Short budgets here (CI); ``-m long`` runs the long
 ones; ``python scripts/fuzz_report.py`` runs every family and rewrites docs/reliability.md."""
 
@@ -16,8 +16,10 @@ from fuzzing import (
     provider_cases,
     run_family,
 )
+from fuzzing_logs import FAMILY_SEEDS, MUTATORS, agent_log_cases, full_disk_cases
+from test_faults import tmpfs
 
-FAMILIES = ("samples", "shared", "histories", "knob-values", "knob-yaml", "provider")
+FAMILIES = ("samples", "shared", "histories", "knob-values", "knob-yaml", "provider", *MUTATORS, "full-disk")
 
 
 @pytest.fixture
@@ -40,6 +42,13 @@ def _run(family: str, budget: str, tmp_path, worker, fake=None):  # noqa: ANN001
         return run_family(family, knob_value_cases(tmp_path, n, seed=4), worker)
     if family == "knob-yaml":
         return run_family(family, knob_yaml_cases(tmp_path, n, seed=5), worker)
+    if family in MUTATORS:
+        return run_family(family, agent_log_cases(family, tmp_path, n, seed=FAMILY_SEEDS[family]), worker)
+    if family == "full-disk":
+        with tmpfs(tmp_path / "disk", "size=1m") as mounted:
+            if not mounted:
+                pytest.skip("cannot mount a 1 MiB tmpfs here (needs root): no full disk to write to")
+            return run_family(family, full_disk_cases(tmp_path / "disk", tmp_path, n, seed=12), worker)
     return run_family(family, provider_cases(tmp_path, fake.api_base), worker)
 
 

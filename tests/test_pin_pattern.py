@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import regex  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,3 +39,68 @@ def test_a_pin_pattern_matches_where_the_regex_engine_does(body: str, anchor: st
     except regex.error:
         return
     assert PinPattern(pattern).search(text) == expected, (pattern, text, plain_alternatives(pattern))
+
+
+# ── issue 19 item 8: one time budget for the whole replay's matching, not one per message ─────────
+
+
+@pytest.fixture
+def small_budget(monkeypatch):
+    """A 0.3 s budget for the whole search (the shipped one is seconds): the tests stay fast."""
+    import workbench.knobs.pin_pattern as pin
+    from workbench.policies.base import clear_caches
+
+    monkeypatch.setattr(pin, "PIN_PATTERN_BUDGET_S", 0.3)
+    monkeypatch.setattr(pin, "PIN_PATTERN_CHARS_PER_S", float("inf"))
+    clear_caches()
+    yield
+    clear_caches()
+
+
+def _stops_with_the_budget_error(history, pattern: str) -> str:
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    with pytest.raises(ValueError) as caught:
+        simulate(history, Knobs(pin_pattern=pattern, context_window_tokens=200_000))
+    text = str(caught.value)
+    assert text.startswith(f"pin_pattern {pattern!r} ran over") and "budget" in text and "whole history" in text
+    assert "backtracks catastrophically" in text
+    return text
+
+
+def test_a_slow_pattern_on_the_long_sample_stops_at_the_runs_budget(small_budget):
+    """`(\\w+\\s?)+$` stays under any per-message bound on each message, and took 20 s over the whole sample."""
+    from pathlib import Path
+
+    from workbench.history.readers import load_history
+
+    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl")
+    _stops_with_the_budget_error(history, r"(\w+\s?)+$")
+
+
+def test_600_messages_of_10k_characters_share_one_budget(small_budget):
+    """`(a|aa)+$` spends well under a second on each message, and 49 s on all 600."""
+    from workbench.history.model import History, Message, text_part
+
+    msgs = tuple(Message(id=f"m{i}", role="user" if i % 2 == 0 else "assistant",
+                         parts=(text_part("a" * 10_000 + "!"),)) for i in range(600))
+    _stops_with_the_budget_error(History(id="many", messages=msgs), "(a|aa)+$")
+
+
+def test_an_ordinary_pattern_fits_the_shipped_budget_and_says_how_big_it_is():
+    from workbench.knobs.pin_pattern import pin_budget_s
+
+    rx = compile_pin_pattern(r"(?i)claude\.md")
+    assert rx.matches(["see CLAUDE.md", "nothing", "x" * 100_000]) == [True, False, False]
+    assert pin_budget_s(0) >= 1 and pin_budget_s(100_000_000) > pin_budget_s(0)
+
+
+def test_an_empty_history_is_searched_without_error():
+    """No message: no match (found by the samples fuzz family: a truncated file read as an empty history)."""
+    from workbench.history.model import History
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    run = simulate(History(id="empty", messages=()), Knobs(pin_pattern=r"(?i)agents\.md"))
+    assert run.metrics.compressions == 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from workbench.counting.prices import get_prices
 from workbench.history.model import History
 from workbench.history.session_log import parse_version
-from workbench.knobs import Knobs
+from workbench.knobs import KNOB_SPECS, Knobs, clamp_knob
 from workbench.presets import get_preset, get_preset_info, preset_for
 
 # Codex logs model_context_window = the raw window x effective_context_window_percent (default 95):
@@ -155,6 +155,14 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
     if log.agent == "codex" and log.window_logged:
         window = raw_codex_window(log.window_logged)
         notes.append(f"window {window:,} = the logged {log.window_logged:,} / 0.{CODEX_EFFECTIVE_WINDOW_PERCENT}")
+        clamped = int(clamp_knob("context_window_tokens", window))
+        if clamped != window:  # a corrupt or hand-edited log: the replay still runs, on the nearest window a knob takes
+            spec = KNOB_SPECS["context_window_tokens"]
+            line = log.extra.get("window_line")
+            where = f"{history.source_path or history.id}{f':{line}' if isinstance(line, int) else ''}"
+            warnings.append(f"{where}: field 'payload.info.model_context_window': the window {window:,} is outside "
+                            f"context_window_tokens' range [{spec.low:,.0f}, {spec.high:,.0f}]: clamped to {clamped:,}")
+            window = clamped
     elif log.agent == "claude_code":
         window = claude_code_window(log.version, (model, *log.models) if model else log.models)
         notes.append(f"window {window:,} (Claude Code {log.version or '?'}'s for {model or 'this model'})")

@@ -32,7 +32,7 @@ from workbench.counting.images import image_tokens
 from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
-from workbench.knobs import Knobs
+from workbench.knobs import KNOB_SPECS, Knobs, clamp_knob
 
 # A session that starts mid-session reads context its transcript lacks: it would inflate the fitted prefix.
 MID_SESSION_NOTE = "first window left out of the fit: the log starts mid-session"
@@ -61,7 +61,7 @@ class Fit:
                             compaction_restore_tokens=self.compaction_restore_tokens)
         measured = [billed for _, billed, _ in self.image_tokens_measured if billed > 0]
         if measured:  # what an image of unknown pixel size costs, as the bill showed it
-            out = out.replace(image_default_tokens=int(np.median(measured)))
+            out = out.replace(image_default_tokens=int(clamp_knob("image_default_tokens", int(np.median(measured)))))
         if trigger and preset in self.trigger_intervals:
             low, high = self.trigger_intervals[preset]
             threshold = math.floor((low + high) / 2 * out.context_window_tokens)
@@ -231,10 +231,25 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
     residual = np.abs(y - fitted)
     agent = histories[0].log.agent if histories[0].log else "unknown"
     intervals = trigger_intervals(histories, cache=cache) if fit_trigger else {}
-    return Fit(agent=agent, sessions=tuple(_name(h) for h in histories), hidden_prefix_tokens=max(0, round(prefix)),
-               token_ratio=max(0.1, ratio), compaction_restore_tokens=max(0, round(restore)), checks=len(y),
+    fitted_knobs = {name: _in_range(name, value, notes) for name, value in
+                    (("hidden_prefix_tokens", max(0, round(prefix))), ("token_ratio", max(0.1, ratio)),
+                     ("compaction_restore_tokens", max(0, round(restore))))}
+    return Fit(agent=agent, sessions=tuple(_name(h) for h in histories),
+               hidden_prefix_tokens=int(fitted_knobs["hidden_prefix_tokens"]), token_ratio=fitted_knobs["token_ratio"],
+               compaction_restore_tokens=int(fitted_knobs["compaction_restore_tokens"]), checks=len(y),
                residual_tokens_median=float(np.median(residual)), residual_tokens_p90=float(np.percentile(residual, 90)),
                image_tokens_measured=tuple(images), trigger_intervals=intervals, notes=tuple(notes))
+
+
+def _in_range(name: str, value: float, notes: list[str]) -> float:
+    """A fitted value as its knob takes it: clamped into the knob's range, with a note when it was not in it (logs
+    whose bill is far from their text, e.g. a corrupt or synthetic log, fit values no knob allows)."""
+    clamped = clamp_knob(name, value)
+    if clamped != value:
+        spec = KNOB_SPECS[name]
+        notes.append(f"the fitted {name} {value:,.4g} is outside the knob's range [{spec.low:,g}, {spec.high:,g}]: "
+                     f"clamped to {clamped:,g} (is the logs' usage that of their text?)")
+    return clamped
 
 
 def trigger_intervals(

@@ -40,13 +40,14 @@ def run(args: argparse.Namespace) -> int:
     from workbench.history.session_log import parse_version
     from workbench.knobs import dump_knobs
 
-    histories = load_logs(list(args.paths))
+    histories = load_logs(list(args.paths), NAME)
     usable = [h for h in histories if h.log is not None and h.log.calls]
     for h in histories:
         if h not in usable:
             note(f"{h.source_path or h.id}: no billed usage in it (not a Claude Code or Codex log?): left out")
     if not usable:
-        raise ValueError("none of these files is an agent log with billed usage: nothing to fit")
+        names = ", ".join(str(h.source_path or h.id) for h in histories[:5]) + (" ..." if len(histories) > 5 else "")
+        raise ValueError(f"{names}: no agent log with billed usage among them (Claude Code, Codex): nothing to fit")
     result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
     afters, bills = _after_and_bill_fits(usable)
     written: list[tuple[str, Path]] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ BRIEFING_DROP = ("line", "index", "trigger", "tokens", "at risk", "extractive")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="agent logs, or folders of them")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="agent logs, or folders of them (searched recursively; symbolic links out of a folder "
+                             "are not followed)")
     parser.add_argument("--preset", help="replay with this preset instead of the one for each log's agent version")
     parser.add_argument("--config", type=Path, help="a knobs YAML (e.g. from `workbench calibrate`) to replay with")
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KNOB=VALUE",
@@ -49,7 +52,7 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
     out: list[tuple[Path, bool]] = []
     for p in paths:
         if p.is_dir():
-            out.extend((f, False) for f in sorted(p.rglob("*")) if f.is_file() and f.name.endswith(LOG_SUFFIXES))
+            out.extend((f, False) for f in folder_logs(p))
         elif p.exists():
             out.append((p, True))
         else:
@@ -59,15 +62,47 @@ def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
     return out
 
 
-def load_logs(paths: list[Path]) -> list[Any]:
+def folder_logs(folder: Path) -> list[Path]:
+    """The logs inside ``folder`` and its subfolders, sorted. A symbolic link is followed only where it stays inside
+    the folder (a link out of it, to a file or a folder, is left out with a note naming both: name the target
+    itself to read it), and a file reached under two names is read once."""
+    from workbench.cli.progress import note
+
+    root = folder.resolve()
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):  # never into a linked folder
+        here = Path(dirpath)
+        for name in dirnames:
+            if (here / name).is_symlink() and not _inside((here / name).resolve(), root):
+                note(f"skipped {here / name}: a symbolic link to {(here / name).resolve()}, outside {folder} (name it to read it)")
+        found.extend(here / name for name in filenames if name.endswith(LOG_SUFFIXES))
+    out: list[Path] = []
+    seen: dict[Path, Path] = {}
+    for path in sorted(found):
+        real = path.resolve()
+        if path.is_symlink() and not _inside(real, root):
+            note(f"skipped {path}: a symbolic link to {real}, outside {folder} (name it to read it)")
+        elif real in seen:
+            note(f"skipped {path}: the same file as {seen[real]}")
+        elif real.is_file():
+            seen[real] = path
+            out.append(path)
+    return out
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:
     """Every history the paths name. A file found in a folder that is not a readable history is reported and
     left out (a folder of logs often holds other files); a file named on the command line must load."""
-    return loaded(log_paths(paths), paths)
+    return loaded(log_paths(paths), paths, command)
 
 
-def loaded(logs: list[tuple[Path, bool]], paths: list[Path]) -> list[Any]:
+def loaded(logs: list[tuple[Path, bool]], paths: list[Path], command: str = NAME) -> list[Any]:
     """``load_logs`` of the files ``log_paths(paths)`` returned."""
-    out = [h for path, named in logs if (h := load_log(path, named)) is not None]
+    out = [h for path, named in logs if (h := load_log(path, named, command)) is not None]
     if not out:
         raise no_history(paths)
     return out
@@ -78,19 +113,23 @@ def no_history(paths: list[Path]) -> ValueError:
     return ValueError(f"no readable history in {', '.join(str(p) for p in paths)}")
 
 
-def load_log(path: Path, named: bool) -> Any:
-    """One log's history; None (and a note) for a file found in a folder that is not one."""
+def load_log(path: Path, named: bool, command: str = NAME) -> Any:
+    """One log's history, its load warnings on stderr (a skipped line, an ignored usage); None (and a note) for a
+    file found in a folder that is not one."""
+    from workbench.cli.common import show_warnings
     from workbench.cli.progress import note
     from workbench.history.errors import HistoryError
     from workbench.history.readers import load_history
 
     try:
-        return load_history(path)
+        history = load_history(path)
     except HistoryError as exc:
         if named:
             raise
         note(f"skipped {exc}")
         return None
+    show_warnings(command, history)
+    return history
 
 
 def user_knobs(args: Any, history: Any) -> Any:

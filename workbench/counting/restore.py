@@ -43,6 +43,7 @@ from workbench.counting.attachments import (
     _unreminded,
 )
 from workbench.counting.tokens import CountCache, count_text_tokens
+from workbench.history.session_log import MAX_FILE_LINES
 
 RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
@@ -332,7 +333,9 @@ class _Walk:
 
 def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str) -> None:
     """What one read result tells of the file's size (counted later, if the file is picked)."""
-    shown, total = (lines[1], lines[2]) if isinstance(lines, list) and len(lines) == 3 else (0, 0)
+    valid = (isinstance(lines, list) and len(lines) == 3  # a hand-edited canonical file may hold anything here
+             and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_FILE_LINES for v in lines))
+    shown, total = (lines[1], lines[2]) if valid else (0, 0)
     if not total or shown >= total:  # the whole file (or all the log tells of it)
         file.whole = (output, (path, *key), False)
         file.ranges = []

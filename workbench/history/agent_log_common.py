@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from typing import Any
 
-from workbench.history.jsontext import Record
+from workbench.history.jsontext import Record, type_name
 from workbench.history.model import History, Message
 from workbench.history.session_log import CallUsage, LoggedCall, SessionLog
 from workbench.history.warnings import LoadWarning, shown
+
+
+def record_type(obj: dict[str, Any]) -> str:
+    """A record's ``type`` as text; any other JSON value there (an object, an array, null) is named by its JSON type
+    in angle brackets, an unknown type like any other (an object or array could not even be counted by)."""
+    kind = obj.get("type")
+    return kind if isinstance(kind, str) else f"<{type_name(kind)}>"
 
 
 def unknown_type_warnings(first_line: dict[str, Record], counts: Counter[str], *, source: str,
@@ -20,8 +28,12 @@ def unknown_type_warnings(first_line: dict[str, Record], counts: Counter[str], *
         n = counts[kind]
         more = f" (and {n - 1:,} more lines of that type)" if n > 1 else ""
         out.append(LoadWarning(source=source, line=record[0], where=record[1], field="type",
-                               message=f"not a {log} record type ({shown(kind, 40)}): line skipped{more}"))
+                               message=f"not a {log} record type ({_type_shown(kind)}): line skipped{more}"))
     return out
+
+
+def _type_shown(kind: str) -> str:
+    return kind if kind.startswith("<") and kind.endswith(">") else shown(kind, 40)
 
 
 def logged_calls(messages: tuple[Message, ...]) -> tuple[LoggedCall, ...]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workbench.history.agent_log_common import logged_calls, unknown_type_warnings, with_log
+from workbench.history.agent_log_common import logged_calls, record_type, unknown_type_warnings, with_log
 from workbench.history.builder import HistoryBuilder
 from workbench.history.chat_formats import add_anthropic_content
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, type_name
+from workbench.history.jsontext import Record, corrupt_line_warnings, gc_paused, jsonl_records, locate, type_name
 from workbench.history.model import History
-from workbench.history.session_log import LoggedCompaction, SessionLog
-from workbench.history.warnings import LoadWarning, with_warnings
+from workbench.history.session_log import MAX_FILE_LINES, LoggedCompaction, SessionLog, token_count, usage_problem
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types the log is known to hold besides messages; any other type is skipped with a warning.
 _CLAUDE_OTHER_TYPES = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress", "pr-link"})
@@ -30,7 +30,9 @@ def parse_claude_code(text: str, *, source: str = "<text>", sidechain: str | Non
     A file that holds only sidechains yields its first one. ``meta["sidechains"]`` lists every root uuid.
     """
     warnings: list[LoadWarning] = []
-    records = jsonl_records(text, source=source, warnings=warnings)
+    corrupt: list[HistoryError] = []
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
+    warnings[:0] = corrupt_line_warnings("claude_code", corrupt, len(records))
     return with_warnings(claude_code_from_records(records, source=source, sidechain=sidechain), warnings)
 
 
@@ -44,15 +46,15 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
         obj = record[2]
         if not isinstance(obj, dict):
             raise locate(HistoryError(f"expected a JSON object, got {type_name(obj)}"), record, source=source)
-        kind = obj.get("type")
+        kind = record_type(obj)
         if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") == "compact_boundary"):
             (side if obj.get("isSidechain") else main).append(record)
         elif kind == "summary":  # a session title for the picker, pointing at the leaf it describes
             meta["summaries"].append({"summary": obj.get("summary"), "leafUuid": obj.get("leafUuid")})
         else:
-            skipped[str(kind)] += 1
+            skipped[kind] += 1
             if kind not in _CLAUDE_OTHER_TYPES:
-                unknown.setdefault(str(kind), record)
+                unknown.setdefault(kind, record)
         for key in ("sessionId", "version", "cwd", "gitBranch"):
             if key not in meta and isinstance(obj.get(key), str):
                 meta[key] = obj[key]
@@ -72,7 +74,8 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     if not chosen:
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
-    reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)})
+    reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)},
+                         source=source)
     for record in chosen:
         try:
             reader.line(record[2], record[0])
@@ -89,7 +92,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
                      calls=logged_calls(history.messages), compactions=tuple(reader.compactions()),
                      session_id=meta.get("sessionId"), extra=extra)
     return with_warnings(with_log(history, log),
-                         unknown_type_warnings(unknown, skipped, source=source, log="Claude Code"))
+                         [*reader.warnings, *unknown_type_warnings(unknown, skipped, source=source, log="Claude Code")])
 
 
 
@@ -124,31 +127,33 @@ class _ClaudeCode:
     of the final count).
     """
 
-    def __init__(self, uuids: set[str] | None = None) -> None:
+    def __init__(self, uuids: set[str] | None = None, *, source: str = "<text>") -> None:
         self.b = HistoryBuilder()
         self.by_api_id: dict[str, int] = {}
         self._compactions: list[dict[str, Any]] = []
         self._uuids = uuids or set()
+        self.source = source
+        self.warnings: list[LoadWarning] = []
+        self._line: int | None = None
+
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(LoadWarning(source=self.source, line=self._line, field=field, message=message))
 
     def compactions(self) -> list[LoggedCompaction]:
         out = []
         for c in self._compactions:
-            pre = c.get("preTokens")
             out.append(LoggedCompaction(
                 source_line=c.get("line"), index=c["index"], trigger="manual" if c.get("trigger") == "manual" else "auto",
-                tokens_before=int(pre) if isinstance(pre, (int, float)) and not isinstance(pre, bool) else None,
+                tokens_before=c.get("preTokens"),
                 summary=c.get("summary"), summary_index=c.get("summary_index"), timestamp=c.get("timestamp"),
                 parent_missing=c.get("parent_missing", False)))
         return out
 
     def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         stamp = obj.get("timestamp")
+        self._line = number
         if obj.get("type") == "system":  # compact_boundary: the following user line is the summary
-            info = obj.get("compactMetadata")
-            parent = obj.get("logicalParentUuid")
-            self._compactions.append({"index": len(self.b), "timestamp": stamp, "line": number,
-                                      "parent_missing": isinstance(parent, str) and parent not in self._uuids,
-                                      **(info if isinstance(info, dict) else {})})
+            self._compactions.append(self._boundary(obj, stamp, number))
             return
         message = obj.get("message")
         if not isinstance(message, dict):
@@ -158,7 +163,7 @@ class _ClaudeCode:
             metadata["sourceLine"] = number
         if obj["type"] == "assistant":
             api_id = message.get("id")
-            usage = {"usage": message["usage"]} if isinstance(message.get("usage"), dict) else {}
+            usage = self._usage(message.get("usage"))
             earlier = self.by_api_id.get(api_id) if isinstance(api_id, str) else None
             if earlier is not None:
                 before = (self.b.metadata(earlier) or {}).get("usage")
@@ -182,8 +187,11 @@ class _ClaudeCode:
             if obj.get(flag) is True:
                 metadata[flag] = True
         lines = _read_lines(obj.get("toolUseResult"))
-        if lines is not None:
-            metadata["readLines"] = lines
+        if lines == ():
+            self.warn("toolUseResult.file", f"line counts that are no line counts (over {MAX_FILE_LINES:,}): the "
+                                            "file's size is taken from what the read showed")
+        elif lines is not None:
+            metadata["readLines"] = list(lines)
         index = len(self.b)
         add_anthropic_content(self.b, "user", message.get("content"), id=obj.get("uuid"), metadata=metadata or None)
         pending = self._compactions[-1] if self._compactions else None
@@ -195,12 +203,43 @@ class _ClaudeCode:
             ) if isinstance(content, list) else None
 
 
-def _read_lines(result: Any) -> list[int] | None:
-    """[first line, lines shown, lines in the file] of a Read result (``toolUseResult.file``): what a replay needs to
-    size the whole file the agent may re-read after a compaction when the read showed only a range."""
+    def _boundary(self, obj: dict[str, Any], stamp: Any, number: int | None) -> dict[str, Any]:
+        """A compact_boundary's entry: only the two fields read from ``compactMetadata`` (trigger, preTokens), so no
+        key of it can overwrite the reader's own (index, line, summary)."""
+        info = obj.get("compactMetadata")
+        info = info if isinstance(info, dict) else {}
+        parent = obj.get("logicalParentUuid")
+        pre = info.get("preTokens")
+        tokens = token_count(pre)
+        if pre is not None and tokens is None:
+            self.warn("compactMetadata.preTokens", f"not a token count ({shown(pre, 40)}): the compaction's logged "
+                                                   "size is unknown")
+        return {"index": len(self.b), "timestamp": stamp if isinstance(stamp, str) else None, "line": number,
+                "parent_missing": isinstance(parent, str) and parent not in self._uuids,
+                "trigger": info.get("trigger"), "preTokens": tokens}
+
+    def _usage(self, usage: Any) -> dict[str, Any]:
+        """``{"usage": usage}`` for the message's metadata; empty (the call's usage ignored, with a warning) when
+        one of its numbers is not a token count."""
+        if not isinstance(usage, dict):
+            return {}
+        bad = usage_problem(usage)
+        if bad is not None:
+            self.warn(f"message.usage.{bad}", f"not a token count ({shown(usage[bad], 40)}): this call's usage "
+                                              "ignored")
+            return {}
+        return {"usage": usage}
+
+
+def _read_lines(result: Any) -> tuple[int, ...] | None:
+    """(first line, lines shown, lines in the file) of a Read result (``toolUseResult.file``): what a replay needs to
+    size the whole file the agent may re-read after a compaction when the read showed only a range. None when the
+    result has no such counts; () when they are whole numbers past ``MAX_FILE_LINES`` (the caller warns)."""
     file = result.get("file") if isinstance(result, dict) else None
     if not isinstance(file, dict):
         return None
     values = [file.get(k) for k in ("startLine", "numLines", "totalLines")]
     ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
-    return ints if len(ints) == 3 else None
+    if len(ints) != 3:
+        return None
+    return tuple(ints) if max(ints) <= MAX_FILE_LINES else ()

@@ -11,13 +11,21 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workbench.history.agent_log_common import logged_calls, unknown_type_warnings, with_log
+from workbench.history.agent_log_common import logged_calls, record_type, unknown_type_warnings, with_log
 from workbench.history.builder import HistoryBuilder, parse_arguments
 from workbench.history.chat_formats import file_part
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, gc_paused, jsonl_records, locate, require_object, type_name
+from workbench.history.jsontext import (
+    Record,
+    corrupt_line_warnings,
+    gc_paused,
+    jsonl_records,
+    locate,
+    require_object,
+    type_name,
+)
 from workbench.history.model import History, Message, Part, text_part
-from workbench.history.session_log import LoggedCompaction, SessionLog
+from workbench.history.session_log import USAGE_KEYS, LoggedCompaction, SessionLog, token_count, usage_problem
 from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types a rollout is known to hold; any other type is skipped with a warning.
@@ -30,21 +38,23 @@ _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_she
 def parse_codex(text: str, *, source: str = "<text>") -> History:
     """Read a Codex CLI rollout (``{timestamp, type, payload}`` per line); only ``response_item``s are messages."""
     warnings: list[LoadWarning] = []
-    records = jsonl_records(text, source=source, warnings=warnings)
+    corrupt: list[HistoryError] = []
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
+    warnings[:0] = corrupt_line_warnings("codex", corrupt, len(records))
     return with_warnings(codex_from_records(records, source=source), warnings)
 
 
 def codex_from_records(records: list[Record], *, source: str) -> History:
-    reader = _Codex()
+    reader = _Codex(source=source)
     unknown: dict[str, Record] = {}
     for record in records:
         try:
             reader.line(require_object(record[2], what="a JSON object"), record[0])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
-        kind = record[2].get("type")
+        kind = record_type(record[2])
         if kind not in _CODEX_TYPES:
-            unknown.setdefault(str(kind), record)
+            unknown.setdefault(kind, record)
     reader.end_turn()
     meta = reader.meta
     meta["dropped_items"] = dict(reader.dropped)
@@ -53,9 +63,11 @@ def codex_from_records(records: list[Record], *, source: str) -> History:
     history = reader.b.build(source=source, source_format="codex", meta=meta)
     log = SessionLog(agent="codex", version=meta.get("cli_version"), models=tuple(meta["models"]),
                      window_logged=reader.window, calls=logged_calls(history.messages),
-                     compactions=tuple(reader.compactions()), session_id=meta.get("session_id"))
+                     compactions=tuple(reader.compactions()), session_id=meta.get("session_id"),
+                     extra={"window_line": reader.window_line} if reader.window_line is not None else {})
     return with_warnings(with_log(history, log),
-                         unknown_type_warnings(unknown, reader.skipped, source=source, log="Codex"))
+                         [*reader.warnings, *unknown_type_warnings(unknown, reader.skipped, source=source, log="Codex")])
+
 
 
 class _Codex:
@@ -68,7 +80,10 @@ class _Codex:
     (observed in the rollouts of ../shared/real_sessions: codex__f4 line 538); any other is automatic.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, source: str = "<text>") -> None:
+        self.source = source
+        self.warnings: list[LoadWarning] = []
+        self.window_line: int | None = None
         self.b = HistoryBuilder()
         self.group: int | None = None
         self.last_assistant: int | None = None
@@ -96,8 +111,11 @@ class _Codex:
         self._turn_compactions = []
         self._turn_items = 0
 
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(LoadWarning(source=self.source, line=self.line_number, field=field, message=message))
+
     def line(self, obj: dict[str, Any], number: int | None = None) -> None:
-        kind = obj.get("type")
+        kind = record_type(obj)
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             raise HistoryError(f"must be an object, got {type_name(payload)}", field="payload")
@@ -127,28 +145,39 @@ class _Codex:
                 self.end_turn()
             self.skipped[f"event_msg:{event}"] += 1
         else:
-            self.skipped[str(kind)] += 1
+            self.skipped[kind] += 1
 
     def token_count(self, info: dict[str, Any]) -> None:
         window = info.get("model_context_window")
-        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
-            self.window = window
+        if window is not None:
+            if token_count(window):
+                self.window, self.window_line = token_count(window), self.line_number
+            else:
+                self.warn("payload.info.model_context_window", f"not a window size ({shown(window, 40)}): ignored")
         last, total = info.get("last_token_usage"), info.get("total_token_usage")
         if not isinstance(last, dict):
             return
-        spent = sum(v for k, v in last.items() if k != "total_tokens" and isinstance(v, int))
+        bad = usage_problem(last)
+        if bad is not None:  # one bad number: this call's usage is not known
+            self.warn(f"payload.info.last_token_usage.{bad}",
+                      f"not a token count ({shown(last[bad], 40)}): this call's usage ignored")
+            return
+        if isinstance(total, dict) and usage_problem(total) is not None:
+            bad = usage_problem(total)
+            self.warn(f"payload.info.total_token_usage.{bad}",
+                      f"not a token count ({shown(total[bad], 40)}): the session's running total ignored")
+            total = None
+        spent = sum(token_count(v) or 0 for k, v in last.items() if k in USAGE_KEYS and k != "total_tokens")
         if spent == 0:  # no call: the agent's estimate of the context it just rebuilt
             if self._compactions and self._compactions[-1].get("after") is None:
-                after = last.get("total_tokens")
-                self._compactions[-1]["after"] = after if isinstance(after, int) else None
+                self._compactions[-1]["after"] = token_count(last.get("total_tokens"))
             return
         if total is not None and total == self._last_total:
             return  # the same call's usage logged again
         self._last_total = total
         if self.last_assistant is None:
             return
-        call_total = last.get("total_tokens")
-        self._last_call_tokens = call_total if isinstance(call_total, int) else None
+        self._last_call_tokens = token_count(last.get("total_tokens"))
         extra: dict[str, Any] = {"usage": last}
         if isinstance(total, dict):
             extra["usageTotal"] = total

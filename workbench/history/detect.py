@@ -10,7 +10,16 @@ import json
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import Record, check_depth, json_problem, jsonl_records, locate, strip_bom, type_name
+from workbench.history.jsontext import (
+    Record,
+    check_depth,
+    json_problem,
+    jsonl_records,
+    locate,
+    strip_bom,
+    type_name,
+)
+from workbench.history.parse_bounds import check_array_shape
 from workbench.history.superjson import is_envelope
 from workbench.history.warnings import LoadWarning, cut
 from workbench.history.writers import CANONICAL_KIND
@@ -29,11 +38,14 @@ def detect_format(text: str, *, source: str = "<text>") -> str:
     return detect(text, source=source, warnings=[])[0]
 
 
-def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None) -> tuple[str, Any]:
-    """(format, parsed value): a JSON document, or JSONL records, so nothing is parsed twice."""
+def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None,
+           corrupt: list[HistoryError] | None = None) -> tuple[str, Any]:
+    """(format, parsed value): a JSON document, or JSONL records, so nothing is parsed twice. With a ``corrupt``
+    list, JSONL lines that are not one JSON value are left out and their errors put there (``jsonl_records``)."""
     text = strip_bom(text)
     if not text.strip():
         raise HistoryError("empty file", source=source)
+    check_array_shape(text, source=source)
     doc: Any = _NOT_JSON
     try:
         doc = json.loads(text)
@@ -51,7 +63,7 @@ def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None)
         if kind is None:
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
         return kind, doc
-    records = jsonl_records(text, source=source, warnings=warnings)
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
     return records_kind(records, source=source), records
 
 

@@ -169,12 +169,14 @@ def _dimensions(raw: bytes) -> tuple[int | None, int | None]:
             return _webp(raw)
         if raw[:2] == b"\xff\xd8":
             return _jpeg(raw)
-    except struct.error:
+    except (struct.error, IndexError):  # a header cut short: an image of unknown size (counted at the default)
         return None, None
     return None, None
 
 
 def _webp(raw: bytes) -> tuple[int | None, int | None]:
+    if len(raw) < 30:  # every chunk kind's size bytes end by byte 30
+        return None, None
     chunk = raw[12:16]
     if chunk == b"VP8 ":
         w, h = struct.unpack("<HH", raw[26:30])

@@ -83,7 +83,8 @@ def history_id(source: str) -> str:
         return "history"
     if name.endswith(".gz") and len(name) > 3:  # chat.jsonl.gz is chat, like chat.jsonl
         name = name[:-3]
-    return name.rsplit(".", 1)[0] if "." in name[1:] else name
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return "history" if not stem.strip(".") else stem  # an upload named ".." names no file
 
 
 def source_path(source: str) -> str | None:
@@ -142,12 +143,15 @@ def loads_line(line: str) -> Any:
     return json.loads(line)
 
 
-def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None = None) -> list[Record]:
+def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None = None,
+                  corrupt: list[HistoryError] | None = None) -> list[Record]:
     """Parse one JSON value per line (blank lines skipped, numbering kept).
 
     With a ``warnings`` list, a last line that is cut off (no newline after it, or JSON that simply
     stops: an agent still writing the file) is left out with a warning naming it, when earlier lines
-    parsed; any other bad line, or a cut-off line with nothing before it, raises.
+    parsed; any other bad line, or a cut-off line with nothing before it, raises. With a ``corrupt`` list,
+    a line that is not one JSON value is left out and its located error added there, for the caller to
+    raise or turn into a warning once the format is known (``corrupt_line_warnings``).
     """
     text = strip_bom(text)
     loads = loads_line
@@ -169,9 +173,40 @@ def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None 
             if warnings is not None and number == last and out and (number == len(lines) or "ends early" in problem):
                 warnings.append(cut_off_warning(source, number, problem))
                 break
-            raise HistoryError(problem, source=source, line=number, column=exc.colno) from None
+            error = HistoryError(problem, source=source, line=number, column=exc.colno)
+            if corrupt is None:
+                raise error from None
+            corrupt.append(error)
     if not out:
+        if corrupt:
+            raise corrupt[0]
         raise HistoryError("empty file", source=source)
+    return out
+
+
+# Formats whose files are logs an agent appends to as it runs: a kill mid-write, or two writers, leave a damaged
+# line (two records glued on one line, half a record) that need not spoil the thousands around it.
+AGENT_LOG_FORMATS = frozenset({"claude_code", "codex"})
+# More damaged lines than this share of the good ones (and than MIN_CORRUPT_LINES): not a damaged log but no log.
+MAX_CORRUPT_SHARE = 0.25
+MIN_CORRUPT_LINES = 3
+
+
+def corrupt_line_warnings(kind: str, corrupt: list[HistoryError], good: int) -> list[LoadWarning]:
+    """Warnings for the lines ``jsonl_records`` left out of a ``kind`` file that held ``good`` good lines.
+
+    An agent log's damaged lines are skipped with a warning each; in any other format, or when they are more than
+    ``MAX_CORRUPT_SHARE`` of the good lines (and than ``MIN_CORRUPT_LINES``), the first one's error is raised.
+    """
+    if not corrupt:
+        return []
+    if kind not in AGENT_LOG_FORMATS or len(corrupt) > max(MIN_CORRUPT_LINES, int(good * MAX_CORRUPT_SHARE)):
+        raise corrupt[0]
+    out = []
+    for error in corrupt:
+        glued = " (two records glued on one line?)" if error.problem.startswith("invalid JSON: Extra data") else ""
+        out.append(LoadWarning(source=error.source or "<text>", line=error.line,
+                               message=f"line skipped: {error.problem}{glued}; the rest of the log is read"))
     return out
 
 
@@ -179,6 +214,7 @@ def cut_off_warning(source: str, number: int, problem: str) -> LoadWarning:
     return LoadWarning(source=source, line=number,
                        message=f"last line left out: it is cut off ({problem}; is an agent still writing the file?)")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_NOT_SPACE_RE = re.compile(rb"\S")
 _HUGE = 2.0**63
 
 
@@ -225,6 +261,9 @@ def jsonl_bytes_records(data: bytes) -> list[Record] | None:
     loads = _FAST[0]
     if data.startswith(_UTF8_BOM):
         data = data[3:]
+    first_end = data.find(b"\n")
+    if first_end < 0 or _NOT_SPACE_RE.search(data, first_end) is None:
+        return None  # one line: maybe a whole JSON document, which the text path tells apart (no parse here)
     out: list[Record] = []
     append = out.append
     # Lines as views of ``data`` (orjson reads a memoryview in place): no copy of every line, as split would make.

@@ -29,11 +29,13 @@ from workbench.history.jsontext import (
 )
 from workbench.history.model import History
 from workbench.history.parse import FROM_RECORDS, parse_history
+from workbench.history.parse_bounds import check_parse_cost, parse_budget, parse_cost, too_costly
 from workbench.history.stagewise_store import load_stagewise_sqlite
 from workbench.history.warnings import LoadWarning, with_warnings
 from workbench.history.writers import CANONICAL_KIND
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEADER_MAX_BYTES = 100_000  # our canonical header line is far shorter
 _GZIP_MAGIC = b"\x1f\x8b"
 
 # Histories bigger than this are refused before reading (a 100k-message log is ~70 MB); raise it with
@@ -103,6 +105,7 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
         if len(data) > limit:
             raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
                                source=source)
+        check_parse_cost(data, source=source)  # what parsing would take: bounded by a multiple of the size
         if format is None or format in FROM_RECORDS:
             loaded = _load_jsonl_bytes(data, source=source, format=format)
             if loaded is not None:
@@ -180,6 +183,10 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
     records: list[Record] = []
     warnings: list[LoadWarning] = []
     with path.open("rb") as fh:
+        head = fh.readline(_HEADER_MAX_BYTES + 1)
+        if len(head) > _HEADER_MAX_BYTES:  # not our header (nor worth decoding a long first line to see so)
+            return None
+        fh.seek(0)
         offset = 0
         for number, raw in enumerate(fh, 1):
             try:
@@ -197,7 +204,7 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                 if number == 1:
                     return None
                 continue
-            if number == 1 and (len(line) > 100_000 or '"kind"' not in line):
+            if number == 1 and '"kind"' not in line:
                 return None  # not our header: the whole-text path reads it
             check_depth(line, source=source, line=number)
             try:
@@ -212,12 +219,31 @@ def _load_canonical_lines(path: Path, *, source: str) -> History | None:
                     warnings.append(cut_off_warning(source, number, problem))
                     break
                 raise HistoryError(problem, source=source, line=number, column=exc.colno) from None
-            if number == 1 and not (isinstance(value, dict) and value.get("kind") == CANONICAL_KIND):
-                return None
+            if number == 1:
+                if not (isinstance(value, dict) and value.get("kind") == CANONICAL_KIND):
+                    return None
+                _check_file_parse_cost(path, source=source)  # ours: bounded as the whole-file paths are
             records.append((number, None, value))
     if not records:  # an empty file: the whole-text path says so
         return None
     return with_warnings(canonical_from_records(records, source=source), warnings)
+
+
+def _check_file_parse_cost(path: Path, *, source: str) -> None:
+    """``check_parse_cost`` of a file read a chunk (then, when over, a line) at a time: never held whole."""
+    size = cost = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 23):
+            size += len(chunk)
+            cost += parse_cost(chunk)
+    if cost <= parse_budget(size):
+        return
+    cost, budget = 0, parse_budget(size)
+    with path.open("rb") as fh:
+        for raw in fh:
+            cost += parse_cost(raw, exact=True)
+            if cost > budget:
+                raise too_costly(cost, size, source=source)
 
 
 def _only_blank_left(fh: Any) -> bool:

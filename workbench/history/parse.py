@@ -14,11 +14,10 @@ from workbench.history.claude_code import claude_code_from_records
 from workbench.history.codex import codex_from_records
 from workbench.history.detect import detect
 from workbench.history.errors import HistoryError
-from workbench.history.jsontext import gc_paused, jsonl_records, load_json
+from workbench.history.jsontext import corrupt_line_warnings, gc_paused, jsonl_records, load_json
 from workbench.history.model import History
 from workbench.history.warnings import LoadWarning, shown, with_warnings
 
-# Every format name; "stagewise_sqlite" is a database file, so only load_history reads it.
 # Every format name; "stagewise_sqlite" is a database file, so only load_history reads it.
 FORMATS: tuple[str, ...] = (
     "canonical",
@@ -62,14 +61,17 @@ def parse_history(text: str, *, source: str = "<text>", format: str | None = Non
 
 def _parse(text: str, *, source: str, format: str | None) -> History:
     warnings: list[LoadWarning] = []
+    corrupt: list[HistoryError] = []  # lines that are not JSON: skipped in an agent log, else the first is raised
     if format is None:
-        kind, parsed = detect(text, source=source, warnings=warnings)
+        kind, parsed = detect(text, source=source, warnings=warnings, corrupt=corrupt)
         if kind in FROM_RECORDS:
-            return with_warnings(FROM_RECORDS[kind](parsed, source=source), warnings)
+            skipped = corrupt_line_warnings(kind, corrupt, len(parsed))
+            return with_warnings(FROM_RECORDS[kind](parsed, source=source), [*skipped, *warnings])
         return FROM_DOCUMENT[kind](parsed, source=source)
     if format in FROM_RECORDS:
-        records = jsonl_records(text, source=source, warnings=warnings)
-        return with_warnings(FROM_RECORDS[format](records, source=source), warnings)
+        records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
+        skipped = corrupt_line_warnings(format, corrupt, len(records))
+        return with_warnings(FROM_RECORDS[format](records, source=source), [*skipped, *warnings])
     if format in FROM_DOCUMENT:
         return FROM_DOCUMENT[format](load_json(text, source=source), source=source)
     if format == "stagewise_sqlite":

@@ -17,8 +17,46 @@ START_NOTE_PREFIX = "the log starts"  # how ``SessionLog.start_note`` begins
 Trigger = Literal["auto", "manual"]
 
 
+# A token count is a whole number from 0 to this: far above any bill (a 10M-token window, a session's running sum
+# of billions), far below where a float stops holding whole numbers (2**53) or an int64 overflows.
+MAX_TOKEN_COUNT = 10**13
+# A file's line count (Claude Code's Read results) above this is no count: its ratio to the lines shown would scale
+# a re-read file past any window, or past what a float holds.
+MAX_FILE_LINES = 10**8
+# The numbers of a usage dict the readers take (Anthropic's and OpenAI's names); other keys are not read.
+USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens",
+              "cached_input_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def token_count(value: Any) -> int | None:
+    """``value`` as a token count; None when it is not one: a bool, a string, a negative, fractional, non-finite or
+    absurd number (``Infinity``, ``NaN``, ``1e400``, ``10**30`` in a corrupt or hand-edited log)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value <= MAX_TOKEN_COUNT else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_TOKEN_COUNT:  # NaN, inf: not integer
+        return int(value)
+    return None
+
+
+def usage_problem(usage: dict[str, Any]) -> str | None:
+    """The first key of ``usage`` the readers take whose value (not null) is not a token count; None when all are."""
+    for key in USAGE_KEYS:
+        value = usage.get(key)
+        if value is not None and token_count(value) is None:
+            return key
+    return None
+
+
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """A count from a stored value, 0 for anything that is not one (a hostile file must not crash a reader)."""
+    count = token_count(value)
+    return 0 if count is None else count
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else token_count(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,14 +106,14 @@ class CallUsage:
             cache_read_tokens=cached,
             output_tokens=_int(usage.get("output_tokens")),
             reasoning_tokens=_int(usage.get("reasoning_output_tokens")),
-            logged_total=_int(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None,
+            logged_total=token_count(total),
         )
 
     @classmethod
     def from_logged(cls, usage: Any) -> CallUsage | None:
         """Either provider's usage dict, recognised by its keys; None for anything else, and for a usage of all
         zeros: no call was billed (Claude Code's ``<synthetic>`` messages, e.g. an interrupted request)."""
-        if not isinstance(usage, dict):
+        if not isinstance(usage, dict) or usage_problem(usage) is not None:  # one bad number spoils the call's usage
             return None
         if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
             out = cls.from_anthropic(usage)
@@ -101,7 +139,7 @@ class CallUsage:
         return cls(input_tokens=_int(data.get("input_tokens")), cache_read_tokens=_int(data.get("cache_read_tokens")),
                    cache_write_tokens=_int(data.get("cache_write_tokens")),
                    output_tokens=_int(data.get("output_tokens")), reasoning_tokens=_int(data.get("reasoning_tokens")),
-                   logged_total=None if total is None else _int(total))
+                   logged_total=_optional_int(total))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,9 +162,10 @@ class LoggedCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoggedCall:
-        cum = data.get("cumulative")
-        return cls(index=_int(data.get("index")), source_line=data.get("source_line"),
-                   usage=CallUsage.from_dict(data.get("usage") or {}), model=data.get("model"),
+        cum, model = data.get("cumulative"), data.get("model")
+        return cls(index=_int(data.get("index")), source_line=_optional_int(data.get("source_line")),
+                   usage=CallUsage.from_dict(data.get("usage") or {}),
+                   model=model if isinstance(model, str) else None,
                    cumulative=CallUsage.from_dict(cum) if isinstance(cum, dict) else None)
 
 
@@ -167,11 +206,15 @@ class LoggedCompaction:
         from workbench.history.uimessage import message_from_uimessage
 
         trigger: Trigger = "manual" if data.get("trigger") == "manual" else "auto"
-        return cls(source_line=data.get("source_line"), index=_int(data.get("index")), trigger=trigger,
-                   tokens_before=data.get("tokens_before"), tokens_after=data.get("tokens_after"),
-                   summary=data.get("summary"), summary_index=data.get("summary_index"),
+        summary = data.get("summary")
+        stamp = data.get("timestamp")
+        return cls(source_line=_optional_int(data.get("source_line")), index=_int(data.get("index")), trigger=trigger,
+                   tokens_before=_optional_int(data.get("tokens_before")),
+                   tokens_after=_optional_int(data.get("tokens_after")),
+                   summary=summary if isinstance(summary, str) else None,
+                   summary_index=_optional_int(data.get("summary_index")),
                    kept=tuple(message_from_uimessage(m) for m in data.get("kept") or () if isinstance(m, dict)),
-                   opaque_items=_int(data.get("opaque_items")), timestamp=data.get("timestamp"),
+                   opaque_items=_int(data.get("opaque_items")), timestamp=stamp if isinstance(stamp, str) else None,
                    parent_missing=data.get("parent_missing") is True)
 
 
@@ -225,9 +268,11 @@ class SessionLog:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionLog:
         agent: Agent = "codex" if data.get("agent") == "codex" else "claude_code"
-        window = data.get("window_logged")
-        return cls(agent=agent, version=data.get("version"), models=tuple(data.get("models") or ()),
-                   window_logged=_int(window) if window is not None else None, session_id=data.get("session_id"),
+        version, session = data.get("version"), data.get("session_id")
+        return cls(agent=agent, version=version if isinstance(version, str) else None,
+                   models=tuple(m for m in data.get("models") or () if isinstance(m, str)),
+                   window_logged=_optional_int(data.get("window_logged")),
+                   session_id=session if isinstance(session, str) else None,
                    calls=tuple(LoggedCall.from_dict(c) for c in data.get("calls") or ()),
                    compactions=tuple(LoggedCompaction.from_dict(c) for c in data.get("compactions") or ()),
                    extra=dict(data.get("extra") or {}))

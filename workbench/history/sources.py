@@ -17,6 +17,7 @@ from pathlib import Path
 
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
+from workbench.history.parse_bounds import check_parse_cost
 from workbench.history.readers import load_history, load_stagewise_sqlite, parse_history
 
 ENV_VAR = "WORKBENCH_HISTORIES"
@@ -95,10 +96,13 @@ def generated_history() -> History | None:
 
 
 def read_upload(name: str, data: bytes) -> tuple[History, ...]:
-    """Histories in an uploaded file: one for text formats, every non-empty chat of a SQLite store."""
+    """Histories in an uploaded file: one for text formats, every non-empty chat of a SQLite store. Any ``name`` is
+    fine (errors are named after it; no file of that name is made)."""
+    name = name or "upload"
     if data.startswith(_SQLITE_MAGIC):
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / Path(name).name
+            # Not the upload's own name: "..", "" or 300 bytes are no file name; errors still name the upload.
+            path = Path(tmp) / "upload.sqlite"
             path.write_bytes(data)
             try:
                 chats = tuple(h for h in load_stagewise_sqlite(path) if h.messages)
@@ -112,6 +116,7 @@ def read_upload(name: str, data: bytes) -> tuple[History, ...]:
         if not chats:
             raise HistoryError("the store holds no chat with messages", source=name)
         return chats
+    check_parse_cost(data, source=name)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -9,7 +9,7 @@ dataclass and its validation), ``pin_pattern`` (the time-bounded user regex), ``
 YAML loader, load and dump, did-you-mean). Import from here: ``from workbench.knobs import Knobs``.
 """
 
-from workbench.knobs.pin_pattern import PIN_PATTERN_TIMEOUT_S, PinPattern, compile_pin_pattern
+from workbench.knobs.pin_pattern import PIN_PATTERN_BUDGET_S, PinPattern, compile_pin_pattern
 from workbench.knobs.specs import (
     AGENT_ESTIMATES,
     BRIEFING_MODES,
@@ -21,6 +21,7 @@ from workbench.knobs.specs import (
     KNOB_SPECS,
     MISSION_KNOBS,
     KnobSpec,
+    clamp_knob,
 )
 from workbench.knobs.values import (
     MAX_INT_DIGITS,
@@ -65,13 +66,14 @@ __all__ = [
     "MAX_YAML_INT_DIGITS",
     "MAX_YAML_NODES",
     "MISSION_KNOBS",
-    "PIN_PATTERN_TIMEOUT_S",
+    "PIN_PATTERN_BUDGET_S",
     "YAML_VERSION",
     "CountingKnobs",
     "KnobSpec",
     "KnobView",
     "Knobs",
     "PinPattern",
+    "clamp_knob",
     "compile_pin_pattern",
     "counting_view",
     "did_you_mean",

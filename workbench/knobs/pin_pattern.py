@@ -1,24 +1,34 @@
-"""pin_pattern: a user's regular expression, compiled once and searched with a time bound.
+"""pin_pattern: a user's regular expression, compiled once and searched with one time budget per replay.
 
-A pattern that backtracks catastrophically ('^(a|a)*$' on 'a' * 34 + '!') stops with a clear error naming
-the pattern and the message instead of hanging the replay.
+A pattern that backtracks catastrophically ('^(a|a)*$' on 'a' * 34 + '!', or '(a|aa)+$' a fraction of a second
+on each of 600 long messages) stops with a clear error naming the knob and where it stopped, instead of hanging
+the replay: the budget bounds the whole history's search, not each message's.
 """
 
 from __future__ import annotations
 
 import functools
+import time
+from collections.abc import Callable, Sequence
 
 from workbench.history.warnings import cut, shown
 
-# A user regex (pin_pattern) runs with the `regex` module's timeout per message: a pattern that
-# backtracks catastrophically ('^(a|a)*$' on 'a' * 34 + '!') stops with a clear error instead of hanging.
-PIN_PATTERN_TIMEOUT_S = 0.25
+# One budget for all of a replay's pin_pattern searches: this much, plus a second per this many characters searched
+# (a pattern without nested or overlapping repeats scans text many times faster, on a loaded machine too; a 1 GiB
+# history gets ~4 min).
+PIN_PATTERN_BUDGET_S = 2.0
+PIN_PATTERN_CHARS_PER_S = 5_000_000
 _REGEX_SPECIAL = frozenset(".^$*+?{}[]\\|()")  # with none of these (no flags, classes, escapes) a pattern is text
-_LITERAL_SEARCH_MAX = 1 << 24  # characters: a plain-text search of 16 M takes milliseconds, not the timeout
+_LITERAL_SEARCH_MAX = 1 << 24  # characters: a plain-text search of 16 M takes milliseconds, not the budget
+
+
+def pin_budget_s(chars: int) -> float:
+    """The time budget for searching ``chars`` characters of a history, in seconds."""
+    return PIN_PATTERN_BUDGET_S + chars / PIN_PATTERN_CHARS_PER_S
 
 
 class PinPattern:
-    """A compiled pin_pattern whose every search is bounded in time (``regex`` module, timeout per call)."""
+    """A compiled pin_pattern whose searches of one history share one time budget (``regex`` module timeouts)."""
 
     def __init__(self, pattern: str) -> None:
         import regex
@@ -35,19 +45,50 @@ class PinPattern:
                              f"{cut(str(exc), 120)}") from None
 
     def search(self, text: str, *, where: str = "a message") -> bool:
-        """Whether the pattern occurs in ``text``; a search past the timeout raises ValueError naming ``where``."""
-        if self._alternatives is not None:
-            anchored, texts = self._alternatives
-            if anchored:
-                return text.startswith(texts)
-            if len(text) <= _LITERAL_SEARCH_MAX:  # far below any timeout
-                return any(t in text for t in texts)
-        try:
-            return self._rx.search(text, timeout=PIN_PATTERN_TIMEOUT_S) is not None
-        except TimeoutError:
-            raise ValueError(f"pin_pattern {shown(self.pattern)} ran over {PIN_PATTERN_TIMEOUT_S:g}s on {where} "
-                             f"({len(text):,} chars): it backtracks catastrophically; simplify it (e.g. no nested "
-                             "or overlapping repeats)") from None
+        """Whether the pattern occurs in ``text`` (the budget of a history of this one text)."""
+        return self.matches([text], name=lambda _i: where)[0]
+
+    def matches(self, texts: Sequence[str], *, name: Callable[[int], str] | None = None) -> list[bool]:
+        """Whether the pattern occurs in each of ``texts`` (a history's messages), all searched within one budget
+        (``pin_budget_s`` of their length); past it, a ValueError names the knob and ``name(i)`` of the text it
+        stopped in."""
+        out = [False] * len(texts)
+        todo = []
+        for i, text in enumerate(texts):
+            plain = self._plain(text)
+            if plain is None:
+                todo.append(i)
+            else:
+                out[i] = plain
+        if not todo:
+            return out
+        chars = sum(len(texts[i]) for i in todo)
+        budget = pin_budget_s(chars)
+        deadline = time.monotonic() + budget
+        for i in todo:
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                out[i] = self._rx.search(texts[i], timeout=left) is not None
+            except TimeoutError:
+                where = name(i) if name is not None else f"text {i}"
+                raise ValueError(f"pin_pattern {shown(self.pattern)} ran over its {budget:.3g} s budget for the whole "
+                                 f"history ({len(texts):,} messages, {chars:,} chars to search; stopped in {where}): "
+                                 "it backtracks catastrophically; simplify it (e.g. no nested or overlapping "
+                                 "repeats)") from None
+        return out
+
+    def _plain(self, text: str) -> bool | None:
+        """The answer without the regex engine, for a choice of plain texts; None when the engine must search."""
+        if self._alternatives is None:
+            return None
+        anchored, texts = self._alternatives
+        if anchored:
+            return text.startswith(texts)
+        if len(text) <= _LITERAL_SEARCH_MAX:  # far below any budget
+            return any(t in text for t in texts)
+        return None
 
 
 def plain_alternatives(pattern: str) -> tuple[bool, tuple[str, ...]] | None:

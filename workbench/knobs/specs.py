@@ -300,6 +300,19 @@ KNOB_SPECS: dict[str, KnobSpec] = {
 }
 
 
+def clamp_knob(name: str, value: float) -> float:
+    """``value`` moved into knob ``name``'s range [low, high] (unchanged when it is in range or the knob has none):
+    for values measured elsewhere (a log's window, a fit) that must become a knob, with the caller saying so."""
+    spec = KNOB_SPECS[name]
+    if value in spec.allow:
+        return value
+    if spec.low is not None and value < spec.low:
+        return type(value)(spec.low)
+    if spec.high is not None and value > spec.high:
+        return type(value)(spec.high)
+    return value
+
+
 # Convenient names for the six knobs of the mission, in the order the app shows them.
 MISSION_KNOBS = (
     "trigger_ratio",

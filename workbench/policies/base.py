@@ -264,10 +264,10 @@ def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: i
         mask[index.user_idx[0]] = True
     mask[: min(first_n, n)] = True
     if pattern:
-        rx = compile_pin_pattern(pattern)  # time-bounded per message: a backtracking pattern errors, never hangs
-        for i, m in enumerate(history.messages):
-            if rx.search(m.text, where=f"message {i} ({m.id})"):
-                mask[i] = True
+        rx = compile_pin_pattern(pattern)  # one time budget for the whole history: a backtracking pattern errors
+        msgs = history.messages
+        mask |= np.asarray(rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})"),
+                           dtype=bool)
     mask.flags.writeable = False
     return mask
 
