@@ -60,9 +60,9 @@ WHAT = {
               "JPEG headers, payloads that are not base64, odd data URLs, in user messages and tool results",
     "glued": "agent logs with records glued on one line, lines cut or split in the middle, CRLF, garbage lines: a "
              "damaged log without garbage must be read past the damage (exit 0), not refused",
-    "full-disk": "bundles (with and without --force), the offload log, sweep and probe CSVs and calibrate's YAML "
-                 "written to a 1 MiB tmpfs left with 0 B to 150 kB: a complete result, or exit 1 with one line and "
-                 "the previous file intact (`sweep --out x.parquet` and a full stdout are left to issue 19 item 7)",
+    "full-disk": "bundles (with and without --force), the offload log, sweep CSV and parquet, probe CSV and "
+                 "calibrate's YAML written to a 1 MiB tmpfs left with 0 B to 150 kB: a complete result, or exit 1 with "
+                 "one line and the previous file intact (a full stdout under `simulate --json`: the fault suite)",
 }
 
 
