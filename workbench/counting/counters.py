@@ -25,6 +25,7 @@ import numpy as np
 from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
+from workbench.counting.structure import dropped_tokens, replaced_tokens, structure_tokens, uses_structure
 from workbench.counting.usage import text_estimate_counts, usage_tokens
 from workbench.knobs import KnobView, counting_view
 
@@ -116,10 +117,13 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
     else:
-        base = _base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
+        counter = "estimate" if usage else knobs.trigger_counter
+        base = _base_tokens(counts, counter, knobs)
         # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
-        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
-        if knobs.token_ratio != 1.0 and not usage:
+        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio (nor the structure).
+        if not usage and uses_structure(knobs):
+            base = _with_structure(counts, counter, base, knobs)
+        elif knobs.token_ratio != 1.0 and not usage:
             base = np.rint(base * knobs.token_ratio).astype(np.int64)
         if not knobs.count_added_since_call and not usage:
             base = _deferred_to_calls(counts, base)
@@ -128,6 +132,21 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
         base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
                             count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
     return np.array(base, dtype=np.int64, copy=True)
+
+
+def _with_structure(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
+    """The counted text times the ratio, plus what the structure adds (``counting.structure``): tool calls, user
+    turns and reasoning blocks, a reasoning block with an encrypted form counted by it instead of its text."""
+    text = base
+    if knobs.reasoning_encrypted_ratio:
+        text = np.maximum(0, base - replaced_tokens(counts, counter, knobs.chars_per_token))
+    total = np.maximum(0.0, text * knobs.token_ratio + structure_tokens(counts, knobs))
+    dropped = dropped_tokens(counts, total, knobs)
+    if dropped.any():  # what the context loses (cleared results, earlier turns' reasoning): the running sum is the
+        # running maximum of the context, so the first check above a threshold is where the context first got there
+        running = np.rint(np.maximum.accumulate(np.cumsum(total - dropped)))
+        return np.diff(running, prepend=0.0).astype(np.int64)
+    return np.maximum(0, np.rint(total)).astype(np.int64)
 
 
 def elidable_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:

@@ -101,6 +101,35 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         "estimate (billed growth over counted growth in a log; `workbench calibrate` measures it). 1 = as counted.",
         0.1, 10.0, group="counting",
     ),
+    "tool_call_tokens": KnobSpec(
+        "tokens", "Tokens each tool call adds to the trigger counter's estimate beyond its counted text: the wrapping "
+        "of the call and its result for the model, and what the agent appends to results (counting/structure.py). "
+        "Fitted per agent by `workbench calibrate` (billed growth between calls in its logs). 0 = off.",
+        0, 100_000, group="counting",
+    ),
+    "user_turn_tokens": KnobSpec(
+        "tokens", "Tokens each real user message adds to the estimate beyond its text (what the agent injects with "
+        "a turn). Fitted by `workbench calibrate`. 0 = off.", 0, 100_000, group="counting",
+    ),
+    "reasoning_block_tokens": KnobSpec(
+        "tokens", "Tokens each reasoning block adds to the estimate: with reasoning_encrypted_ratio, the intercept "
+        "of its size against its encrypted form's length (negative: the envelope); alone, the mean size of a block "
+        "whose text the log does not show (Codex's encrypted reasoning). Fitted by `workbench calibrate`. 0 = off.",
+        -10_000, 100_000, group="counting",
+    ),
+    "reasoning_encrypted_ratio": KnobSpec(
+        "tokens / char", "A reasoning block with an encrypted form (Anthropic's thinking signature or redacted data, "
+        "OpenAI's encrypted_content) counts this many tokens per character of it instead of its text, which is a "
+        "summary: the billed reasoning is the full one (Codex estimates its own as 3/4 byte per character, 650 "
+        "bytes off, / 4: 0.1875; codex-rs history.rs estimate_reasoning_length). Fitted by `workbench calibrate`. "
+        "0 = count the text.", 0.0, 10.0, group="counting",
+    ),
+    "reasoning_dropped_at_turn": KnobSpec(
+        "", "With the structure's weights: a new user turn drops the reasoning blocks of the turns before it from the "
+        "context (Anthropic: Claude Sonnet 4.5, Opus 4.1, Haiku 4.5 and earlier keep only the current turn's thinking; "
+        "Opus 4.5+ and Sonnet 4.6+ keep all; platform.claude.com/docs/en/build-with-claude/extended-thinking). "
+        "Set by the log's model (analysis/agent_settings.py).", group="counting",
+    ),
     "image_token_rule": KnobSpec(
         "", "How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "
         "height / 750 after scaling to 1,568 px / 1,600 tokens; openai = 85 + 170 per 512-px tile; fixed = "
