@@ -8,7 +8,7 @@ follows the full reasoning's (Codex estimates its own reasoning as ``encoded_len
 context_manager/history.rs ``estimate_reasoning_length``). Per message this module finds the tool calls, the user
 turns, the reasoning blocks, the characters of their encrypted forms and the reasoning text those stand in for;
 ``counters.trigger_tokens`` weighs them with the counting knobs (``tool_call_tokens``, ``user_turn_tokens``,
-``reasoning_block_tokens``, ``reasoning_encrypted_ratio``), which ``analysis.calibration`` fits on logs. Pure.
+``reasoning_block_tokens``, ``reasoning_encrypted_ratio``), which ``analysis.real_logs.calibration`` fits on logs. Pure.
 """
 
 from __future__ import annotations

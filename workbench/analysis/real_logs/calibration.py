@@ -193,7 +193,7 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
     """Fit hidden prefix, token ratio and restore tokens to the logs of one agent.
 
     ``prefix_from="growth"`` (the default) fits the estimate on the billed growth between consecutive calls
-    (``analysis.estimate_fit``): the token ratio and what the messages' structure adds (tool calls, user turns,
+    (``analysis.real_logs.estimate_fit``): the token ratio and what the messages' structure adds (tool calls, user turns,
     reasoning blocks by their encrypted forms), then measures the hidden prefix at the first calls and the restore
     at the first call after each compaction with those weights. The other two fit the ratio alone:
     ``prefix_from="first_call"`` measures the hidden prefix as the knob describes it, the median over the logs of
@@ -259,8 +259,8 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
 
 def _fit_growth(histories: Sequence[History], cache: CountCache, *, fit_trigger: bool,
                 rows_of: dict[Any, Any] | None) -> Fit:
-    """``fit_agent`` by the billed growth between calls (``analysis.estimate_fit``)."""
-    from workbench.analysis.estimate_fit import fit_growth, growth_rows
+    """``fit_agent`` by the billed growth between calls (``analysis.real_logs.estimate_fit``)."""
+    from workbench.analysis.real_logs.estimate_fit import fit_growth, growth_rows
 
     notes: list[str] = []
     rows = []

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.analysis.agent_settings import agent_settings
+from workbench.analysis.real_logs.agent_settings import agent_settings
 from workbench.counting.counters import trigger_tokens
 from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.structure import replaced_tokens, structure_matrix
