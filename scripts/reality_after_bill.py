@@ -1,5 +1,5 @@
-"""docs/reality.md's sections on the context after each compaction and on the bill (``scripts/reality_report.py``
-calls ``sections``; ``python scripts/reality_after_bill.py --print-fits`` prints the shipped fits as code).
+"""docs/reality.md's sections on the estimate alone (``scripts/reality_estimate.py``), the context after each
+compaction and the bill (``scripts/reality_report.py`` calls ``sections``; ``python scripts/reality_after_bill.py --print-fits`` prints the shipped fits as code).
 
 Every figure comes from ``workbench.explore.reality_folds``: each session predicted by fits on other sessions of
 its agent only (leaving out the session, or its whole repository), both with the log's usage and without it. The
@@ -177,6 +177,11 @@ def sections(large: Path, small: Path) -> list[str]:
     cache = CountCache(by_identity=True)
     folds, notes = load_folds(large, small, cache)
     results = {mode: folds.held_out(usage=mode[0], fold=mode[1]) for mode in MODES}
+    from reality_estimate import section as estimate_section  # scripts/, beside this one
+
+    estimate_runs = {(fold, False): results[(False, fold)] for fold in ("session", "repository")}
+    estimate_runs.update({(fold, True): folds.held_out(usage=False, fold=fold, own_prefix=True)
+                          for fold in ("session", "repository")})
     after_fits, bill_fits = shipped_fits(folds)
     small_runs = [s.reality for s in folds.sessions if s.group == "small"]
     small_ignored = [follow_log(s.history, usage=False, cache=cache) for s in folds.sessions if s.group == "small"]
@@ -192,7 +197,7 @@ def sections(large: Path, small: Path) -> list[str]:
     a_hit_s, a_n_s = _target_line(results, _after_count, (True, "session"), "large")
     b_hit, b_n = _target_line(results, _bill_count, (False, "repository"), "large")
     b_hit_s, b_n_s = _target_line(results, _bill_count, (False, "session"), "large")
-    parts = [
+    parts = estimate_section(folds, estimate_runs) + [
         "## The context right after each compaction (`predicted_tokens_after`)",
         "",
         "Every counterfactual continues from the context a compaction leaves, so `workbench reality --json` gives each "
@@ -317,7 +322,7 @@ def sections(large: Path, small: Path) -> list[str]:
     ]
     if notes:
         parts += ["Left out of these sections:", ""] + [f"- {n}" for n in notes] + [""]
-    parts += [f"_These two sections generated in {time.perf_counter() - started:.0f} s._", ""]
+    parts += [f"_These three sections generated in {time.perf_counter() - started:.0f} s._", ""]
     return parts
 
 

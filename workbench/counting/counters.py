@@ -134,13 +134,36 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     return np.array(base, dtype=np.int64, copy=True)
 
 
-def _with_structure(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
-    """The counted text times the ratio, plus what the structure adds (``counting.structure``): tool calls, user
-    turns and reasoning blocks, a reasoning block with an encrypted form counted by it instead of its text."""
+def context_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
+    """Per-message tokens whose running sum is the context the provider bills at each message: the trigger's tokens,
+    except that what the context loses (``counting.structure.dropped_tokens``: cleared tool results, earlier turns'
+    reasoning, none of it re-counted) is taken out where it goes, so a message may count less than 0 (the bill's
+    calls read it; the trigger's running sum stays at its running maximum instead)."""
+    view = counting_view(knobs)
+    if view.trigger_counter == "usage" or uses_billed(counts.history, view) or not uses_structure(view):
+        return trigger_tokens(counts, view)
+    return knob_keyed(counts, "context", view, lambda v: _context(counts, v))
+
+
+def _context(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
+    total = _structured(counts, knobs.trigger_counter, _base_tokens(counts, knobs.trigger_counter, knobs), knobs)
+    dropped = dropped_tokens(counts, total, knobs, carry=False)
+    return np.diff(np.rint(np.cumsum(total - dropped)), prepend=0.0).astype(np.int64)
+
+
+def _structured(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
+    """The counted text times the ratio plus what the structure adds, per message (floats)."""
     text = base
     if knobs.reasoning_encrypted_ratio:
         text = np.maximum(0, base - replaced_tokens(counts, counter, knobs.chars_per_token))
-    total = np.maximum(0.0, text * knobs.token_ratio + structure_tokens(counts, knobs))
+    total: np.ndarray = np.maximum(0.0, text * knobs.token_ratio + structure_tokens(counts, knobs))
+    return total
+
+
+def _with_structure(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
+    """The counted text times the ratio, plus what the structure adds (``counting.structure``): tool calls, user
+    turns and reasoning blocks, a reasoning block with an encrypted form counted by it instead of its text."""
+    total = _structured(counts, counter, base, knobs)
     dropped = dropped_tokens(counts, total, knobs)
     if dropped.any():  # what the context loses (cleared results, earlier turns' reasoning): the running sum is the
         # running maximum of the context, so the first check above a threshold is where the context first got there

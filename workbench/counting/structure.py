@@ -135,10 +135,13 @@ def reasoning_tokens(counts: HistoryCounts, knobs: KnobView | Any) -> np.ndarray
     return out
 
 
-def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | Any) -> np.ndarray:
+def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | Any, *,
+                   carry: bool = True) -> np.ndarray:
     """Per message, the tokens the context loses right before it: the tool results the agent cleared there (Claude
     Code's microcompaction, ``clearedToolIds`` on the first message after it: the results' tokens in ``tokens``)
-    and, with ``reasoning_dropped_at_turn``, at a user turn the reasoning of the turns before it."""
+    and, with ``reasoning_dropped_at_turn``, at a user turn the reasoning of the turns before it, less what the
+    agent goes on counting of it (``reasoning_carry_ratio``: Codex re-counts it x 1.26, so its measure gains; not with
+    ``carry`` off, the context the provider bills)."""
     msgs = counts.history.messages
     out = np.zeros(len(msgs), dtype=np.float64)
     holder: dict[str, int] = {}  # tool call id -> the message holding its result
@@ -156,7 +159,7 @@ def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | 
             out[k] += sum(float(tokens[j]) * n / max(1, results.get(j, 1)) for j, n in gone.items())
         if reasoning is not None:
             if is_user_turn(m):
-                out[k] += since_turn
+                out[k] += since_turn * (1.0 - (knobs.reasoning_carry_ratio if carry else 0.0))
                 since_turn = 0.0
             since_turn += float(reasoning[k])
         for part in m.parts or ():

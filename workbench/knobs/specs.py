@@ -148,7 +148,7 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "reasoning_carry_ratio": KnobSpec(
         "× reasoning tokens", "With the usage counter: add this many tokens per reasoning token billed in earlier "
-        "turns. Codex re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs "
+        "turns (with the estimate and reasoning_dropped_at_turn: per reasoning token a new turn drops). Codex re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs "
         "history.rs get_non_last_reasoning_items_tokens); 1.26 reproduces its estimate on ../shared/real_sessions. "
         "0 = off.", 0.0, 10.0, group="counting",
     ),

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from workbench.analysis.real_logs.agent_settings import agent_settings
+from workbench.analysis.real_logs.estimate_fit import NO_STRUCTURE, fit_growth, growth_rows
 from workbench.analysis.real_logs.reality import SessionReality, _segment, _windows, follow_log, reality_summary
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens
@@ -106,7 +107,7 @@ def _session_rows(
     log = history.log
     assert log is not None
     counter = counter or (knobs.trigger_counter if knobs.trigger_counter != "usage" else "estimate")
-    counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0)
+    counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0, **NO_STRUCTURE)
     usage_knobs = knobs.replace(trigger_counter="usage", hidden_prefix_tokens=0)
     for w in _windows(history):
         if w.after is None and log.starts_mid_session:
@@ -260,8 +261,6 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
 def _fit_growth(histories: Sequence[History], cache: CountCache, *, fit_trigger: bool,
                 rows_of: dict[Any, Any] | None) -> Fit:
     """``fit_agent`` by the billed growth between calls (``analysis.real_logs.estimate_fit``)."""
-    from workbench.analysis.real_logs.estimate_fit import fit_growth, growth_rows
-
     notes: list[str] = []
     rows = []
     images = []

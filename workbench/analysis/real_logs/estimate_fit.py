@@ -1,8 +1,7 @@
 """Fit the estimate a replay without usage runs on: how a transcript's messages grow the provider's bill.
 
 Between two consecutive calls of an agent log the billed context (input + cache reads + writes) grows by what the
-provider counted for the messages in between, the first call's answer included (Codex: plus the earlier turns'
-reasoning it carries on counting, ``reasoning_carry_ratio``). Least squares over every such interval of an agent's
+provider counted for the messages in between, the first call's answer included. Least squares over every such interval of an agent's
 logs gives the token ratio of the counted text and the weights of what the messages' structure adds
 (``counting.structure``: tool calls, user turns, reasoning blocks and their encrypted forms). An interval whose
 bill falls with no compaction logged (context edited by the agent or the provider) says nothing about the messages
@@ -25,7 +24,6 @@ from workbench.counting.counters import trigger_tokens
 from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.structure import replaced_tokens, structure_matrix
 from workbench.counting.tokens import CountCache
-from workbench.counting.usage import agent_measure
 from workbench.history.model import History
 from workbench.knobs import Knobs
 
@@ -67,10 +65,9 @@ def growth_rows(history: History, cache: CountCache) -> GrowthRows:
     knobs = counted_knobs(agent_settings(history, dollars=False).knobs)
     msgs = history.messages
     feats = features(history, knobs, cache)
-    carried = _carried(history, knobs)
     calls = [i for i, m in enumerate(msgs) if m.role == "assistant" and m.usage is not None]
     cuts = sorted(c.index for c in log.compactions)
-    context = {i: msgs[i].usage.context_tokens + int(carried[i]) for i in calls}  # type: ignore[union-attr]
+    context = {i: msgs[i].usage.context_tokens for i in calls}  # type: ignore[union-attr]
     turns = feats[:, 2] > 0
     x, y = [], []
     for a, b in zip(calls, calls[1:], strict=False):
@@ -95,20 +92,6 @@ def growth_rows(history: History, cache: CountCache) -> GrowthRows:
         afters.append((context[after], feats[c:after].sum(axis=0), restored))
     return GrowthRows(x=np.asarray(x, dtype=np.float64).reshape(-1, 5), y=np.asarray(y, dtype=np.float64),
                       first=first, afters=tuple(afters))
-
-
-def _carried(history: History, knobs: Knobs) -> np.ndarray:
-    """Per message, the earlier turns' reasoning the agent still counts at it (Codex; zeros for others)."""
-    n = len(history.messages)
-    if not knobs.reasoning_carry_ratio:
-        return np.zeros(n, dtype=np.int64)
-    measure = agent_measure(history.messages, np.zeros(n, dtype=np.int64), 0, count_added=True,
-                            reasoning_ratio=knobs.reasoning_carry_ratio)
-    out = np.zeros(n, dtype=np.int64)
-    for i, m in enumerate(history.messages):
-        if m.role == "assistant" and m.usage is not None and m.logged_context is None:
-            out[i] = int(measure[i]) - m.usage.total_tokens
-    return out
 
 
 @dataclass(frozen=True)
@@ -146,3 +129,13 @@ def fit_growth(rows: Sequence[GrowthRows]) -> GrowthFit:
                      hidden_prefix_tokens=prefix, restore_tokens=float(np.median(left)) if left else 0.0,
                      intervals=len(y), residual_median=float(np.median(residual)),
                      residual_p90=float(np.percentile(residual, 90)))
+
+
+def own_prefix(history: History, ratio: float, structure: dict[str, float], cache: CountCache) -> int | None:
+    """The hidden prefix this log's own first call measures with the estimate's weights (None when the log starts
+    mid-session or has no call): what a held-out check substitutes to show how much of its error the prefix makes."""
+    first = growth_rows(history, cache).first
+    if first is None:
+        return None
+    weights = np.array([ratio, *(structure.get(k, 0.0) for k in STRUCTURE_KNOBS)], dtype=np.float64)
+    return max(0, round(first[0] - float(first[1] @ weights)))
