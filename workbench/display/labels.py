@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from workbench.knobs import KNOB_SPECS
 from workbench.policies.limits import STOP_WORDS
+from workbench.replay.results import METRIC_SPECS
 
 KNOB_TITLES: dict[str, str] = {
     "strategy": "Strategy",
@@ -77,13 +78,15 @@ COLUMNS = {
     "freed_tokens": "tokens freed", "ineffective": "ineffective", "thrash": "thrash",
 }
 
-# Sweep and tune frames (``workbench.explore``) in words.
+# Sweep and tune frames (``workbench.explore``) in words: a metric's column by its label in ``METRIC_SPECS``.
+_FRAME_METRICS = ("compressions", "tokens_per_task", "dollars_per_task", "overflows", "peak_ratio", "thrash_events",
+                  "max_briefing_chars")
 SWEEP_COLUMNS = {
-    "history": "history", "compressions": "compressions", "tokens_per_task": "tokens per task",
-    "dollars_per_task": "dollars per task", "overflows": "overflows", "peak_ratio": "peak / window",
-    "retention": "fact retention", "facts_checked": "facts checked", "thrash_events": "thrash",
-    "max_briefing_chars": "largest briefing (chars)", "briefer": "briefer", "max_compressions": "max compressions",
-    "max_peak_ratio": "max peak / window", "sidebar_tokens_per_task": "sidebar: tokens per task",
+    "history": "history", **{name: METRIC_SPECS[name].label for name in _FRAME_METRICS},
+    "retention": "fact retention", "facts_checked": "facts checked", "briefer": "briefer",
+    "max_compressions": f"max {METRIC_SPECS['compressions'].label}",
+    "max_peak_ratio": f"max {METRIC_SPECS['peak_ratio'].label}",
+    "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].label}",
     "sidebar_retention": "sidebar: fact retention",
 }
 
