@@ -13,10 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from workbench.history.model import History
+from typing import Any
 
 MAX_WARNINGS = 50  # per history: a file with a million odd lines gets a count, not a million lines
 MAX_SHOWN_CHARS = 80  # a value quoted in a message is cut to this, with its length
@@ -77,12 +74,3 @@ def capped(warnings: Iterable[LoadWarning], *, source: str) -> tuple[LoadWarning
     if extra:
         out.append(LoadWarning(source=source, message=f"{extra:,} more warnings not shown"))
     return tuple(out)
-
-
-def with_warnings(history: History, warnings: Iterable[LoadWarning]) -> History:
-    """``history`` with ``warnings`` added before its own (a reader's file-level ones come first)."""
-    new = tuple(warnings)
-    if not new:
-        return history
-    source = history.source_path or history.id
-    return dataclasses.replace(history, warnings=capped((*new, *history.warnings), source=source))

@@ -160,7 +160,8 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
     from workbench.briefing.cache import BriefingCache
     from workbench.briefing.endpoints import page_route, providers_of
     from workbench.briefing.guard import blocking, preflight
-    from workbench.briefing.live import LiveBriefer, scrub_secrets
+    from workbench.briefing.live import LiveBriefer
+    from workbench.briefing.scrub import scrub_secrets
 
     digest = history.digest
     route = page_route(operator, page_base=api_base, page_key=api_key, providers=providers_of(models, api_base))

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import ROLES, History
+from workbench.history.model import ROLES, History, with_warnings
 from workbench.history.readers.jsontext import (
     Record,
     array_records,
@@ -26,9 +26,9 @@ from workbench.history.readers.jsontext import (
     type_name,
 )
 from workbench.history.readers.superjson import decode_superjson, is_envelope
-from workbench.history.readers.uimessage import messages_from_uimessage_list
+from workbench.history.readers.uimessage import message_from_uimessage, messages_from_uimessage_list
 from workbench.history.session_log import SessionLog
-from workbench.history.warnings import LoadWarning, capped, cut, shown, with_warnings
+from workbench.history.warnings import LoadWarning, capped, cut, shown
 from workbench.history.writers import CANONICAL_KIND, CANONICAL_VERSION
 
 
@@ -76,7 +76,7 @@ def _header_log(obj: dict[str, Any]) -> SessionLog | None:
     if not isinstance(raw, dict):
         raise HistoryError(f"must be an object, got {type_name(raw)}", field="log")
     try:
-        return SessionLog.from_dict(raw)
+        return SessionLog.from_dict(raw, message=message_from_uimessage)
     except (TypeError, ValueError, AttributeError) as exc:
         raise HistoryError(f"not a session log: {exc}", field="log") from None
 
