@@ -22,7 +22,7 @@ import polars as pl
 from workbench.analysis.fact_probes.probes import PROBES, Fact, fact_index
 from workbench.briefing.live import TIMEOUT_S
 from workbench.briefing.scrub import scrub_secrets, without_credentials
-from workbench.counting.tokens import render_for_tokenizer
+from workbench.counting.encodings import render_for_tokenizer
 
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
