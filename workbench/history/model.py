@@ -12,8 +12,7 @@ import io
 import json
 import marshal
 import pickle
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.history.session_log import CallUsage, SessionLog
@@ -21,7 +20,7 @@ from workbench.history.session_log import CallUsage, SessionLog
 if TYPE_CHECKING:
     from workbench.history.images import ImageRef
 
-from workbench.history.warnings import LoadWarning, capped
+from workbench.history.warnings import LoadWarning
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -366,12 +365,3 @@ class History:
     def briefing_indices(self) -> tuple[int, ...]:
         """Indices of messages that carry a real briefing (stagewise compression points)."""
         return tuple(i for i, m in enumerate(self.messages) if m.briefing is not None)
-
-
-def with_warnings(history: History, warnings: Iterable[LoadWarning]) -> History:
-    """``history`` with ``warnings`` added before its own (a reader's file-level ones come first)."""
-    new = tuple(warnings)
-    if not new:
-        return history
-    source = history.source_path or history.id
-    return replace(history, warnings=capped((*new, *history.warnings), source=source))

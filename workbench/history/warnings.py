@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 MAX_WARNINGS = 50  # per history: a file with a million odd lines gets a count, not a million lines
 MAX_SHOWN_CHARS = 80  # a value quoted in a message is cut to this, with its length
@@ -74,3 +74,26 @@ def capped(warnings: Iterable[LoadWarning], *, source: str) -> tuple[LoadWarning
     if extra:
         out.append(LoadWarning(source=source, message=f"{extra:,} more warnings not shown"))
     return tuple(out)
+
+
+class Warned(Protocol):
+    """What ``with_warnings`` needs of a history (``History`` has it): this module sits below the history model."""
+
+    @property
+    def warnings(self) -> tuple[LoadWarning, ...]: ...
+    @property
+    def source_path(self) -> str | None: ...
+    @property
+    def id(self) -> str: ...
+
+
+W = TypeVar("W", bound=Warned)
+
+
+def with_warnings(history: W, warnings: Iterable[LoadWarning]) -> W:
+    """``history`` with ``warnings`` added before its own (a reader's file-level ones come first)."""
+    new = tuple(warnings)
+    if not new:
+        return history
+    source = history.source_path or history.id
+    return dataclasses.replace(history, warnings=capped((*new, *history.warnings), source=source))  # type: ignore[type-var]

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import ROLES, History, with_warnings
+from workbench.history.model import ROLES, History
 from workbench.history.readers.jsontext import (
     Record,
     array_records,
@@ -28,7 +28,7 @@ from workbench.history.readers.jsontext import (
 from workbench.history.readers.superjson import decode_superjson, is_envelope
 from workbench.history.readers.uimessage import message_from_uimessage, messages_from_uimessage_list
 from workbench.history.session_log import SessionLog
-from workbench.history.warnings import LoadWarning, capped, cut, shown
+from workbench.history.warnings import LoadWarning, capped, cut, shown, with_warnings
 from workbench.history.writers import CANONICAL_KIND, CANONICAL_VERSION
 
 

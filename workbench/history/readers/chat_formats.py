@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import History, Part, text_part, with_warnings
+from workbench.history.model import History, Part, text_part
 from workbench.history.readers.builder import HistoryBuilder, parse_arguments
 from workbench.history.readers.jsontext import (
     Record,
@@ -24,7 +24,7 @@ from workbench.history.readers.jsontext import (
     require_object,
     type_name,
 )
-from workbench.history.warnings import LoadWarning, shown
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 _OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
                  "tool": "tool", "function": "tool"}

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import History, with_warnings
+from workbench.history.model import History
 from workbench.history.readers.agent_log_common import logged_calls, record_type, unknown_type_warnings, with_log
 from workbench.history.readers.builder import HistoryBuilder
 from workbench.history.readers.chat_formats import add_anthropic_content
@@ -24,7 +24,7 @@ from workbench.history.readers.jsontext import (
     type_name,
 )
 from workbench.history.session_log import MAX_FILE_LINES, LoggedCompaction, SessionLog, token_count, usage_problem
-from workbench.history.warnings import LoadWarning, shown
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types the log is known to hold besides messages; any other type is skipped with a warning.
 _CLAUDE_OTHER_TYPES = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress", "pr-link"})

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import History, Message, Part, text_part, with_warnings
+from workbench.history.model import History, Message, Part, text_part
 from workbench.history.readers.agent_log_common import logged_calls, record_type, unknown_type_warnings, with_log
 from workbench.history.readers.builder import HistoryBuilder, parse_arguments
 from workbench.history.readers.chat_formats import file_part
@@ -26,7 +26,7 @@ from workbench.history.readers.jsontext import (
     type_name,
 )
 from workbench.history.session_log import USAGE_KEYS, LoggedCompaction, SessionLog, token_count, usage_problem
-from workbench.history.warnings import LoadWarning, shown
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types a rollout is known to hold; any other type is skipped with a warning.
 _CODEX_TYPES = frozenset({"response_item", "session_meta", "turn_context", "compacted", "event_msg"})

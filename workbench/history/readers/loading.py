@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import History, with_warnings
+from workbench.history.model import History
 from workbench.history.readers.canonical import canonical_from_records
 from workbench.history.readers.detect import records_kind
 from workbench.history.readers.jsontext import (
@@ -31,7 +31,7 @@ from workbench.history.readers.jsontext import (
 from workbench.history.readers.parse import FROM_RECORDS, parse_history
 from workbench.history.readers.parse_bounds import check_parse_cost, parse_budget, parse_cost, too_costly
 from workbench.history.readers.stagewise_store import load_stagewise_sqlite
-from workbench.history.warnings import LoadWarning
+from workbench.history.warnings import LoadWarning, with_warnings
 from workbench.history.writers import CANONICAL_KIND
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from workbench.history.errors import HistoryError
-from workbench.history.model import History, with_warnings
+from workbench.history.model import History
 from workbench.history.readers.canonical import canonical_from_records, stagewise_from_document
 from workbench.history.readers.chat_formats import anthropic_from_document, openai_document_records, openai_from_records
 from workbench.history.readers.claude_code import claude_code_from_records
 from workbench.history.readers.codex import codex_from_records
 from workbench.history.readers.detect import detect
 from workbench.history.readers.jsontext import corrupt_line_warnings, gc_paused, jsonl_records, load_json
-from workbench.history.warnings import LoadWarning, shown
+from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Every format name; "stagewise_sqlite" is a database file, so only load_history reads it.
 FORMATS: tuple[str, ...] = (
