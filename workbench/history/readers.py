@@ -5,7 +5,8 @@ return values. ``load_history`` is the only function here that reads a file (SQL
 ``load_stagewise_sqlite``). Every bad input raises HistoryError naming file, line or item, and field.
 
 This module gathers the public names; the code lives by concern: ``canonical`` (our JSONL and stagewise's
-JSON), ``chat_formats`` (OpenAI, Anthropic), ``claude_code`` and ``codex`` (agents' session logs),
+JSON), ``chat_formats`` (OpenAI, Anthropic), ``claude_code``, ``codex``, ``opencode``, ``copilot_cli``,
+``gemini_cli`` and ``pi`` (agents' session logs),
 ``detect`` (which format), ``parse`` (text to History), ``loading`` (files).
 """
 
@@ -27,7 +28,9 @@ from workbench.history.chat_formats import (
 )
 from workbench.history.claude_code import claude_code_from_records, parse_claude_code
 from workbench.history.codex import codex_from_records, parse_codex
+from workbench.history.copilot_cli import copilot_cli_from_records, parse_copilot_cli
 from workbench.history.detect import detect_format
+from workbench.history.gemini_cli import gemini_cli_from_records, parse_gemini_cli
 from workbench.history.loading import (
     MAX_BYTES_ENV,
     MAX_HISTORY_BYTES,
@@ -35,7 +38,9 @@ from workbench.history.loading import (
     load_history,
     max_history_bytes,
 )
+from workbench.history.opencode import opencode_from_document, parse_opencode
 from workbench.history.parse import FORMATS, list_format_names, parse_history
+from workbench.history.pi import parse_pi, pi_from_records
 from workbench.history.stagewise_store import load_stagewise_sqlite
 
 __all__ = [
@@ -47,20 +52,28 @@ __all__ = [
     "check_history_file",
     "claude_code_from_records",
     "codex_from_records",
+    "copilot_cli_from_records",
     "detect_format",
+    "gemini_cli_from_records",
     "list_format_names",
     "load_history",
     "load_stagewise_sqlite",
     "max_history_bytes",
     "openai_document_records",
     "openai_from_records",
+    "opencode_from_document",
     "parse_anthropic",
     "parse_canonical",
     "parse_claude_code",
     "parse_codex",
+    "parse_copilot_cli",
+    "parse_gemini_cli",
     "parse_history",
     "parse_openai",
     "parse_openai_jsonl",
+    "parse_opencode",
+    "parse_pi",
     "parse_stagewise",
+    "pi_from_records",
     "stagewise_from_document",
 ]
