@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 import polars as pl
 
+from workbench.display.untrusted import hover
 from workbench.plots.style import _layout, _short
-from workbench.ui.untrusted import hover
 
 
 def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str, *, history: str | None = None,
@@ -56,7 +56,7 @@ def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str
     cell selects that marker (trace 1), whose x and y are the cell's category strings (``cell_key``).
     Ticks are rounded (``tick``); cells carry their values as text.
     """
-    from workbench.ui.labels import KNOB_TITLES
+    from workbench.display.labels import KNOB_TITLES
 
     xs, ys, z = pivot_metric(frame, x, y, metric, history=history)
     top = np.nanmax(np.abs(z), initial=0)

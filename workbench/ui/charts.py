@@ -10,7 +10,7 @@ import streamlit as st
 
 from workbench import plots
 from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
-from workbench.analysis.free_replay import AgainstLog
+from workbench.analysis.real_logs.free_replay import AgainstLog
 from workbench.history.session_log import START_NOTE_PREFIX
 from workbench.history.words import counted
 from workbench.replay import Metrics, Run
@@ -81,7 +81,7 @@ def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
              f"${m.dollars_per_task:,.2f}, with prompt caching ${m.dollars_per_task_cached:,.2f}."]
     log = getattr(history, "log", None)
     if logged is not None and log is not None:
-        from workbench.analysis.bill import cache_rules
+        from workbench.analysis.real_logs.bill import cache_rules
 
         rules = cache_rules(log.agent, log.version)
         lines.append(f"This log's own bill, from its usage ({logged.calls:,} calls: {logged.input:,} uncached input, "

@@ -16,14 +16,15 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.display import labels
+from workbench.display.untrusted import hover, literal, literals
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs
-from workbench.ui import labels, runs, tune_panel
+from workbench.ui import runs, tune_panel
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
-from workbench.ui.untrusted import hover, literal, literals
 
 RESULT = "sweep_result"  # {"frame", "x", "y"}
 MEAN = "mean over the histories"

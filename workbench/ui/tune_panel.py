@@ -13,14 +13,15 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.display import labels
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
-from workbench.ui import labels, runs
+from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
-from workbench.ui.untrusted import literal
 
 if TYPE_CHECKING:
     from workbench.explore.tune import Constraints
@@ -178,7 +179,7 @@ def _base_rows(knobs: Knobs, loaded: list[History], briefer: Any) -> pl.DataFram
 
 
 def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> None:
-    from workbench.cli.command import changed_knobs
+    from workbench.knobs.command import changed_knobs
 
     result, current = found["result"], found["current"]
     trials = result.trials
