@@ -226,7 +226,11 @@ class _Copilot:
             if count is None:
                 self.warn("data.outputTokens", f"not a token count ({shown(out, 40)}): ignored")
             else:
-                metadata["outputTokens"] = count  # Copilot counts a Claude model's answer by it (tokens.ts)
+                metadata["outputTokens"] = count
+                if isinstance(model, str) and model.startswith("claude"):
+                    # Copilot's own count of a Claude model's answer is this number, hidden thinking included
+                    # (@github/copilot 1.0.40 app.js PB: Bit(model) && role assistant && outputTokens)
+                    metadata["loggedTokens"] = count
         self.b.add("assistant", parts or [text_part("")], id=data.get("messageId"), metadata=metadata)
 
     def tool_result(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:

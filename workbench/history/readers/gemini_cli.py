@@ -236,9 +236,11 @@ class _Gemini:
         prompt = values.get("input", 0)
         cached = min(values.get("cached", 0), prompt)
         self._last_prompt = prompt + values.get("tool", 0)
+        # Gemini measures its context by the last prompt's count (chatCompressionService getLastPromptTokenCount),
+        # not the call's total: that is the total the agent's measure reads (``CallUsage.total_tokens``).
         out = CallUsage(input_tokens=prompt - cached + values.get("tool", 0), cache_read_tokens=cached,
                         output_tokens=values.get("output", 0) + values.get("thoughts", 0),
-                        reasoning_tokens=values.get("thoughts", 0), logged_total=values.get("total") or None)
+                        reasoning_tokens=values.get("thoughts", 0), logged_total=self._last_prompt or None)
         return out if out.total_tokens > 0 else None
 
 
