@@ -26,7 +26,7 @@ from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 SNAPSHOT_TAG = "<state_snapshot>"
 # The UI's line after a compression (0.61.0 bundle handleChatCompressionEvent; older releases said tokens).
-_COMPRESSED_RE = re.compile(r"compressed from ([\d,]+)(%| tokens) to ([\d,]+)(%| tokens)", re.IGNORECASE)
+_COMPRESSED_RE = re.compile(r"compressed from ([\d,]+)(%?) to ([\d,]+)(%| tokens)", re.IGNORECASE)
 _SPEAKING = ("user", "gemini")
 _NOTES = ("info", "error", "warning")
 
@@ -173,7 +173,7 @@ class _Gemini:
     def compression_note(self, found: re.Match[str], stamp: Any, line: int | None) -> None:
         """The UI's "compressed from N to M" line: the compaction right before it (its snapshot), or one the file
         records only so (no snapshot kept)."""
-        tokens = found.group(2).strip() == "tokens"
+        tokens = found.group(4).strip() == "tokens"
         before = int(found.group(1).replace(",", "")) if tokens else None
         after = int(found.group(3).replace(",", "")) if tokens else None
         last = self.compactions[-1] if self.compactions else None
