@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 import pytest
 from conftest import need_shared, shared_dir
