@@ -93,9 +93,9 @@ def agent_window(log: SessionLog, model: str | None, *, own_knobs: bool) -> Agen
         window = GEMINI_GEMMA_4_LIMIT if model.lower().startswith("gemma-4") else GEMINI_TOKEN_LIMIT
         return AgentWindow(window=window, notes=(f"window {window:,} (Gemini CLI tokenLimit for {model})",))
     if log.agent == "pi":
-        window = PI_WINDOWS.get((provider or "", model or ""))
-        if window is not None:
-            return AgentWindow(window=window, notes=(f"window {window:,} (Pi's registry for {provider}/{model})",))
+        known = PI_WINDOWS.get((provider or "", model or ""))
+        if known is not None:
+            return AgentWindow(window=known, notes=(f"window {known:,} (Pi's registry for {provider}/{model})",))
         return _litellm_window(model, "Pi")
     return AgentWindow()
 

@@ -217,7 +217,7 @@ class _OpenCode:
         if kind == "compaction":  # a request part inside a message that also holds text: what the model read
             return text_part(COMPACTION_PROMPT)
         self.skipped[str(kind) if isinstance(kind, str) else f"<{type_name(kind)}>"] += 1
-        if kind not in _SILENT_PARTS:
+        if not (isinstance(kind, str) and kind in _SILENT_PARTS):
             self.warn(f"parts[{j}].type", f"not an OpenCode part type ({shown(kind, 40)}): part skipped")
         return None
 

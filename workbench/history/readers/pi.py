@@ -68,7 +68,7 @@ def pi_from_records(records: list[Record], *, source: str) -> History:
             header = obj
         elif isinstance(obj.get("id"), str):
             entries.append(record)
-    path, off = _branch(entries)
+    path, off, broken = _branch(entries)
     reader = _Pi(source)
     unknown: dict[str, Record] = {}
     for record in path:
@@ -99,27 +99,42 @@ def pi_from_records(records: list[Record], *, source: str) -> History:
     if off:
         warnings.insert(0, LoadWarning(source=source, message=f"{off:,} entries on other branches of the session "
                                                               "tree left out (the last entry's branch is read)"))
+    if broken:
+        warnings.insert(0, LoadWarning(source=source, field="parentId",
+                                       message=f"{broken:,} entries name a parent the file does not hold (a damaged "
+                                               "line?): the entry before each in the file is taken as its parent"))
     log = SessionLog(agent="pi", version=None, models=models, calls=logged_calls(history.messages),
                      compactions=tuple(reader.compactions(history)),
                      session_id=meta.get("id"), extra=extra)
     return with_warnings(with_log(history, log), warnings)
 
 
-def _branch(entries: list[Record]) -> tuple[list[Record], int]:
-    """(the entries from the root to the last entry, in file order; how many entries that path leaves out)."""
+def _branch(entries: list[Record]) -> tuple[list[Record], int, int]:
+    """(the entries from the root to the last entry, in file order; how many entries that path leaves out; how many
+    parent links pointed nowhere). A parent missing from the file (a damaged line) is bridged by the entry before
+    it in the file, so one lost line loses one entry, not the session's start."""
     if not entries:
-        return [], 0
+        return [], 0, 0
     by_id = {r[2]["id"]: r for r in entries}
+    position = {id(r): n for n, r in enumerate(entries)}
     path: list[Record] = []
-    seen: set[str] = set()
+    seen: set[int] = set()
+    broken = 0
     node: Record | None = entries[-1]
-    while node is not None and node[2]["id"] not in seen:
-        seen.add(node[2]["id"])
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
         path.append(node)
         parent = node[2].get("parentId")
-        node = by_id.get(parent) if isinstance(parent, str) else None
+        if not isinstance(parent, str):
+            break
+        found = by_id.get(parent)
+        if found is None:
+            broken += 1
+            at = position[id(node)]
+            found = entries[at - 1] if at > 0 else None
+        node = found
     path.reverse()
-    return path, len(entries) - len(path)
+    return path, len(entries) - len(path), broken
 
 
 class _Pi:
