@@ -1,4 +1,4 @@
-"""Words for what the faces show: knob titles, table columns, budget-hint buckets, stop reasons.
+"""Words for what the faces show: table columns, budget-hint buckets, stop reasons; knob titles from their specs.
 
 Identifiers (``trigger_ratio``, ``chain_index``, ``lt60``) stay in YAML, frames and the CLI; a person
 reads these instead, with the identifier one hover away. No streamlit import, so a notebook can use it.
@@ -8,59 +8,7 @@ from __future__ import annotations
 
 from workbench.knobs import KNOB_SPECS
 from workbench.policies.limits import STOP_WORDS
-
-KNOB_TITLES: dict[str, str] = {
-    "strategy": "Strategy",
-    "context_window_tokens": "Context window (tokens)",
-    "trigger_ratio": "Trigger at share of window",
-    "trigger_hard_cap_tokens": "Trigger hard cap (tokens)",
-    "kept_budget_ratio": "Kept budget, share of window",
-    "kept_budget_cap_tokens": "Kept budget cap (tokens)",
-    "min_kept_messages": "Min kept messages",
-    "target_briefing_chars": "Briefing target (chars)",
-    "overhead_chars_per_message": "Overhead per message (chars)",
-    "chars_per_token": "Chars per token",
-    "trigger_counter": "Trigger counts with",
-    "boundary_counter": "Boundary walk counts with",
-    "log_counter": "On a log with usage, count",
-    "check_point": "Check after each",
-    "latency_steps": "Landing delay (checks)",
-    "system_prompt_tokens": "System prompt (tokens)",
-    "keep_existing_briefings": "Keep stored briefings",
-    "model": "Agent model",
-    "briefer_model": "Briefer model",
-    "sim_new_chars_ratio": "Briefing chars per folded char",
-    "sim_overshoot_ratio": "Longest briefing, × target",
-    "sim_min_chars": "Shortest briefing (chars)",
-    "trigger_at_equal": "Fire at equal (≥, not >)",
-    "trigger_reserve_tokens": "Reserve below the window (tokens)",
-    "trigger_max_messages": "Max messages in context",
-    "proactive_compaction": "Compact before the window is full",
-    "reactive_compaction": "Compact on overflow",
-    "manual_compact_checks": "Manual /compact at checks",
-    "keep_rule": "What stays verbatim",
-    "keep_recent_messages": "Keep the last messages",
-    "keep_recent_turns": "Keep the last turns",
-    "keep_recent_share": "Keep the newest share of tokens",
-    "keep_user_messages_tokens": "User-message budget (tokens)",
-    "kept_budget_floor_tokens": "Kept budget floor (tokens)",
-    "keep_starts_at_user": "Tail starts at a user message",
-    "keep_min_messages": "Keep at least (messages)",
-    "pin_system_messages": "Pin system messages",
-    "pin_first_user_message": "Pin the first user message",
-    "pin_first_messages": "Pin the first messages",
-    "pin_pattern": "Pin messages matching (regex)",
-    "briefing_mode": "Briefing style",
-    "briefer_input_cap_tokens": "Briefer reads at most (tokens)",
-    "soft_trigger_ratio": "Soft threshold, share of window",
-    "cooldown_checks": "Cooldown after a compaction (checks)",
-    "thrash_window_checks": "Thrash window (checks)",
-    "min_savings_ratio": "Min savings, share of context",
-    "prune_tool_outputs": "Prune old tool outputs",
-    "prune_protect_tokens": "Prune: protect the newest (tokens)",
-    "prune_minimum_tokens": "Prune: only when freeing (tokens)",
-    "prune_protect_user_turns": "Prune: protect the last user turns",
-}
+from workbench.replay.results import METRIC_SPECS
 
 BUCKETS = {"none": "no previous briefing", "lt60": "under 60% of target", "60to85": "60–85% of target",
            "gte85": "85% of target or more"}
@@ -77,13 +25,15 @@ COLUMNS = {
     "freed_tokens": "tokens freed", "ineffective": "ineffective", "thrash": "thrash",
 }
 
-# Sweep and tune frames (``workbench.explore``) in words.
+# Sweep and tune frames (``workbench.explore``) in words: a metric's column by its label in ``METRIC_SPECS``.
+_FRAME_METRICS = ("compressions", "tokens_per_task", "dollars_per_task", "overflows", "peak_ratio", "thrash_events",
+                  "max_briefing_chars")
 SWEEP_COLUMNS = {
-    "history": "history", "compressions": "compressions", "tokens_per_task": "tokens per task",
-    "dollars_per_task": "dollars per task", "overflows": "overflows", "peak_ratio": "peak / window",
-    "retention": "fact retention", "facts_checked": "facts checked", "thrash_events": "thrash",
-    "max_briefing_chars": "largest briefing (chars)", "briefer": "briefer", "max_compressions": "max compressions",
-    "max_peak_ratio": "max peak / window", "sidebar_tokens_per_task": "sidebar: tokens per task",
+    "history": "history", **{name: METRIC_SPECS[name].label for name in _FRAME_METRICS},
+    "retention": "fact retention", "facts_checked": "facts checked", "briefer": "briefer",
+    "max_compressions": f"max {METRIC_SPECS['compressions'].label}",
+    "max_peak_ratio": f"max {METRIC_SPECS['peak_ratio'].label}",
+    "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].label}",
     "sidebar_retention": "sidebar: fact retention",
 }
 
@@ -92,8 +42,9 @@ TRIGGER_TERMS = {"ratio": "share of window", "cap": "hard cap", "reserve": "wind
 
 
 def knob_title(name: str) -> str:
-    """A knob's title in words (new knobs fall back to their name with spaces)."""
-    return KNOB_TITLES.get(name) or name.replace("_", " ").capitalize()
+    """A knob's title (its spec's), or the name itself for a column that is no knob."""
+    spec = KNOB_SPECS.get(name)
+    return spec.title if spec is not None else name
 
 
 def knob_help(name: str) -> str:
