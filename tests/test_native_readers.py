@@ -364,3 +364,28 @@ def test_builders_survive_gzip_and_folder_discovery(tmp_path):
     agents = sorted(load_history(p).log.agent for p in found)
     assert agents == ["copilot_cli", "gemini_cli", "opencode", "pi"]
 
+
+
+# -- each agent's window by model ----------------------------------------------------------------------------------
+
+def test_each_agents_window_reserve_and_ratio_by_model():
+    """The window each agent gives a model (its own table), and what else the preset's knobs take from the log;
+    a user's own knobs (base) keep their ratio and prefix, the window still comes from the log."""
+    from workbench.knobs import Knobs
+
+    def settings(log_text: str, source: str, base: Knobs | None = None):  # noqa: ANN202
+        return agent_settings(parse_history(log_text, source=source), base=base, dollars=False)
+
+    sonnet = settings(CopilotLog(model="claude-sonnet-4.6").system().user("hi").compaction(pre=9).text(), "e.jsonl")
+    assert (sonnet.window, sonnet.knobs.token_ratio, sonnet.knobs.hidden_prefix_tokens) == (168_000, 1.17, 1_000)
+    unknown = settings(CopilotLog(model="gpt-9").system().user("hi").text(), "e.jsonl")
+    assert (unknown.window, unknown.knobs.token_ratio) == (128_000, 1.0)
+    own = settings(CopilotLog().system().user("hi").compaction(pre=9).text(), "e.jsonl", base=Knobs())
+    assert (own.window, own.knobs.token_ratio, own.knobs.hidden_prefix_tokens) == (200_000, 1.0, 0)
+    oc = settings(OpenCodeLog(provider="github-copilot", model="gpt-4.1").user("a").assistant(total=9).text(), "o.json")
+    assert (oc.preset, oc.window, oc.knobs.trigger_reserve_tokens) == ("opencode_1_3", 64_000, 16_384)
+    pi = settings(PiLog(provider="openai-codex", model="gpt-5.5").text().rstrip() + "\n" + json.dumps(
+        {"type": "message", "id": "m", "parentId": "e002", "message": {"role": "user", "content": "x"}}), "p.jsonl")
+    assert (pi.preset, pi.window, pi.knobs.trigger_reserve_tokens) == ("pi", 272_000, 16_384)
+    gemma = settings(GeminiLog(model="gemma-4-31b-it").user("a").gemini("b", prompt=9).jsonl(), "g.jsonl")
+    assert (gemma.preset, gemma.window) == ("gemini_cli", 256_000)
