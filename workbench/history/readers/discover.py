@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from workbench.history.errors import HistoryError
-from workbench.history.readers.opencode_store import SESSION_MARK, looks_like_opencode_db, opencode_db_sessions
+from workbench.history.readers.opencode_store import SESSION_MARK, opencode_db_sessions
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson")
 _OPENCODE_DB = re.compile(r"^opencode(-[A-Za-z0-9._-]+)?\.db$")
@@ -67,9 +67,6 @@ def is_opencode_storage(folder: Path) -> bool:
 
 def _db_sessions(path: Path, notes: list[str]) -> list[Path]:
     """``opencode.db#<id>`` for each session with messages; a database that is not OpenCode's is left out."""
-    if not looks_like_opencode_db(path):
-        notes.append(f"skipped {path}: not an OpenCode database")
-        return []
     try:
         return [path.with_name(f"{path.name}{SESSION_MARK}{session}") for session, _ in opencode_db_sessions(path)]
     except HistoryError as exc:

@@ -41,6 +41,8 @@ def opencode_db_sessions(path: str | Path) -> list[tuple[str, str]]:
     """(session id, title) of every session in an OpenCode database with at least one message, oldest first."""
     with _copy(Path(path)) as con:
         try:
+            if not is_opencode_db(con):
+                raise HistoryError("not an OpenCode database (no session, message and part tables)", source=str(path))
             rows = con.execute("SELECT s.id, s.title FROM session s WHERE EXISTS (SELECT 1 FROM message m WHERE "
                                "m.session_id = s.id) ORDER BY s.time_created, s.id").fetchall()
         except sqlite3.Error as exc:
