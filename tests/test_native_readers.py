@@ -21,6 +21,7 @@ from workbench.history.errors import HistoryError
 from workbench.history.readers import detect_format, load_history, parse_history
 from workbench.history.readers.discover import agent_logs
 from workbench.history.readers.opencode_store import opencode_db_sessions
+from workbench.history.readers.uimessage import message_from_uimessage
 from workbench.history.session_log import SessionLog
 from workbench.replay import simulate
 
@@ -157,7 +158,7 @@ def test_opencode_tool_parts_stay_in_their_step_and_pruned_outputs_are_logged_pr
     assert h.messages[2].parts[1].state == "output-error"
     (prune,) = h.log.prunes
     assert (prune.index, prune.messages) == (3, (1,))
-    again = SessionLog.from_dict(json.loads(json.dumps(h.log.to_dict())))
+    again = SessionLog.from_dict(json.loads(json.dumps(h.log.to_dict())), message=message_from_uimessage)
     assert again.prunes == h.log.prunes and again.agent == "opencode"
     run = simulate(h, agent_settings(h, dollars=False).knobs.replace(trigger_ratio=-1, trigger_reserve_tokens=0,
                                                                     prune_tool_outputs=False))

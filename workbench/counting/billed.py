@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.counting.per_message import base_tokens, deferred_to_calls
 from workbench.counting.usage import is_user_turn
 from workbench.knobs import KnobView, counting_view
 
@@ -98,9 +99,7 @@ def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.
     key = ("billed-deferred", counting_view(knobs))
     found = counts.derived.get(key)
     if found is None:
-        from workbench.counting.counters import _deferred_to_calls  # counters imports this module
-
-        found = _deferred_to_calls(counts, tokens)
+        found = deferred_to_calls(counts, tokens)
         found.flags.writeable = False
         counts.derived[key] = found
     return found
@@ -113,12 +112,10 @@ def billed_counts(counts: HistoryCounts, knobs: Knobs | KnobView) -> Billed:
     found = counts.derived.get(key)
     if found is not None:
         return found
-    from workbench.counting.counters import _base_tokens  # counters imports this module
-
     history = counts.history
     log = history.log
     assert log is not None
-    weights = _base_tokens(counts, knobs.trigger_counter, knobs)
+    weights = base_tokens(counts, knobs.trigger_counter, knobs)
     found = billed_tokens(history.messages, weights, compactions=[(c.index, c.tokens_before) for c in log.compactions],
                           reasoning_ratio=knobs.reasoning_carry_ratio, ratio_hint=knobs.token_ratio,
                           mid_session=log.starts_mid_session, hidden_hint=knobs.hidden_prefix_tokens)

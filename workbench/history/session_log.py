@@ -9,6 +9,7 @@ with ``to_dict``/``from_dict`` (the canonical JSONL header stores them); no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -212,9 +213,8 @@ class LoggedCompaction:
                 "opaque_items": self.opaque_items, "timestamp": self.timestamp, "parent_missing": self.parent_missing}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LoggedCompaction:
-        from workbench.history.readers.uimessage import message_from_uimessage
-
+    def from_dict(cls, data: dict[str, Any], *, message: Callable[[dict[str, Any]], Any]) -> LoggedCompaction:
+        """``message`` reads one kept message (the reader's UIMessage reader: this module sits below the messages)."""
         trigger: Trigger = "manual" if data.get("trigger") == "manual" else "auto"
         summary = data.get("summary")
         stamp = data.get("timestamp")
@@ -223,7 +223,7 @@ class LoggedCompaction:
                    tokens_after=_optional_int(data.get("tokens_after")),
                    summary=summary if isinstance(summary, str) else None,
                    summary_index=_optional_int(data.get("summary_index")),
-                   kept=tuple(message_from_uimessage(m) for m in data.get("kept") or () if isinstance(m, dict)),
+                   kept=tuple(message(m) for m in data.get("kept") or () if isinstance(m, dict)),
                    opaque_items=_int(data.get("opaque_items")), timestamp=stamp if isinstance(stamp, str) else None,
                    parent_missing=data.get("parent_missing") is True)
 
@@ -299,7 +299,8 @@ class SessionLog:
                 "extra": self.extra, **({"prunes": [p.to_dict() for p in self.prunes]} if self.prunes else {})}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionLog:
+    def from_dict(cls, data: dict[str, Any], *, message: Callable[[dict[str, Any]], Any]) -> SessionLog:
+        """The log a canonical header stores; ``message`` reads the messages a compaction kept."""
         raw = data.get("agent")
         agent: Agent = next((a for a in AGENTS if a == raw), "claude_code")
         version, session = data.get("version"), data.get("session_id")
@@ -308,7 +309,8 @@ class SessionLog:
                    window_logged=_optional_int(data.get("window_logged")),
                    session_id=session if isinstance(session, str) else None,
                    calls=tuple(LoggedCall.from_dict(c) for c in data.get("calls") or ()),
-                   compactions=tuple(LoggedCompaction.from_dict(c) for c in data.get("compactions") or ()),
+                   compactions=tuple(LoggedCompaction.from_dict(c, message=message)
+                                     for c in data.get("compactions") or ()),
                    extra=dict(data.get("extra") or {}),
                    prunes=tuple(LoggedPrune.from_dict(p) for p in data.get("prunes") or () if isinstance(p, dict)))
 
