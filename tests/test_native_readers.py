@@ -276,6 +276,9 @@ def test_gemini_both_layouts_read_the_same_history():
     lines = parse_history(log.jsonl(), source="session.jsonl")
     assert detect_format(log.jsonl()) == detect_format(json.dumps(log.doc())) == "gemini_cli"
     assert [m.parts for m in doc.messages] == [m.parts for m in lines.messages]
+    for text in (json.dumps(log.doc(), indent=2), log.jsonl()):  # told the format, either layout reads the same
+        assert [m.parts for m in parse_history(text, source="s", format="gemini_cli").messages] == [
+            m.parts for m in doc.messages]
     assert [m.role for m in doc.messages] == ["user", "assistant", "tool", "assistant"]
     u = doc.log.calls[0].usage
     assert (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.reasoning_tokens, u.total_tokens) == (

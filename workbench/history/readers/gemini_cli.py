@@ -12,6 +12,7 @@ user message holding the ``<state_snapshot>`` the compression wrote. Pure.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -20,7 +21,15 @@ from workbench.history.errors import HistoryError
 from workbench.history.model import History, Part, text_part
 from workbench.history.readers.agent_log_common import logged_calls, with_log
 from workbench.history.readers.builder import HistoryBuilder
-from workbench.history.readers.jsontext import Record, corrupt_line_warnings, gc_paused, type_name
+from workbench.history.readers.jsontext import (
+    Record,
+    check_depth,
+    corrupt_line_warnings,
+    gc_paused,
+    jsonl_records,
+    strip_bom,
+    type_name,
+)
 from workbench.history.session_log import CallUsage, LoggedCompaction, SessionLog, token_count
 from workbench.history.warnings import LoadWarning, shown, with_warnings
 
@@ -47,14 +56,21 @@ def is_gemini_document(doc: Any) -> bool:
 
 @gc_paused
 def parse_gemini_cli(text: str, *, source: str = "<text>") -> History:
-    """Read a Gemini CLI chat recording, either layout."""
-    from workbench.history.readers.detect import detect
-
+    """Read a Gemini CLI chat recording, either layout: one JSON document (the legacy ``.json``, read as the one
+    record that holds its messages, as Gemini's own loader reads it) or a record per line."""
     warnings: list[LoadWarning] = []
     corrupt: list[HistoryError] = []
-    kind, records = detect(text, source=source, warnings=warnings, corrupt=corrupt)
-    if kind != "gemini_cli":
-        raise HistoryError(f"not a Gemini CLI chat recording (it reads as {kind})", source=source)
+    doc: Any = None
+    body = strip_bom(text)
+    if body.lstrip().startswith("{"):
+        check_depth(body, source=source)
+        try:
+            doc = json.loads(body)
+        except json.JSONDecodeError:
+            doc = None  # not one document: a record per line
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return gemini_cli_from_records([(None, None, doc)], source=source)
+    records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
     warnings[:0] = corrupt_line_warnings("gemini_cli", corrupt, len(records))
     return with_warnings(gemini_cli_from_records(records, source=source), warnings)
 
