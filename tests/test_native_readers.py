@@ -78,6 +78,8 @@ def test_the_copilot_log_of_the_large_set_logs_its_compaction_with_the_agents_ow
     assert (c.source_line, c.index, c.trigger, c.tokens_before) == (949, 149, "auto", 160_540)
     assert c.summary.startswith("<overview>") and h.meta["subagent_events"] == 506
     assert h.log.extra["tool_definitions_tokens"] == 11_789 and h.log.model == "claude-fable-5"
+    assert h.log.extra["compaction_counts"] == [{"index": 149, "line": 949, "system": 36_321,
+                                                 "conversation": 113_075, "tool_definitions": 11_144}]
     assert h.log.calls == ()  # assistant.usage is ephemeral: never in the file
     assert sum(m.logged_tokens is not None for m in h.messages) == 120  # every (Claude) answer's own count
 

@@ -89,6 +89,8 @@ def copilot_cli_from_records(records: list[Record], *, source: str) -> History:
         extra["tool_definitions_tokens"] = reader.tool_tokens
     if reader.shutdown:
         extra["shutdown"] = reader.shutdown
+    if reader.breakdowns:
+        extra["compaction_counts"] = reader.breakdowns
     # The models that answered first, most answers first (a session often starts on one and switches before a call).
     answered = Counter(m for msg in history.messages if isinstance(m := msg.meta("model"), str))
     models = tuple(dict.fromkeys([*(m for m, _ in answered.most_common()), *reader.models]))
@@ -115,6 +117,7 @@ class _Copilot:
         self.compactions: list[LoggedCompaction] = []
         self.tool_tokens: int | None = None
         self.shutdown: dict[str, Any] = {}
+        self.breakdowns: list[dict[str, Any]] = []
         self._start: dict[str, Any] | None = None  # the compaction in progress (started, not complete)
         self._system: str | None = None
         self._last_user: str = ""
@@ -284,6 +287,10 @@ class _Copilot:
             if len(self.b) else False
         self._start = {"index": len(self.b), "line": number, "timestamp": stamp if isinstance(stamp, str) else None,
                        "tokens": sum(parts) if len(parts) == 3 else None, "manual": manual}
+        # The agent's own count at the start, by part: what a replay's count can be held against (docs/reality.md)
+        self.breakdowns.append({"index": len(self.b), "line": number, "system": counts["systemTokens"],
+                                "conversation": counts["conversationTokens"],
+                                "tool_definitions": counts["toolDefinitionsTokens"]})
 
     def compaction_complete(self, data: dict[str, Any], stamp: Any, number: int | None) -> None:
         start, self._start = self._start, None
