@@ -72,7 +72,24 @@ def walk_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
 
 def _walk(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     counter = "estimate" if knobs.boundary_counter == "usage" else knobs.boundary_counter
-    return base_tokens(counts, counter, knobs).copy()
+    return _with_logged(counts, base_tokens(counts, counter, knobs).copy())
+
+
+def _with_logged(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
+    """``tokens`` with each message whose log records the agent's own count of it (``Message.logged_tokens``)
+    counted as that, as the agent counts it (no ratio: it is already the agent's number)."""
+    found = counts.derived.get(("logged_tokens",))
+    if found is None:
+        pairs = [(i, n) for i, m in enumerate(counts.history.messages) if (n := m.logged_tokens) is not None]
+        found = (np.fromiter((i for i, _ in pairs), dtype=np.int64, count=len(pairs)),
+                 np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs)))
+        counts.derived[("logged_tokens",)] = found
+    index, values = found
+    if not len(index):
+        return tokens
+    out = np.array(tokens, dtype=np.int64, copy=True)
+    out[index] = values
+    return out
 
 
 def trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
@@ -96,6 +113,8 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
             base = _with_structure(counts, counter, base, knobs)
         elif knobs.token_ratio != 1.0 and not usage:
             base = np.rint(base * knobs.token_ratio).astype(np.int64)
+        if not usage:
+            base = _with_logged(counts, base)
         if not knobs.count_added_since_call and not usage:
             base = deferred_to_calls(counts, base)
     if usage:
