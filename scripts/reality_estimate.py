@@ -61,8 +61,11 @@ def share(held: Sequence[Held], group: str = "large") -> tuple[int, int]:
 def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]:
     """The markdown lines of the section; ``runs[(fold, own_prefix)]`` are the held-out runs without usage."""
     keys = sorted({(h.group, h.repo) for h in runs[("session", False)]}, key=lambda k: (k[0] != "large", k))
-    sessions = {g: sum(s.group == g for s in folds.sessions) for g in ("large", "small")}
-    biggest = max((sum(s.repo == r and s.group == "large" for s in folds.sessions), r) for _, r in keys)
+    large = [s for s in folds.sessions if s.group == "large"]
+    repos = sorted({s.repo for s in large})
+    biggest = max((sum(s.repo == r for s in large), r) for r in repos)
+    main_agent = max({s.agent for s in large if s.repo == biggest[1]}, key=lambda a: sum(s.agent == a for s in large))
+    others = sum(s.agent == main_agent and s.repo != biggest[1] for s in large)
     rows = []
     for group, repo in keys:
         n = len(_errors(runs[("session", False)], group, repo))
@@ -79,8 +82,10 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
     mid_first = sum(1 for h in mid for c in h.reality.compactions[:1] if c.trigger == "auto")  # type: ignore[union-attr]
     fits = []
     measures: dict[str, Any] = {}
-    for agent in sorted({s.agent for s in folds.sessions if s.group == "large"}):
-        mine = [s.history for s in folds.sessions if s.group == "large" and s.agent == agent]
+    for agent in ("claude_code", "codex"):  # the agents whose presets carry the fit
+        mine = [s.history for s in large if s.agent == agent]
+        if not mine:
+            continue
         f = fit_agent(mine, cache=folds.cache, rows_of=folds.rows_of)
         fits.append([agent, len(mine), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}"]
                     + [f"{f.structure.get(k, 0):g}" for k in STRUCTURE_KNOBS]
@@ -103,9 +108,10 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
         "version family were tried and did worse held out (fewer logs per fit), so the families share the agent's.",
         "",
         f"**Target ≥ 70% of automatic compactions within ±{TOLERANCE} messages on logs the project has not seen.** On "
-        f"the large set ({sessions['large']} logs with usage from 5 repositories; `{biggest[1]}` holds {biggest[0]} of "
-        f"them, so leaving a repository out leaves that one's sessions to be predicted from the other "
-        f"{sessions['large'] - biggest[0]}, other people's): {lo_hit}/{lo_n} ({lo_hit / lo_n:.0%}) with each session "
+        f"the large set ({len(large)} logs with usage from {len(repos)} repositories; `{biggest[1]}` holds "
+        f"{biggest[0]} of them, so with its repository left out each of its {main_agent} sessions is predicted "
+        f"from the {others} {main_agent} logs of the other repositories, other people's work): {lo_hit}/{lo_n} "
+        f"({lo_hit / lo_n:.0%}) with each session "
         f"left out, {ro_hit}/{ro_n} ({ro_hit / ro_n:.0%}) with its repository left out. Each cell: compactions "
         f"within ±{TOLERANCE} messages, and the median distance in messages (a compaction predicted nowhere counts as "
         "a miss and is left out of the median):",

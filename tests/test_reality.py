@@ -264,9 +264,10 @@ def test_without_usage_leave_one_session_out(dev_set):
     result = calibrate(dev_set)
     s = result.held_out_summary
     assert s["auto_compactions"] == 14
-    assert s["within_5"] >= 9  # measured 9 of 14 with the estimate fitted on the growth between calls (10 with the
-    # ratio fitted at the long contexts, which held out on ../shared/real_sessions_large placed 20%, against 44% now:
-    # docs/reality.md); the two logs that start mid-session cannot be predicted
+    assert s["within_5"] >= 6  # measured 6 of 14, fitting on the other 7 Claude Code or 2 Codex logs only. The prefix
+    # and ratio fitted at the long contexts (prefix_from="fit", the text alone) place 10 here, but held out on
+    # ../shared/real_sessions_large 15 of 75 (20%) against 33 of 75 (44%) for this fit (docs/reality.md); the two
+    # logs that start mid-session cannot be predicted
     assert s["missed"] <= 1
 
 
