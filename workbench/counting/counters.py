@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses_billed
+from workbench.counting.billed import billed_counts, billed_lag, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.images import image_tokens
 from workbench.counting.usage import text_estimate_counts, usage_tokens
@@ -109,6 +109,15 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray
     if uses_billed(counts.history, view):
         return billed_trigger_tokens(counts, view)
     return knob_keyed(counts, "trigger", view, lambda v: _trigger(counts, v))
+
+
+def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | None:
+    """Per check: what the proactive trigger takes off the context the replay holds, so that it compares the
+    agent's own measure (on a log counted as billed: ``billed_lag``); None where the two are the same."""
+    view = counting_view(knobs)
+    if uses_billed(counts.history, view):
+        return billed_lag(counts, view)
+    return None
 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
