@@ -51,6 +51,7 @@ class AfterCompaction:
     features: dict[str, Any] = dataclasses.field(default_factory=dict)
     actual_chars: int | None = None
     opaque: bool = False
+    own_prefix: bool = False  # the hidden prefix is this log's own (its first call measured it), not a fitted one
 
     @property
     def error(self) -> float | None:
@@ -85,6 +86,7 @@ def predict_after(
     cache: CountCache,
     restored: int | None = None,
     briefer: SimulatedBriefer | None = None,
+    own_prefix: bool = False,
 ) -> AfterCompaction:
     """The replay's context at the first call after ``real``.
 
@@ -92,7 +94,8 @@ def predict_after(
     window, then the log's messages), ``cut`` the number of its messages before the compaction, ``end`` the
     log index where the next window ends (the call must come before it). ``restored`` is what the agent re-attaches
     (``counting.restore.compaction_restore`` over the whole log before the compaction, which ``analysis.reality``
-    also starts the next window with); None works it out here."""
+    also starts the next window with); None works it out here. ``own_prefix``: the knobs' hidden prefix is this
+    log's own (``measured_prefix``), kept on the record for the fits."""
     knobs = counting_knobs(knobs)
     call = first_call_after(history, real, end)
     logged = logged_context_at(history, call)
@@ -103,7 +106,8 @@ def predict_after(
     forced = knobs.replace(restore_files=0, compaction_restore_tokens=0)
     comp = compaction_at_end(segment, forced, briefer or SimulatedBriefer(), cache=cache, before=cut)
     if comp is None or comp.tokens_after is None or call is None:
-        return AfterCompaction(index=real.index, call_index=call, predicted_tokens=None, logged_tokens=logged)
+        return AfterCompaction(index=real.index, call_index=call, predicted_tokens=None, logged_tokens=logged,
+                               own_prefix=own_prefix)
     between = [m for m in history.messages[real.index:call] if not _is_agent_summary(m, real)]
     between_tokens = _tokens(between, knobs, cache, segment) if between else 0
     instructions = request_instructions(history)
@@ -131,7 +135,7 @@ def predict_after(
                            between_tokens=int(between_tokens), rest_tokens=int(predicted - comp.briefing_tokens),
                            restore_knob=knobs.compaction_restore_tokens, chars_per_token=knobs.chars_per_token,
                            instructions_tokens=int(instructions_tokens), logged_tokens=logged, features=features,
-                           actual_chars=actual, opaque=opaque)
+                           actual_chars=actual, opaque=opaque, own_prefix=own_prefix)
 
 
 def counting_knobs(knobs: Knobs) -> Knobs:
@@ -144,6 +148,19 @@ def counting_knobs(knobs: Knobs) -> Knobs:
     if knobs.trigger_counter != "usage" or knobs.agent_estimate == "text":
         return knobs
     return knobs.replace(trigger_counter="estimate")
+
+
+def restore_knobs(knobs: Knobs, counter: str) -> Knobs:
+    """The knobs what the agent re-attaches is counted with: ``counting_knobs``, but with the agent's own tokenizer
+    (``counter``: its preset's trigger counter) where those count with the usage counter. The usage counter has a
+    call's bill for what the log holds; the files re-attached are in no bill, and chars / 4 counts code short or
+    long of what the provider bills, enough to call a file under or over the 5,000-token limit it is not
+    (claude_code__cd_95adddad32_0 at message 116: 11,044 tokens re-attached by chars / 4 x 1.238, 20,446 by o200k
+    x 1.238; the first call after it billed 20,938 beyond the hidden prefix, the summary and what came between)."""
+    knobs = counting_knobs(knobs)
+    if knobs.trigger_counter == "usage" and counter != "usage":
+        knobs = knobs.replace(trigger_counter=counter)
+    return knobs
 
 
 def request_instructions(history: History) -> Message | None:

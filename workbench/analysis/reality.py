@@ -19,7 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.analysis.after_compaction import AfterCompaction, counting_knobs, measured_prefix, predict_after
+from workbench.analysis.after_compaction import (
+    AfterCompaction,
+    counting_knobs,
+    measured_prefix,
+    predict_after,
+    restore_knobs,
+)
 from workbench.analysis.agent_settings import AgentSettings, agent_settings
 from workbench.analysis.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
 from workbench.briefing.simulated import SimulatedBriefer
@@ -157,20 +163,20 @@ def follow_log(
     cache = cache or CountCache(by_identity=True)
     checks: list[CompactionCheck] = []
     extra: list[int] = []
-    after_knobs = _after_knobs(history, base, use_usage, cache)
+    after_knobs, own_prefix = _after_knobs(history, base, use_usage, cache)
     afters: dict[int, AfterCompaction] = {}
     bill_windows: list[BillWindow] = []
     windows = _windows(history)
     restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
-    # window's: counting_knobs counts as the usage counter's restore does, so one walk of the log serves both)
+    # window's, counted alike, so one walk of the log serves both)
+    restoring = restore_knobs(base, settings.knobs.trigger_counter)
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
             restored = restores.get(window.after.index)
             if restored is None:
-                restored = compaction_restore(history.messages[: window.after.index], counting_knobs(base),
-                                              cache=cache)
+                restored = compaction_restore(history.messages[: window.after.index], restoring, cache=cache)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real
@@ -178,10 +184,10 @@ def follow_log(
         if real is not None:
             following = windows[n + 1].real if n + 1 < len(windows) else None
             end = following.index if following is not None else len(history.messages)
-            restores[real.index] = compaction_restore(history.messages[: real.index], counting_knobs(base),
-                                                      cache=cache)
+            restores[real.index] = compaction_restore(history.messages[: real.index], restoring, cache=cache)
             after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
-                                                       end=end, cache=cache, restored=restores[real.index])
+                                                       end=end, cache=cache, restored=restores[real.index],
+                                                       own_prefix=own_prefix)
         bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
                                          None if window.after is None else afters.get(window.after.index),
                                          use_usage=use_usage))
@@ -217,15 +223,15 @@ def follow_log(
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
 
 
-def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> Knobs:
+def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> tuple[Knobs, bool]:
     """The knobs the context after each compaction is predicted with: with usage, the hidden prefix this log's
-    first call measured (usage before every compaction), else the knobs' own."""
+    first call measured (usage before every compaction), else the knobs' own; and whether it is the log's own."""
     knobs = counting_knobs(base)
     if use_usage:
         prefix = measured_prefix(history, knobs, cache)
         if prefix is not None:
-            knobs = knobs.replace(hidden_prefix_tokens=prefix)
-    return knobs
+            return knobs.replace(hidden_prefix_tokens=prefix), True
+    return knobs, False
 
 
 def _bill_window(history: History, window: _Window, seg: History, offset: int, knobs: Knobs, cache: CountCache,

@@ -77,6 +77,13 @@ class _File:
     total_lines: int = 0
     modified: int = 0  # order of the session's last change to it (0: never changed in the session)
     read: int = 0  # order of its last read
+    whole_at: int = 0  # order of its last whole read (no offset or limit) or write: what a resumed session rebuilds
+    resumed_at: int = 0  # the stamp a resumed session gave it (its whole read's or write's time), until used again
+
+    def stamp(self) -> tuple[int, int]:
+        """Its place in readFileState's order, newest last: the file's mtime as last stored (the session's last
+        change to it, or the time a resumed session stamped it), then its last read."""
+        return max(self.modified, self.resumed_at), self.read
 
     def tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
         """(tokens as restored, whether the bare content is within the per-file ``limit``), or None when the size
@@ -245,6 +252,7 @@ class _Walk:
         self.todo: int | None = None
         self.plan: tuple[str, str] | None = None
         self.order = 0
+        self.compacted = 0  # order at the last compaction: a resumed session rebuilds its state from after it
 
     def advance(self, messages: Sequence[Any]) -> None:
         """Walk the messages past those already walked (``messages`` starts with them)."""
@@ -257,8 +265,14 @@ class _Walk:
         state, skill_call, todo, plan, order = self.state, self.skill_call, self.todo, self.plan, self.order
         for msg in messages[start:]:
             role = msg.role
+            if msg.meta("resumed") is True:
+                state = self._resumed()
+                skills.clear()
             if msg.meta("isCompactSummary"):
                 state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
+                for kept in state:  # re-read: stored with its mtime again
+                    known[kept].resumed_at = 0
+                self.compacted = order
                 continue
             if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
                 skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
@@ -293,15 +307,18 @@ class _Walk:
                         continue
                     order += 1
                     file = known.get(path) or known.setdefault(path, _File(path))
+                    file.resumed_at = 0  # used again: stored with its mtime
                     if name in WRITE_TOOLS:
                         content = args.get("content") if isinstance(args.get("content"), str) else ""
                         file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True), []
-                        file.modified = order
+                        file.modified = file.whole_at = order
                         state.add(path)
                     elif name in EDIT_TOOLS:
                         file.modified = order
                         state.add(path)
                     elif name in READ_TOOLS:
+                        if args.get("offset") is None and args.get("limit") is None:
+                            file.whole_at = order
                         if "output" in data:  # the result sits in the call (AI SDK shape)
                             _read(file, data["output"], None, (count.key(msg), j), path)
                             file.read = order
@@ -316,6 +333,16 @@ class _Walk:
                     _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path)
                     state.add(path)
         self.state, self.skill_call, self.todo, self.plan, self.order = state, skill_call, todo, plan, order
+
+    def _resumed(self) -> set[str]:
+        """readFileState when the session is resumed (the process started again on the same transcript): rebuilt
+        from the conversation since the last compaction, only its whole reads and writes, each stamped with its
+        message's time, which puts it among the files changed then (2.1.25 cli.js ``H9A``, called as the REPL
+        loads a resumed conversation); edits and range reads before it are gone."""
+        state = {path for path, f in self.known.items() if f.whole_at > self.compacted}
+        for path in state:
+            self.known[path].resumed_at = self.known[path].whole_at
+        return state
 
     def result(self) -> tuple[Restored, ...]:
         """The restore at the end of the messages walked so far."""
@@ -352,7 +379,7 @@ def _pick(
     known: dict[str, _File], state: set[str], files: int, per_file_tokens: int, count: _Counter
 ) -> tuple[Restored, ...]:
     """The restore of the files in ``state``: newest mtime first, each whole or as a reference note."""
-    newest = sorted(state, key=lambda p: (known[p].modified, known[p].read), reverse=True)[:files]
+    newest = sorted(state, key=lambda p: known[p].stamp(), reverse=True)[:files]
     total = 0
     out = []
     for path in newest:
