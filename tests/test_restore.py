@@ -213,3 +213,44 @@ def test_the_walks_a_cache_keeps_are_bounded_across_knob_sets() -> None:
                            cache=cache)
     assert len(cache.restore_walks) <= _PARAMS_KEPT
     assert all(len(walks) <= _WALKS_KEPT for walks in cache.restore_walks.values())
+
+
+def _whole_read(log: ClaudeLog, call_id: str, path: str, lines: int) -> ClaudeLog:
+    """A Read of the whole file (no offset or limit), as a resumed session rebuilds readFileState from."""
+    log.assistant([tool_use(call_id, "Read", file_path=path)], input_total=50_000, output=10)
+    content = {"type": "tool_result", "tool_use_id": call_id, "content": _numbered(range(1, lines + 1))}
+    return log.user([content], toolUseResult={"type": "text", "file": {
+        "filePath": path, "content": LINE * lines, "numLines": lines, "startLine": 1, "totalLines": lines}})
+
+
+def _resume(log: ClaudeLog) -> ClaudeLog:
+    """The records Claude Code writes as a session is resumed: its SessionStart hook of source resume."""
+    obj = log._base("progress")
+    obj["data"] = {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:resume",
+                   "command": "true"}
+    log.lines.append(obj)
+    return log
+
+
+def test_a_resumed_session_rebuilds_its_read_state_from_whole_reads_and_writes() -> None:
+    """Claude Code's REPL, loading a transcript to resume it, rebuilds readFileState from its whole reads and writes
+    only, each stamped with its message's time (2.1.25 cli.js H9A; 2.1.39 the same): an edit or a range read before
+    the resume is gone from it, a whole read comes back with the time it was read, and the skills (in-process state)
+    are forgotten."""
+    log = ClaudeLog().user("go")
+    _whole_read(log, "r1", "/repo/whole.py", 20)
+    _read(log, "r2", "/repo/range.py", 1, 5, 30)
+    _edit(log, "e1", "/repo/range.py")
+    _read(log, "r3", "/repo/edited.py", 1, 8, 8)
+    _edit(log, "e2", "/repo/edited.py")
+    log.assistant([tool_use("s1", "Skill", skill="tdd")], input_total=50_000, output=10)
+    log.tool_result("s1", "Launching skill: tdd").user("# TDD\n" * 50, isMeta=True)
+    before = [(r.kind, r.name) for r in _items(log)]
+    assert ("file", "/repo/edited.py") in before and ("skill", "tdd") in before
+    _resume(log).user("go on")
+    history = parse_claude_code(log.text())
+    assert [i for i, m in enumerate(history.messages) if m.meta("resumed")] == [len(history.messages) - 1]
+    assert [(r.kind, r.name) for r in _items(log)] == [("file", "/repo/whole.py")]
+    _read(log, "r4", "/repo/later.py", 1, 5, 5)  # read after the resume: its mtime, older than whole.py's stamp
+    _edit(log, "e3", "/repo/range.py")  # changed after the resume: the newest
+    assert [r.name for r in _items(log)] == ["/repo/range.py", "/repo/whole.py", "/repo/later.py"]
