@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from workbench.history import History, Message, load_history, parse_history, write_canonical_jsonl
-from workbench.history.jsontext import gc_paused
+from workbench.history.readers.jsontext import gc_paused
 
 ROOT = Path(__file__).resolve().parents[1]
 

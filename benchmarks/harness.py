@@ -1,6 +1,6 @@
 """Timing helpers and benchmark histories: everything the measures share, nothing they measure.
 
-Histories are generated once per run (``workbench.history.generate``, the same mix as the shipped
+Histories are generated once per run (``workbench.history.samples.generate``, the same mix as the shipped
 ``long`` sample: user turns with decisions and file links, assistant steps of tool calls with
 lognormal output sizes and a few failures). Sizes beyond the generated base repeat it with fresh
 message ids, so every message is a distinct cache key. Each call returns new Message objects, so
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.history.generate import generate_session
 from workbench.history.model import History, Message
+from workbench.history.samples.generate import generate_session
 from workbench.history.writers import write_canonical_jsonl
 
 SEED = 20260507

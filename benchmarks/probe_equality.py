@@ -49,9 +49,9 @@ def histories(extra: list[str]) -> list[Path]:
 
 def dump(paths: list[Path]) -> dict[str, dict[str, str]]:
     """Section name → (sha256, the first characters) per history and knob set, computed in this process."""
-    from workbench.analysis.facts import extract_facts
-    from workbench.analysis.probes import probe_run, probe_summary
-    from workbench.analysis.real_briefings import score_briefings
+    from workbench.analysis.fact_probes.facts import extract_facts
+    from workbench.analysis.fact_probes.probes import probe_run, probe_summary
+    from workbench.analysis.real_logs.real_briefings import score_briefings
     from workbench.briefing.extractive import ExtractiveBriefer
     from workbench.history.readers import load_history
     from workbench.knobs import Knobs

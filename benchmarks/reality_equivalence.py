@@ -56,7 +56,7 @@ def _cache(count_cache: Any) -> Any:
 
 
 def main() -> None:
-    from workbench.analysis import reality
+    from workbench.analysis.real_logs import reality
     from workbench.briefing.simulated import SimulatedBriefer
     from workbench.counting.tokens import CountCache
     from workbench.history.readers import load_history

@@ -20,10 +20,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbench.analysis.after_compaction import counting_knobs, measured_prefix  # noqa: E402
-from workbench.analysis.agent_settings import agent_settings  # noqa: E402
-from workbench.analysis.bill import BILL_UNITS, cache_rules, logged_calls_as_modelled, modelled_bill  # noqa: E402
-from workbench.analysis.reality import AFTER_TOLERANCE, BILL_TOLERANCE, follow_log  # noqa: E402
+from workbench.analysis.real_logs.after_compaction import counting_knobs, measured_prefix  # noqa: E402
+from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
+from workbench.analysis.real_logs.bill import BILL_UNITS, cache_rules, logged_calls_as_modelled, modelled_bill  # noqa: E402
+from workbench.analysis.real_logs.reality import AFTER_TOLERANCE, BILL_TOLERANCE, follow_log  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.explore.reality_folds import Folds, Held, prepare, shipped_fits  # noqa: E402
 from workbench.history.errors import HistoryError  # noqa: E402
@@ -197,7 +197,7 @@ def sections(large: Path, small: Path) -> list[str]:
         "",
         "Every counterfactual continues from the context a compaction leaves, so `workbench reality --json` gives each "
         "logged compaction `predicted_tokens_after`: the replay's context at the first model call after it, predicted "
-        "from the state before it (`analysis.after_compaction`). The window that ends at the compaction is cut before "
+        "from the state before it (`analysis.real_logs.after_compaction`). The window that ends at the compaction is cut before "
         "it and the replay compacts once at its last check (`replay.first.compaction_at_end`): the hidden prefix, the "
         "briefing the replay's own briefer writes (the size model), what the agent re-attaches (`counting.restore` and "
         "`compaction_restore_tokens`), the pinned messages and the kept tail (Codex: its user messages within 20,000 "
@@ -240,7 +240,7 @@ def sections(large: Path, small: Path) -> list[str]:
         "",
         "`workbench reality --json` gives each session `bill`: `{calls, input, cache_read, cache_write, output}`, tokens "
         "per class over its model calls as the replay models them, following the log's compactions "
-        "(`analysis.bill`), and `logged_bill`, the same classes summed from the log's usage (each call once: the "
+        "(`analysis.real_logs.bill`), and `logged_bill`, the same classes summed from the log's usage (each call once: the "
         "readers merge a response logged over several lines and drop a Codex call logged twice). Each call (an "
         "assistant message) is sent with the replay's context just before it; the provider's prompt cache splits it "
         "against the log's timestamps:",
@@ -322,7 +322,7 @@ def sections(large: Path, small: Path) -> list[str]:
 
 
 def print_fits(large: Path) -> None:
-    """The shipped fits as code for analysis/bill.py and the presets."""
+    """The shipped fits as code for analysis/real_logs/bill.py and the presets."""
     cache = CountCache(by_identity=True)
     folds, _ = load_folds(large, Path("/nonexistent"), cache)
     after, bills = shipped_fits(folds)

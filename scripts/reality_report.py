@@ -23,10 +23,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbench.analysis.calibration import calibrate  # noqa: E402
-from workbench.analysis.real_briefings import score_briefings  # noqa: E402
-from workbench.analysis.real_briefings_report import briefings_markdown  # noqa: E402
-from workbench.analysis.reality import SessionReality, follow_log, reality_summary  # noqa: E402
+from workbench.analysis.real_logs.calibration import calibrate  # noqa: E402
+from workbench.analysis.real_logs.real_briefings import score_briefings  # noqa: E402
+from workbench.analysis.real_logs.real_briefings_report import briefings_markdown  # noqa: E402
+from workbench.analysis.real_logs.reality import SessionReality, follow_log, reality_summary  # noqa: E402
 from workbench.cli.calibrate import FIT_COLUMNS, fit_rows  # noqa: E402
 from workbench.counting.images import anthropic_image_tokens  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from workbench.analysis.agent_settings import agent_settings  # noqa: E402
-from workbench.analysis.free_replay import AgainstLog, against_log, summary  # noqa: E402
+from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
+from workbench.analysis.real_logs.free_replay import AgainstLog, against_log, summary  # noqa: E402
 from workbench.counting.prices import Prices  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.history.errors import HistoryError  # noqa: E402

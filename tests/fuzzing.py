@@ -330,7 +330,7 @@ _DEEP_RE = __import__("re").compile(r'"__DEEP_(\d+)__"')
 
 
 def _dumps(value: Any) -> bytes:
-    from workbench.history.files import json_text
+    from workbench.io.files import json_text
 
     text = _DEEP_RE.sub(lambda m: '{"k":' * int(m.group(1)) + "1" + "}" * int(m.group(1)), json_text(value))
     return text.encode("utf-8")
@@ -553,7 +553,7 @@ def history_strategy() -> Any:
     fmt = st.sampled_from(["stagewise", "canonical", "openai_jsonl", "openai", "anthropic"])
 
     def build(args: tuple[str, list[Any]]) -> tuple[str, str]:
-        from workbench.history.files import json_text
+        from workbench.io.files import json_text
 
         kind, msgs = args
         if kind == "stagewise":

@@ -36,7 +36,7 @@ def hostile_claude_log(host: str) -> bytes:
 
 def hostile_upload(host: str) -> bytes:
     """The same log as canonical JSONL whose header id is the payload too (the id a history upload names)."""
-    from workbench.history.parse import parse_history
+    from workbench.history.readers.parse import parse_history
     from workbench.history.writers import write_canonical_jsonl
 
     history = parse_history(hostile_claude_log(host).decode(), source="session.jsonl")

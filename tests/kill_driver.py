@@ -23,10 +23,10 @@ def die() -> None:
 
 
 def arm(point: str) -> None:
-    import workbench.history.files as files
+    import workbench.io.files as files
 
     if point == "write-half":
-        import workbench.history.append as append
+        import workbench.io.append as append
 
         real = files.write_all
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from agent_log_builders import ClaudeLog, text_block, tool_use
 
-from workbench.analysis.agent_settings import (
+from workbench.analysis.real_logs.agent_settings import (
     agent_settings,
     claude_code_compacts_reactively,
     claude_code_window,

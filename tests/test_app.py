@@ -201,9 +201,9 @@ def test_default_run_never_imports_litellm():
 
 def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
     """Installed without the repository (no sample_histories/), the app generates a small history."""
-    import workbench.history.sources
+    import workbench.history.samples.datasets
 
-    monkeypatch.setattr(workbench.history.sources, "sample_dirs", lambda: [])
+    monkeypatch.setattr(workbench.history.samples.datasets, "sample_dirs", lambda: [])
     monkeypatch.delenv("WORKBENCH_HISTORIES", raising=False)
     at = app(history=None)
     no_errors(at)

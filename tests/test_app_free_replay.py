@@ -10,8 +10,8 @@ from app_charts import charts
 from conftest import need_shared, shared_dir
 from test_app import app, no_errors, widget
 
-from workbench.analysis.agent_settings import agent_settings
-from workbench.analysis.free_replay import against_log
+from workbench.analysis.real_logs.agent_settings import agent_settings
+from workbench.analysis.real_logs.free_replay import against_log
 from workbench.history.readers import load_history, parse_history
 from workbench.replay import simulate
 from workbench.ui import state as ui_state

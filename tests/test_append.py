@@ -1,4 +1,4 @@
-"""The append-only log writer (workbench/history/append.py): each append is all or nothing (issue 19, item 7).
+"""The append-only log writer (workbench/io/append.py): each append is all or nothing (issue 19, item 7).
 
 An append is journaled beside the log (``.NAME.append``: the size before and after) and written in one write;
 the next append finds the journal of one that a crash or a full disk cut short and rolls exactly those bytes
@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-import workbench.history.append as append
-from workbench.history.append import append_section, journal_path
+import workbench.io.append as append
+from workbench.io.append import append_section, journal_path
 
 
 def test_a_torn_tail_without_a_journal_is_reported_and_never_glued_to(tmp_path):

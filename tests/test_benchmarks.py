@@ -35,7 +35,7 @@ def test_naive_replay_agrees_with_simulate() -> None:
     spec.loader.exec_module(naive)
 
     from workbench.counting.tokens import CountCache
-    from workbench.history.generate import generate_session
+    from workbench.history.samples.generate import generate_session
     from workbench.knobs import Knobs
     from workbench.replay import simulate
 

@@ -1,5 +1,5 @@
-"""The bill a replay of a real log models (analysis.bill) and the context right after each logged compaction
-(analysis.after_compaction): the providers' cache rules on hand-built calls, the fits, and that neither reads the
+"""The bill a replay of a real log models (analysis.real_logs.bill) and the context right after each logged compaction
+(analysis.real_logs.after_compaction): the providers' cache rules on hand-built calls, the fits, and that neither reads the
 log's usage when told not to (a log with its usage stripped gives the same numbers)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
 from conftest import need_shared, shared_dir
 
-from workbench.analysis.bill import (
+from workbench.analysis.real_logs.bill import (
     BILL_UNITS,
     Bill,
     BillModel,
@@ -24,7 +24,7 @@ from workbench.analysis.bill import (
     modelled_bill,
     shipped_model,
 )
-from workbench.analysis.reality import follow_log, reality_summary
+from workbench.analysis.real_logs.reality import follow_log, reality_summary
 from workbench.cli import main
 from workbench.counting.prices import Prices, price_note
 from workbench.explore.briefer_calibration import after_tokens, fit_after
@@ -250,7 +250,7 @@ def test_the_context_after_is_predicted_from_before_the_compaction_never_from_th
 
 
 def test_fit_after_finds_a_floor_for_summaries_that_do_not_grow_with_what_they_fold():
-    from workbench.analysis.after_compaction import AfterCompaction
+    from workbench.analysis.real_logs.after_compaction import AfterCompaction
     from workbench.knobs import Knobs
 
     afters = [AfterCompaction(index=i, call_index=i + 1, predicted_tokens=50_000, briefing_tokens=100,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
-from workbench.analysis.agent_settings import agent_settings
+from workbench.analysis.real_logs.agent_settings import agent_settings
 from workbench.counting.billed import billed_counts, billed_tokens, system_tokens, uses_billed
 from workbench.counting.counters import check_points, trigger_lag, trigger_tokens, walk_tokens
 from workbench.counting.tokens import CountCache

@@ -89,7 +89,7 @@ def test_calibration_on_cached_live_runs(fake_provider, tmp_path):
 
 def test_pairs_from_a_history_with_real_briefings():
     path = need_shared(shared_dir() / "golden" / "stagewise_instances_sample.sqlite")
-    from workbench.history.stagewise_store import load_stagewise_sqlite
+    from workbench.history.readers.stagewise_store import load_stagewise_sqlite
 
     chat_b = load_stagewise_sqlite(path, chat_id="5e5e5e5e-0000-4000-8000-000000000002")
     pairs = pairs_from_history(chat_b)

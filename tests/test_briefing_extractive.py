@@ -14,11 +14,11 @@ from workbench.briefing.extractive import (
     H_ERRORS,
     H_FILES,
     H_LINKS,
-    LINK_RE,
     ExtractiveBriefer,
     parse_briefing,
     write_briefing,
 )
+from workbench.briefing.textrefs import LINK_RE
 from workbench.history.model import History, Message, Part, text_part, tool_call_part
 from workbench.knobs import Knobs
 from workbench.replay import simulate

@@ -181,7 +181,7 @@ def test_briefing_modules_import_no_llm_client():
     """Importing the briefers (and simulate) pulls in neither litellm nor diskcache until a call is made."""
     code = (
         "import sys, workbench.replay, workbench.briefing.live, workbench.briefing.cache, "
-        "workbench.briefing.extractive, workbench.explore.briefer_calibration, workbench.analysis.bundles, workbench.analysis.stagewise_real; "
+        "workbench.briefing.extractive, workbench.explore.briefer_calibration, workbench.analysis.bundles, workbench.analysis.real_logs.stagewise_real; "
         "print(sorted(m for m in ('litellm', 'diskcache') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

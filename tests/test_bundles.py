@@ -37,7 +37,7 @@ needs_sample = pytest.mark.skipif(not SAMPLE.is_file() and not in_ci(), reason=f
 
 
 def chat_b() -> History:
-    from workbench.history.stagewise_store import load_stagewise_sqlite
+    from workbench.history.readers.stagewise_store import load_stagewise_sqlite
 
     return load_stagewise_sqlite(SAMPLE, chat_id=CHAT_B)
 

@@ -13,8 +13,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.analysis import fact_rules
-from workbench.briefing import extractive
+from workbench.analysis.fact_probes import fact_rules
+from workbench.briefing import message_facts
 from workbench.history.caseless import CaselessPattern, folded
 
 _ALL = [chr(cp) for cp in range(sys.maxunicode + 1) if not 0xD800 <= cp <= 0xDFFF]
@@ -62,7 +62,7 @@ def _spans(matches):
 @settings(max_examples=1500, deadline=None)
 @given(_texts)
 def test_cue_patterns_find_what_ignorecase_finds(text):
-    for cues in (fact_rules._PLAN_CUES, fact_rules._DECISION_CUES, extractive._DECISION_CUES):
+    for cues in (fact_rules._PLAN_CUES, fact_rules._DECISION_CUES, message_facts._DECISION_CUES):
         assert _spans(cues.finditer(text)) == _spans(cues.ignorecase.finditer(text))
         assert (cues.search(text) is None) == (cues.ignorecase.search(text) is None)
 

@@ -6,8 +6,8 @@ import shlex
 
 import pytest
 
-from workbench.cli.command import changed_knobs, cli_command
 from workbench.knobs import Knobs, knobs_from_dict, parse_knob_assignment
+from workbench.knobs.command import changed_knobs, cli_command
 
 
 def _parse(command: str) -> tuple[str, Knobs]:

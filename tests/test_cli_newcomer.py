@@ -13,7 +13,7 @@ from agent_log_builders import ClaudeLog, text_block, tool_use
 from scripted import uniform_history
 
 from workbench.cli import main
-from workbench.history import synth
+from workbench.history.samples import synth
 from workbench.history.writers import write_canonical_jsonl
 
 
@@ -53,8 +53,8 @@ def claude_file(tmp_path):
 
 def test_probe_on_an_agent_log_uses_the_agents_preset_and_says_which(claude_file, capsys):
     """The same preset, window and model as ``simulate`` (agent_settings); stagewise's defaults compress it otherwise."""
-    from workbench.analysis.agent_settings import agent_settings
-    from workbench.analysis.probes import probe_run
+    from workbench.analysis.fact_probes.probes import probe_run
+    from workbench.analysis.real_logs.agent_settings import agent_settings
     from workbench.briefing.extractive import ExtractiveBriefer
     from workbench.history.readers import load_history
     from workbench.knobs import Knobs

@@ -1,7 +1,7 @@
 """The linear fact matcher finds exactly what checking every fact against every message finds.
 
 ``workbench probe`` was quadratic (17.6M ``fact_found`` calls at 30k messages, issue 12 item 16); the
-anchors of ``workbench.analysis.fact_matcher`` skip only pairs that cannot match. These tests compare
+anchors of ``workbench.analysis.fact_probes.fact_matcher`` skip only pairs that cannot match. These tests compare
 against the brute force on shipped samples, real transcripts (when ../shared is there) and texts
 built to sit on the anchors' edge cases. Speed is measured in benchmarks/, not here.
 """
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, need_shared, shared_dir
 
-from workbench.analysis.fact_matcher import FactMatcher, runs_of
-from workbench.analysis.facts import Fact, extract_facts, fact_found, word_set
-from workbench.analysis.probes import fact_index
+from workbench.analysis.fact_probes.fact_matcher import FactMatcher, runs_of
+from workbench.analysis.fact_probes.fact_rules import word_set
+from workbench.analysis.fact_probes.facts import Fact, extract_facts, fact_found
+from workbench.analysis.fact_probes.probes import fact_index
 from workbench.counting.tokens import render_for_tokenizer
 from workbench.history.readers import load_history
 

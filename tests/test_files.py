@@ -1,4 +1,4 @@
-"""The writers' helper (workbench/history/files.py): atomic files and folders, append-only logs, surrogates."""
+"""The writers' helper (workbench/io/files.py): atomic files and folders, append-only logs, surrogates."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-import workbench.history.files as files
-from workbench.history.files import (
+import workbench.io.files as files
+from workbench.io.files import (
     atomic_folder,
     atomic_path,
     atomic_write_bytes,

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import need_shared, shared_dir
 from test_app_free_replay import compacting_log
 
-from workbench.analysis.free_replay import AgainstLog, summary
+from workbench.analysis.real_logs.free_replay import AgainstLog, summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import replay_report  # noqa: E402

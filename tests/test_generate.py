@@ -11,7 +11,7 @@ import pytest
 from workbench.cli import main as cli_main
 from workbench.cli.samples import history_stats
 from workbench.history import load_history, parse_history, write_canonical_jsonl
-from workbench.history.generate import SAMPLES, generate_session
+from workbench.history.samples.generate import SAMPLES, generate_session
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_histories"
 SAMPLE = {s.name: s for s in SAMPLES}
@@ -162,9 +162,9 @@ def test_samples_survive_the_canonical_round_trip(shipped):
 def test_the_claude_code_sample_is_a_native_log_with_usage_and_one_compaction():
     """sample_histories/claude_code.jsonl is read as Claude Code's own log: a version and model, the bill of every
     call, one automatic compaction with its summary, and the replay with the log's usage fires at its message."""
-    from workbench.analysis.agent_settings import agent_settings
-    from workbench.analysis.reality import follow_log
-    from workbench.history.generate_claude_code import AGENT_LOG_SAMPLES
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.reality import follow_log
+    from workbench.history.samples.generate_claude_code import AGENT_LOG_SAMPLES
 
     path = SAMPLE_DIR / "claude_code.jsonl"
     assert path.read_bytes() == AGENT_LOG_SAMPLES[0].text().encode("utf-8")  # regenerates byte for byte
@@ -185,7 +185,7 @@ def test_the_claude_code_sample_is_a_native_log_with_usage_and_one_compaction():
 
 
 def test_the_claude_code_generator_is_deterministic():
-    from workbench.history.generate_claude_code import claude_code_log
+    from workbench.history.samples.generate_claude_code import claude_code_log
 
     assert claude_code_log(5, turns_after=1) == claude_code_log(5, turns_after=1)
     assert claude_code_log(5, turns_after=1) != claude_code_log(6, turns_after=1)

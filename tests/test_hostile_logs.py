@@ -404,7 +404,7 @@ def test_a_file_no_history_looks_like_is_refused_before_it_fills_memory(tmp_path
 
 
 def test_real_logs_are_well_inside_the_parse_bound():
-    from workbench.history.parse_bounds import MAX_PARSE_FACTOR, parse_cost
+    from workbench.history.readers.parse_bounds import MAX_PARSE_FACTOR, parse_cost
 
     for path in (Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"):
         data = path.read_bytes()
@@ -414,7 +414,7 @@ def test_real_logs_are_well_inside_the_parse_bound():
 def test_commas_inside_strings_do_not_count_against_a_file(tmp_path, monkeypatch):
     """A log of CSV tool outputs holds more commas than values: the exact count, strings left out, decides (the
     floor under which nothing is refused is lifted, so a small file shows it)."""
-    import workbench.history.parse_bounds as bounds
+    import workbench.history.readers.parse_bounds as bounds
 
     monkeypatch.setattr(bounds, "MIN_PARSE_BUDGET", 0)
     rows = ",".join(["1"] * 400)
@@ -436,7 +436,7 @@ def test_commas_inside_strings_do_not_count_against_a_file(tmp_path, monkeypatch
 def test_an_upload_of_any_name_is_read_or_refused_in_one_clear_line(name):
     from upload_samples import stagewise_store_bytes
 
-    from workbench.history.sources import read_upload
+    from workbench.ui.sources import read_upload
 
     short = (Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl").read_bytes()
     chat = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'

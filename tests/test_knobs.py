@@ -174,3 +174,15 @@ def test_the_counting_view_holds_exactly_the_knobs_whose_spec_names_counting():
         view_type("nothing")
     assert [f.name for f in dataclasses.fields(knobs.view("prune"))] == [
         f.name for f in dataclasses.fields(Knobs) if KNOB_SPECS[f.name].group == "prune"]
+
+
+def test_every_knob_has_its_own_title_in_its_spec():
+    """The words a person reads for a knob live in its spec (one home): present, distinct, and what the faces show."""
+    from workbench.display.labels import knob_title
+    from workbench.knobs import KNOB_SPECS
+
+    titles = [spec.title for spec in KNOB_SPECS.values()]
+    assert all(t and t == t.strip() and t[0].isupper() for t in titles)
+    assert len(set(titles)) == len(titles)
+    assert knob_title("trigger_ratio") == KNOB_SPECS["trigger_ratio"].title == "Trigger at share of window"
+    assert knob_title("history") == "history"  # a sweep column that is no knob keeps its name

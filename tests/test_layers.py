@@ -1,6 +1,8 @@
-"""Imports point one way, down the flow: history -> knobs -> stagewise -> counting -> policies -> briefing ->
-replay -> analysis -> explore -> faces. A face is never imported by the engine; the replay never imports an
-analysis. Every import counts, including those inside functions (a lazy import is still a dependency).
+"""Imports point one way, down the flow: io -> history -> knobs -> stagewise -> counting -> policies -> briefing ->
+replay -> analysis -> explore -> display -> plots -> the faces (cli, ui) -> the entry points (app, __main__). A face
+is never imported by the engine; the replay never imports an analysis; the faces never import each other (what
+both need belongs below them). Every import counts, including those inside functions (a lazy import is still a
+dependency).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 # Lowest first. A module may import from its own layer or any layer below it.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("io",),  # atomic writes and append-only logs: every layer that writes uses them
     ("history",),
     ("knobs", "presets"),  # pure values with their YAML; the counters read them
     ("stagewise",),
@@ -23,10 +26,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("replay",),
     ("analysis",),
     ("explore",),
-    ("cli", "ui", "plots", "app", "__main__"),
+    ("display",),  # words and untrusted text for every face; no streamlit
+    ("plots",),  # figures from values, drawn by the faces
+    ("cli", "ui"),  # the faces: neither imports the other
+    ("app", "__main__"),  # the entry points: the Streamlit script, ``python -m workbench``
 )
 RANK = {top: rank for rank, names in enumerate(LAYERS) for top in names}
-FACES = LAYERS[-1]
+FACES = ("display", "plots", "cli", "ui", "app", "__main__")
+# Folders of one layer that must not import each other (elsewhere a layer's folders may).
+APART = frozenset({"cli", "ui"})
 
 
 def _module_name(path: Path) -> str:
@@ -77,6 +85,8 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                 out.append(f"{source} imports {target}: not in any layer")
             elif RANK[dst] > RANK[src]:
                 out.append(f"{source} ({src}) imports {target} ({dst}), which is above it")
+            elif src != dst and {src, dst} <= APART:
+                out.append(f"{source} ({src}) imports {target} ({dst}): faces do not import faces")
     return out
 
 
@@ -99,8 +109,13 @@ def test_every_module_belongs_to_a_layer():
         ("workbench.history.readers", "workbench.stagewise.estimate"),
         ("workbench.policies.base", "workbench.plots"),
         ("workbench.counting.tokens", "workbench.cli.common"),
+        ("workbench.plots.sweep", "workbench.ui.sweep_shared"),
+        ("workbench.ui.config_tab", "workbench.cli.common"),
+        ("workbench.cli.tune", "workbench.ui.sweep_shared"),
+        ("workbench.io.files", "workbench.history.model"),
     ],
-    ids=["replay->face", "replay->analysis", "history->stagewise", "policy->plots", "counting->cli"],
+    ids=["replay->face", "replay->analysis", "history->stagewise", "policy->plots", "counting->cli", "plots->ui",
+         "ui->cli", "cli->ui", "io->history"],
 )
 def test_an_upward_import_is_caught(source, target):
     """The checker itself: an engine module importing a face (or the replay an analysis) is reported."""
@@ -108,6 +123,14 @@ def test_an_upward_import_is_caught(source, target):
     graph[source] = graph.get(source, set()) | {target}
     found = violations(graph)
     assert len(found) == 1 and source in found[0] and target in found[0]
+
+
+def test_a_downward_import_between_faces_is_allowed():
+    """The checker does not over-reach: the app draws plots, the CLI reads the engine and the display words."""
+    graph = import_graph()
+    graph["workbench.ui.charts"] = graph["workbench.ui.charts"] | {"workbench.plots.style"}
+    graph["workbench.cli.sweep"] = graph["workbench.cli.sweep"] | {"workbench.display.labels"}
+    assert violations(graph) == []
 
 
 def test_faces_are_imported_by_no_engine_module():

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from real_histories import real_history_paths
 
-from workbench.analysis.probes import (
+from workbench.analysis.fact_probes.probes import (
     PROBE_COLUMNS,
     PROBES,
     extract_facts,
@@ -131,7 +131,7 @@ def test_every_planted_file_of_the_sample_history_is_an_artifact():
 )
 def test_paths_match_on_path_boundaries(text, needle, found):
     """A path counts as present only where it stands as a whole path or a trailing part of one."""
-    from workbench.analysis.probes import Fact
+    from workbench.analysis.fact_probes.probes import Fact
 
     fact = Fact(kind="artifact", key=needle, index=0, needles=(needle,), path_like=True)
     assert fact_found(fact, text.lower()) is found
@@ -304,7 +304,7 @@ MOCK_SCORES = ('{"accuracy": 4, "context_awareness": 3, "artifact_trail": 2, "co
 
 def test_the_judge_grades_the_four_probes_and_caches_every_call(tmp_path):
     """One row per (compression, probe) with six 0-5 scores; a second run is served from the disk cache."""
-    from workbench.analysis.probe_judge import DIMENSIONS, judge_run
+    from workbench.analysis.fact_probes.probe_judge import DIMENSIONS, judge_run
     from workbench.briefing.cache import BriefingCache
 
     history = scripted_session(padding=8)
@@ -332,14 +332,14 @@ def test_the_judge_grades_the_four_probes_and_caches_every_call(tmp_path):
     ids=["clamped", "embedded-and-rounded", "missing"],
 )
 def test_judge_replies_are_parsed_and_clamped(reply, expected):
-    from workbench.analysis.probe_judge import DIMENSIONS, parse_scores
+    from workbench.analysis.fact_probes.probe_judge import DIMENSIONS, parse_scores
 
     scores = parse_scores(reply)
     assert tuple(scores[d] for d in DIMENSIONS) == expected
 
 
 def test_the_post_compaction_context_holds_the_briefing_and_the_kept_messages():
-    from workbench.analysis.probe_judge import post_compaction_context
+    from workbench.analysis.fact_probes.probe_judge import post_compaction_context
 
     history = scripted_session(padding=8)
     run = simulate(history, SMALL, CannedBriefer("BRIEFING TEXT"))

@@ -28,10 +28,10 @@ from workbench.history import (
     text_part,
     write_canonical_jsonl,
 )
-from workbench.history.jsontext import jsonl_bytes_records, jsonl_records
 from workbench.history.model import Part
 from workbench.history.readers import parse_canonical, parse_claude_code, parse_stagewise
-from workbench.history.superjson import decode_superjson
+from workbench.history.readers.jsontext import jsonl_bytes_records, jsonl_records
+from workbench.history.readers.superjson import decode_superjson
 from workbench.history.writers import write_uimessage_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "histories"
@@ -717,7 +717,7 @@ def test_the_bytes_path_scan_measures_depth_and_huge_floats_as_the_text_would() 
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from workbench.history.jsontext import _scan, json_depth
+    from workbench.history.readers.jsontext import _scan, json_depth
 
     leaves = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=False)
     values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids,

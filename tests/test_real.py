@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import in_ci, shared_dir
 
-from workbench.analysis.stagewise_real import (
+from workbench.analysis.real_logs.stagewise_real import (
     as_dict,
     check_boundary,
     compression_points,
@@ -16,7 +16,7 @@ from workbench.analysis.stagewise_real import (
     real_request,
     replay_real,
 )
-from workbench.briefing.extractive import LINK_RE
+from workbench.briefing.textrefs import LINK_RE
 from workbench.cli import main
 from workbench.knobs import Knobs
 from workbench.stagewise.serialize import serialize_compact_history

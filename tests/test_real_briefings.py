@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from conftest import need_shared, shared_dir
 
-from workbench.analysis.real_briefings import score_briefings
-from workbench.analysis.real_briefings_report import (
+from workbench.analysis.real_logs.real_briefings import score_briefings
+from workbench.analysis.real_logs.real_briefings_report import (
     briefings_json,
     briefings_markdown,
     briefings_summary,
     format_briefings_table,
 )
-from workbench.analysis.refetch import FileRead, call_reads, file_reads, refetches, shell_reads
+from workbench.analysis.real_logs.refetch import FileRead, call_reads, file_reads, refetches, shell_reads
 from workbench.cli import main
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.readers import load_history

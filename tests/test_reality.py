@@ -10,9 +10,9 @@ import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
 from conftest import need_shared, shared_dir
 
-from workbench.analysis.agent_settings import agent_settings, claude_code_reserve, raw_codex_window
-from workbench.analysis.calibration import calibrate, fit_agent
-from workbench.analysis.reality import follow_log, reality_summary
+from workbench.analysis.real_logs.agent_settings import agent_settings, claude_code_reserve, raw_codex_window
+from workbench.analysis.real_logs.calibration import calibrate, fit_agent
+from workbench.analysis.real_logs.reality import follow_log, reality_summary
 from workbench.cli import main
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens
@@ -153,7 +153,7 @@ def test_following_a_log_never_looks_a_price_up(monkeypatch):
     manual = claude_crossing(first=168_000, second=168_500).compact("manual", 171_000, "S.").user("again")
     claude = parse_history(manual.text(), source="c.jsonl")  # a manual window: replayed whole, as a Run
     assert any("price registry" in w for w in agent_settings(codex).warnings)  # gpt-5.3-codex-spark: unlisted
-    for module in ("workbench.analysis.agent_settings", "workbench.replay.loop"):
+    for module in ("workbench.analysis.real_logs.agent_settings", "workbench.replay.loop"):
         monkeypatch.setattr(f"{module}.get_prices", refuse)
     for h in (codex, claude):
         for usage in (True, False):
@@ -272,7 +272,7 @@ def test_the_fit_does_not_depend_on_the_values_the_preset_ships(dev_set, monkeyp
     """Fitted values are written into the presets; a refit from those presets must give the same numbers."""
     import dataclasses
 
-    import workbench.analysis.calibration as calibration
+    import workbench.analysis.real_logs.calibration as calibration
 
     claude = [h for h in dev_set if h.log is not None and h.log.agent == "claude_code"]
     before = fit_agent(claude)
@@ -306,7 +306,7 @@ def test_what_claude_code_re_attaches_is_counted_with_its_own_tokenizer_on_a_rea
     """The context right after each compaction of a real Claude Code log, with its usage: what the agent re-attaches
     is counted by the preset's tokenizer (o200k x token_ratio), as the free replay counts it, not by the usage
     counter's chars / 4, which calls files under or over the 5,000-token limit they are not."""
-    from workbench.analysis.after_compaction import restore_knobs
+    from workbench.analysis.real_logs.after_compaction import restore_knobs
     from workbench.counting.restore import restore_args, restored_items
 
     path = need_shared(shared_dir() / "real_sessions" / "claude_code__ad_ff0201aecb_0.jsonl")

@@ -7,7 +7,7 @@ import pytest
 from scripted import sized_history, tool_history, uniform_history
 
 from workbench.counting.tokens import CountCache
-from workbench.history.generate import generate_session
+from workbench.history.samples.generate import generate_session
 from workbench.knobs import Knobs
 from workbench.presets import get_preset
 from workbench.replay import simulate

@@ -15,7 +15,7 @@ from conftest import need_shared, shared_dir
 
 from workbench.counting.restore import Restored, restored_items, restored_tokens
 from workbench.counting.tokens import count_text_tokens
-from workbench.history.agent_logs import parse_claude_code
+from workbench.history.readers import parse_claude_code
 
 LINE = "    return compute(value, other_value)  # a line of code\n"  # 55 characters
 
@@ -159,7 +159,7 @@ def test_no_restore_without_files_to_restore() -> None:
 def test_on_the_dev_set_the_worked_out_restore_leaves_little_to_fit() -> None:
     """The fitted constant restore is what the files, skills and todo list do not explain: 6,960 tokens with the
     earlier rule (the 5 last-read files capped at 5,000 each, as far as their reads showed them), 2,053 now."""
-    from workbench.analysis.calibration import fit_agent
+    from workbench.analysis.real_logs.calibration import fit_agent
     from workbench.cli.reality import load_logs
 
     sessions = need_shared(shared_dir() / "real_sessions")

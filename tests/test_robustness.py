@@ -288,7 +288,7 @@ def test_item14_a_config_that_is_not_utf8_names_file_and_line(tmp_path, capsys):
 
 
 def test_item14_an_uploaded_broken_store_is_named_after_the_upload():
-    from workbench.history.sources import read_upload
+    from workbench.ui.sources import read_upload
 
     with pytest.raises(HistoryError) as info:
         read_upload("mine.sqlite", b"SQLite format 3\x00" + b"\x00" * 4096)
@@ -331,8 +331,8 @@ def test_item15_a_key_inside_a_successful_answer_never_reaches_cache_or_output(f
 
 def test_item16_probe_work_grows_linearly_with_the_history(monkeypatch):
     """Doubling the history doubles the fact checks (it quadrupled: every fact × every message)."""
-    import workbench.analysis.fact_matcher as fm
-    from workbench.analysis.probes import probe_history
+    import workbench.analysis.fact_probes.fact_matcher as fm
+    from workbench.analysis.fact_probes.probes import probe_history
     from workbench.history.model import History, Message
 
     calls = {"n": 0}

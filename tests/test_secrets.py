@@ -122,7 +122,7 @@ def test_the_probe_judge_keeps_no_form_of_the_urls_credentials(fake_provider, tm
     """The judge calls through the same endpoint rules: a parroting server's answers are stored scrubbed."""
     from test_probes import SMALL, CannedBriefer, scripted_session
 
-    from workbench.analysis.probe_judge import judge_run
+    from workbench.analysis.fact_probes.probe_judge import judge_run
     from workbench.briefing.cache import BriefingCache
     from workbench.replay import simulate
 

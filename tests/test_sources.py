@@ -9,13 +9,13 @@ from upload_samples import format_samples, stagewise_store_bytes
 
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
-from workbench.history.sources import (
+from workbench.history.samples.datasets import sample_dirs
+from workbench.ui.sources import (
     ENV_VAR,
     default_history_file,
     generated_history,
     list_history_files,
     read_upload,
-    sample_dirs,
     user_dirs,
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.history.jsjson import utf16_len
-from workbench.history.uimessage import messages_from_uimessage_list
+from workbench.history.readers.uimessage import messages_from_uimessage_list
 from workbench.stagewise.core import budget_bucket, select_boundary, trigger
 from workbench.stagewise.estimate import estimate_message_tokens
 from workbench.stagewise.serialize import previous_briefing_chars, serialize_compact_history, serialized_from_index

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from real_histories import real_history_paths
 
-from workbench.analysis.probes import PROBE_COLUMNS
+from workbench.analysis.fact_probes.probes import PROBE_COLUMNS
 from workbench.cli import main
 from workbench.explore import sweep as sweep_module
 from workbench.explore.sweep import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.analysis.facts import extract_facts
+from workbench.analysis.fact_probes.facts import extract_facts
 from workbench.briefing.base import BriefRequest
 from workbench.briefing.extractive import write_briefing
 from workbench.briefing.textrefs import bare_urls, link_targets

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.history.errors import HistoryError
-from workbench.history.uimessage import messages_from_uimessage_list
+from workbench.history.readers.uimessage import messages_from_uimessage_list
 
 ITEMS = [
     {

@@ -1,4 +1,4 @@
-"""Untrusted text shown as text (``workbench.ui.untrusted``): nothing a Markdown or plotly renderer would fetch,
+"""Untrusted text shown as text (``workbench.display.untrusted``): nothing a Markdown or plotly renderer would fetch,
 link or style. The renderers themselves are checked in Chromium (tests/test_browser_untrusted.py); here the helper's
 output is parsed by a CommonMark parser, and every Markdown element the app draws on a hostile log is read."""
 
@@ -8,7 +8,7 @@ import html
 
 import pytest
 
-from workbench.ui.untrusted import hover, literal, literals
+from workbench.display.untrusted import hover, literal, literals
 
 HOST = "http://127.0.0.1:9"
 PAYLOADS = [

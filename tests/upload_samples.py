@@ -7,7 +7,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from workbench.history.generate import generate_session
+from workbench.history.samples.generate import generate_session
 from workbench.history.writers import write_canonical_jsonl, write_uimessage_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "histories"

@@ -21,10 +21,10 @@ warmup = first_paint.warm_plotly(st.session_state)  # first: the browser loads p
 st.set_page_config(page_title="Compaction Workbench", page_icon=":material/compress:", layout="wide")
 first_paint.page_style()
 
+from workbench.display.untrusted import literal  # noqa: E402
 from workbench.history.words import counted  # noqa: E402
 from workbench.ui import agent_open, charts, compare_tab, runs, sidebar  # noqa: E402 - after the warm-up on purpose
 from workbench.ui import state as ui_state  # noqa: E402
-from workbench.ui.untrusted import literal  # noqa: E402
 
 ui_state.consume_pending(st.session_state)  # YAML and history uploads, before any widget exists
 for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)

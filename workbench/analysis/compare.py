@@ -10,32 +10,22 @@ import dataclasses
 import polars as pl
 
 from workbench.knobs import Knobs
-from workbench.replay import Metrics
+from workbench.replay import METRIC_SPECS, Metrics
 
-# (metric field, label, lower is better) in the order the app shows them; None: neither direction is better
-# (a smaller largest briefing is less context but also less carried over).
-HEADLINE_METRICS: tuple[tuple[str, str, bool | None], ...] = (
-    ("peak_tokens", "peak context (tokens)", True),
-    ("peak_ratio", "peak / window", True),
-    ("compressions", "compressions", True),
-    ("overflows", "overflows (checks above window)", True),
-    ("failed_compressions", "failed compressions", True),
-    ("thrash_events", "thrash (compactions right after another)", True),
-    ("ineffective_compressions", "ineffective compactions", True),
-    ("tokens_per_task", "tokens per task", True),
-    ("dollars_per_task", "dollars per task", True),
-    ("dollars_per_task_cached", "dollars per task, prompt caching", True),
-    ("mean_context_tokens", "mean context (tokens)", True),
-    ("max_briefing_chars", "largest briefing (chars)", None),
-    ("briefer_dollars", "briefer dollars", True),
+# The metrics of the A/B table, in the order the app shows them; their labels and which way is better come from
+# ``METRIC_SPECS`` (None: neither, as for the largest briefing: less context but also less carried over).
+HEADLINE_METRICS: tuple[str, ...] = (
+    "peak_tokens", "peak_ratio", "compressions", "overflows", "failed_compressions", "thrash_events",
+    "ineffective_compressions", "tokens_per_task", "dollars_per_task", "dollars_per_task_cached",
+    "mean_context_tokens", "max_briefing_chars", "briefer_dollars",
 )
-LOWER_IS_BETTER = {name: lower for name, _, lower in HEADLINE_METRICS}
 
 
 def metric_deltas(a: Metrics, b: Metrics) -> pl.DataFrame:
     """One row per headline metric: A, B, B - A, relative change and whether B is better."""
     rows = []
-    for name, label, lower_better in HEADLINE_METRICS:
+    for name in HEADLINE_METRICS:
+        label, lower_better = METRIC_SPECS[name].label, METRIC_SPECS[name].lower_is_better
         va, vb = float(getattr(a, name)), float(getattr(b, name))
         delta = vb - va
         rows.append(
@@ -114,7 +104,7 @@ def display_deltas(frame: pl.DataFrame) -> pl.DataFrame:
             "B": format_metric(r["name"], r["B"]),
             "B − A": format_metric(r["name"], r["delta"], signed=True),
             "change": "" if r["change"] is None else f"{r['change']:+.1%}",
-            "B better": "neither" if r["better"] is None and r["delta"] and LOWER_IS_BETTER.get(r["name"], True) is None
+            "B better": "neither" if r["better"] is None and r["delta"] and METRIC_SPECS[r["name"]].lower_is_better is None
             else {True: "yes", False: "no", None: ""}[r["better"]],
         }
         for r in frame.iter_rows(named=True)

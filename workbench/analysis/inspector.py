@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from workbench.briefing.prompt import build_user_message
-from workbench.history.files import encodable
 from workbench.history.model import History, Message
+from workbench.io.files import encodable
 from workbench.replay import Compression, Run
 from workbench.stagewise.serialize import serialize_compact_history, serialize_message
 

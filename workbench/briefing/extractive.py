@@ -18,21 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest, briefing_tokens
-from workbench.briefing.message_facts import (  # noqa: F401 - re-exported: the old import paths hold
-    _DECISION_CUES,
-    _DECISION_RE,
-    _FILE_RE,
-    _PATH_RE,
-    ENTRY_CHARS,
-    INTENT_CHARS,
-    STATUS_CHARS,
-    USER_SENTENCES,
+from workbench.briefing.message_facts import (
     _clip,
-    _Facts,
-    _input_paths,
-    _paths_in_text,
-    _tool_facts,
-    _user_decisions,
     message_facts,
 )
 from workbench.briefing.prompt import detect_leaks

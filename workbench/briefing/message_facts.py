@@ -2,7 +2,7 @@
 
 ``workbench.briefing.extractive`` folds these per-message facts into its sections; they are read here, once
 per message (``message_facts`` is cached by content), apart from how the briefing is merged and trimmed.
-Every name is re-exported by ``extractive``. Pure: no I/O.
+Import them from here. Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.analysis.bundles import make_bundles
-    from workbench.analysis.stagewise_real import load_real_histories
+    from workbench.analysis.real_logs.stagewise_real import load_real_histories
     from workbench.replay import simulate
 
     out: Path = args.out
@@ -89,7 +89,7 @@ def _refuse_foreign(out: Path) -> None:
 def write_bundle_files(out: Path, files: dict[str, str]) -> int:
     """Write every bundle file into a temporary folder, then put it in place (a killed run leaves no half
     bundle). JSON keeps lone surrogates as escapes; Markdown and XML get U+FFFD. Returns how many were replaced."""
-    from workbench.history.files import atomic_folder, encodable, escape_surrogates
+    from workbench.io.files import atomic_folder, encodable, escape_surrogates
 
     replaced = 0
     with atomic_folder(out) as tmp:

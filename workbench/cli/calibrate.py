@@ -3,7 +3,7 @@
 Fits the hidden prefix (what every call carries that the transcript lacks), the token ratio (billed tokens per
 counted token), the tokens restored after a compaction and, with ``--trigger``, the trigger itself; then the
 briefing size model (``sim_*``) to the agent's own summaries and the restore to the context each compaction left
-(``explore.briefer_calibration.fit_after``), and the bill model (``analysis.bill.fit_bill_model``, reported, not a
+(``explore.briefer_calibration.fit_after``), and the bill model (``analysis.real_logs.bill.fit_bill_model``, reported, not a
 knob). Reports how well the fit explains the logs and its leave-one-session-out error (each session predicted,
 without usage, by a fit that did not see it). The YAML written is the agent's preset with the fitted values: your
 agent as it really behaves, the starting point for tuning.
@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis.agent_settings import agent_settings
-    from workbench.analysis.calibration import calibrate
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.calibration import calibrate
     from workbench.cli.progress import note
     from workbench.cli.reality import load_logs
     from workbench.history.session_log import parse_version
@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
 def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per agent, the size model and restore fitted to its logged compactions; per agent and version family
     (when two logs or more have it), the bill model."""
-    from workbench.analysis.agent_settings import agent_settings
-    from workbench.analysis.bill import bill_family, fit_bill_model
-    from workbench.analysis.reality import follow_log
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.bill import bill_family, fit_bill_model
+    from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
     from workbench.explore.briefer_calibration import fit_after
 
@@ -128,7 +128,7 @@ def _print_after_and_bills(afters: dict[str, Any], bills: dict[str, Any]) -> Non
                  f"{m.output_ratio:.3f}", f"{m.output_per_call:.1f}"] for name, m in bills.items()]
         print_table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss",
                      "late hit", "output / visible", "output / call"], rows,
-                    title="Bill model (analysis.bill): what the cache rules and the transcript do not tell",
+                    title="Bill model (analysis.real_logs.bill): what the cache rules and the transcript do not tell",
                     right=[False] + [True] * 8, width=200)
 
 

@@ -15,7 +15,7 @@ from workbench.history.words import counted
 if TYPE_CHECKING:
     import polars as pl
 
-    from workbench.analysis.probes import ProbeReport
+    from workbench.analysis.fact_probes.probes import ProbeReport
     from workbench.history.model import History
     from workbench.replay import Run
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis.probes import facts_frame, probe_run
+    from workbench.analysis.fact_probes.probes import facts_frame, probe_run
     from workbench.cli.simulate import knobs_for_history
     from workbench.explore.sweep import write_sweep
     from workbench.history.readers import load_history
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             out["facts"] = facts_frame(report.facts).to_dicts()
         if judged is not None:
             out["judge"] = judged.to_dicts()
-        from workbench.history.files import json_text, write_stream
+        from workbench.io.files import json_text, write_stream
 
         write_stream(sys.stdout, json_text(out, default=str) + "\n")
         return 0
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace, run_: Run, history: History) -> pl.DataFrame:
     import os
 
-    from workbench.analysis.probe_judge import judge_run
+    from workbench.analysis.fact_probes.probe_judge import judge_run
     from workbench.cli.briefers import open_cache
 
     key = os.environ.get(args.api_key_env) if getattr(args, "api_key_env", None) else None

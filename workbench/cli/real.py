@@ -23,14 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis.stagewise_real import as_dict, load_real_histories, replay_real
+    from workbench.analysis.real_logs.stagewise_real import as_dict, load_real_histories, replay_real
 
     knobs = knobs_from_args(args)
     briefer = briefer_from_args(args)
     replays = [replay_real(h, knobs, briefer) for h in load_real_histories(args.history, chat_id=args.chat_id)
                if h.briefing_indices()]
     if args.json:
-        from workbench.history.files import json_text, write_stream
+        from workbench.io.files import json_text, write_stream
 
         write_stream(sys.stdout, json_text([as_dict(r) for r in replays], indent=2) + "\n")
         return 0

@@ -135,7 +135,7 @@ def load_log(path: Path, named: bool, command: str = NAME) -> Any:
 def user_knobs(args: Any, history: Any) -> Any:
     """The knobs a log is replayed with when the user gave any: --config (a whole knob set, e.g. calibrated),
     else the log's own settings, then each --set; None when the user gave none (the log's settings are used)."""
-    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.real_logs.agent_settings import agent_settings
     from workbench.knobs import knobs_from_dict, load_knobs, parse_knob_assignment
 
     if not args.config and not args.assignments:
@@ -149,7 +149,7 @@ def user_knobs(args: Any, history: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.history.jsontext import gc_paused
+    from workbench.history.readers.jsontext import gc_paused
 
     # The logs stay loaded until the command ends and none of it makes reference cycles: collections that
     # rescan every loaded message as the heap grows would only cost time (~5% of a run over ../shared).
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from workbench.analysis.reality import reality_summary
+    from workbench.analysis.real_logs.reality import reality_summary
     from workbench.cli.parallel import worker_count
     from workbench.cli.progress import note
 
@@ -173,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
         if scores is not None:
-            from workbench.analysis.real_briefings_report import briefings_json
+            from workbench.analysis.real_logs.real_briefings_report import briefings_json
 
             out["briefings"] = briefings_json(scores)
         json.dump(out, sys.stdout, indent=2)
@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) -> tuple[list[Any], list[Any] | None]:
     """(sessions, briefing scores or None): every log loaded, then each followed, then each scored."""
-    from workbench.analysis.reality import follow_log
+    from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
 
     cache = CountCache(by_identity=True)  # one run over logs it loaded: no content digests (see CountCache)
@@ -211,13 +211,13 @@ def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) ->
 
 def briefing_scores(histories: list[Any], args: Any) -> list[Any]:
     """The scores of every logged compaction's real summary, extractive briefing and re-fetches."""
-    from workbench.analysis.real_briefings import score_briefings
+    from workbench.analysis.real_logs.real_briefings import score_briefings
 
     return [s for h in histories for s in score_briefings(h, preset=args.preset, knobs=user_knobs(args, h))]
 
 
 def _print_briefings(scores: list[Any]) -> None:
-    from workbench.analysis.real_briefings_report import COLUMNS, RIGHT, briefings_footer, briefings_rows
+    from workbench.analysis.real_logs.real_briefings_report import COLUMNS, RIGHT, briefings_footer, briefings_rows
     from workbench.cli.progress import print_table, print_text
 
     print_table(COLUMNS, briefings_rows(scores), right=RIGHT, drop=BRIEFING_DROP, wrap=("file", "re-fetches"),

@@ -92,7 +92,7 @@ def _step(done: list[Any], here: dict[int, Any], todo: list[Job], i: int, step: 
 
 def work(job: Job) -> Done:
     """In a worker: the log's steps, each one's output captured, stopping at the first that fails."""
-    from workbench.history.jsontext import gc_paused
+    from workbench.history.readers.jsontext import gc_paused
 
     return gc_paused(_work)(job)
 
@@ -124,7 +124,7 @@ def _captured(written: list[tuple[str, str]], fn: Callable[[], Any]) -> tuple[bo
 
 
 def _follow(job: Job, history: Any) -> Any:
-    from workbench.analysis.reality import follow_log
+    from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
 
     # Keyed by the log's own message objects, as in the serial run; one per log, dropped with it.

@@ -1,6 +1,6 @@
 """``workbench samples``: write the synthetic sample histories and their README (``sample_histories/``).
 
-The generator itself is ``workbench.history.generate`` (pure); this face sizes the files with stagewise's
+The generator itself is ``workbench.history.samples.generate`` (pure); this face sizes the files with stagewise's
 estimate for the README and writes them.
 """
 
@@ -10,12 +10,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench.history.files import atomic_write_bytes, atomic_write_text
-from workbench.history.generate import SAMPLES, Sample
-from workbench.history.generate_claude_code import AGENT_LOG_SAMPLES, AgentLogSample
 from workbench.history.jsjson import js_stringify_len
 from workbench.history.model import History
+from workbench.history.samples.generate import SAMPLES, Sample
+from workbench.history.samples.generate_claude_code import AGENT_LOG_SAMPLES, AgentLogSample
 from workbench.history.words import counted
+from workbench.io.files import atomic_write_bytes, atomic_write_text
 from workbench.stagewise.estimate import estimate_message_tokens
 
 NAME = "samples"
@@ -47,11 +47,11 @@ def readme_text(rows: list[tuple[Sample | AgentLogSample, dict[str, Any], int]])
         "# Sample histories",
         "",
         "Synthetic coding-agent sessions, read with `workbench.load_history`. Most are in our canonical JSONL (a",
-        "header line, then one stagewise / AI SDK v6 UIMessage per line), made by `workbench/history/generate.py`;",
+        "header line, then one stagewise / AI SDK v6 UIMessage per line), made by `workbench/history/samples/generate.py`;",
         "every decision and constraint planted in a user turn is listed in the header's `meta.facts`.",
         "`claude_code.jsonl` is a session log in Claude Code's own format, as `~/.claude/projects/` holds them, with",
         "the provider's billed usage on every call and one automatic compaction the agent logged, made by",
-        "`workbench/history/generate_claude_code.py`: what `workbench reality`, the app's Reality tab and notebook",
+        "`workbench/history/samples/generate_claude_code.py`: what `workbench reality`, the app's Reality tab and notebook",
         "06 need when `../shared`'s real logs are not there. Regenerate them all byte for byte with:",
         "",
         "    workbench samples --out sample_histories",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
 from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
-from workbench.history.files import json_text, write_stream
+from workbench.io.files import json_text, write_stream
 
 NAME = "simulate"
 HELP = "Replay a recorded conversation against a set of knobs."
@@ -67,13 +67,13 @@ def knobs_for_history(args: argparse.Namespace, history):  # noqa: ANN001, ANN20
 
     if getattr(args, "preset", None) or getattr(args, "config", None) or history.log is None:
         if history.log is None and not getattr(args, "preset", None) and not getattr(args, "config", None):
-            from workbench.analysis.agent_settings import guess_agent
+            from workbench.analysis.real_logs.agent_settings import guess_agent
 
             guess = guess_agent(history)
             if guess is not None:
                 note(f"{history.id}: {guess[1]}; --preset {guess[0]} replays it as that agent does")
         return knobs_from_args(args)
-    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.real_logs.agent_settings import agent_settings
     from workbench.knobs import knobs_from_dict, parse_knob_assignment
 
     settings = agent_settings(history)
@@ -131,7 +131,7 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     from datetime import UTC, datetime
 
     from workbench.analysis.offload import build_offload, offload_file
-    from workbench.history.append import append_section
+    from workbench.io.append import append_section
 
     thread = thread_id or history.id
     path = offload_file(directory, thread)

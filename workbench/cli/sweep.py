@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--presets", help="comma-separated presets (or 'all'): the grid runs over each of them")
     parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
     parser.add_argument("--chunk-size", type=int, help="knob sets per task (default: balanced per worker)")
-    parser.add_argument("--probes", action="store_true", help="add fact retention columns (workbench.analysis.probes)")
+    parser.add_argument("--probes", action="store_true", help="add fact retention columns (workbench.analysis.fact_probes.probes)")
     parser.add_argument("--briefer", choices=("simulated", "extractive"), default="simulated",
                         help="who writes briefings (default simulated; extractive writes text for probes)")
     parser.add_argument("--out", type=Path, help="write the rows to this .parquet or .csv file")

@@ -43,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.cli.command import changed_knobs
     from workbench.explore.sweep import expand_history_paths, write_sweep
     from workbench.explore.tune import (
         COMPACTION_FACTOR,
@@ -53,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         retention_floor,
         tune,
     )
+    from workbench.knobs.command import changed_knobs
 
     if args.min_retention is not None and not 0.0 <= args.min_retention <= 1.0:
         raise ValueError(f"--min-retention must be in [0, 1], got {args.min_retention}")
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     for edge in result.held_edges():
         print(f"note: {edge.describe()}")
     if args.out is not None:
-        from workbench.history.files import atomic_write_text
+        from workbench.io.files import atomic_write_text
 
         atomic_write_text(args.out, result.best_yaml())
         print(f"wrote {args.out}")

@@ -294,7 +294,7 @@ def calibrate(pairs: Sequence[Pair], *, test_fraction: float = 0.3, defaults: Kn
     )
 
 
-# -- the agents' own briefings, from their logs (analysis.after_compaction) -----------------------------------------
+# -- the agents' own briefings, from their logs (analysis.real_logs.after_compaction) -----------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class AfterFit:
     """The size model and the constant restore fitted to an agent's logged compactions.

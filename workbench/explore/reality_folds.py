@@ -1,12 +1,12 @@
 """Held-out checks of what ``workbench reality`` predicts: each session predicted by fits that never saw it.
 
-Two predictions are checked against the logs (``analysis.reality.follow_log``): the context right after each
+Two predictions are checked against the logs (``analysis.real_logs.reality.follow_log``): the context right after each
 logged compaction (``predicted_tokens_after``, against the billed input + cache reads + writes of the first call
 after it) and the session's bill (in bill units). For every session, the models are fitted on other sessions
 of its agent only, leaving out the session itself (``fold="session"``) or every session of its repository
-(``fold="repository"``, another person's work): the counting knobs (``analysis.calibration.fit_agent``, when the
+(``fold="repository"``, another person's work): the counting knobs (``analysis.real_logs.calibration.fit_agent``, when the
 usage is ignored), the size model and restore (``briefer_calibration.fit_after``, on the other sessions'
-compactions) and the bill model (``analysis.bill.fit_bill_model``, on the other sessions of its version family
+compactions) and the bill model (``analysis.real_logs.bill.fit_bill_model``, on the other sessions of its version family
 when there are two or more, else of its agent). Fits are made on the ``train`` group (the large set) only.
 Pure: histories in, values out; many replays, so it sits above the analyses.
 """
@@ -17,16 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.analysis.agent_settings import agent_settings
-from workbench.analysis.bill import Bill, BillModel, bill_family, fit_bill_model
-from workbench.analysis.calibration import fit_agent
-from workbench.analysis.reality import SessionReality, follow_log
+from workbench.analysis.real_logs.agent_settings import agent_settings
+from workbench.analysis.real_logs.bill import Bill, BillModel, bill_family, fit_bill_model
+from workbench.analysis.real_logs.calibration import fit_agent
+from workbench.analysis.real_logs.reality import SessionReality, follow_log
 from workbench.counting.tokens import CountCache
 from workbench.explore.briefer_calibration import AfterFit, fit_after
 from workbench.history.model import History
 from workbench.knobs import Knobs
 
-PREFIX_FROM = "first_call"  # the counting fit's hidden prefix (analysis.calibration.fit_agent)
+PREFIX_FROM = "first_call"  # the counting fit's hidden prefix (analysis.real_logs.calibration.fit_agent)
 AFTER_TOLERANCE = 0.10
 BILL_TOLERANCE = 0.10
 

@@ -34,7 +34,7 @@ from workbench.knobs import Knobs, knobs_from_dict
 ProgressFn = Callable[[int, int], None]
 BadHistoryFn = Callable[[str, str], None]  # (path, one-line reason): a history that could not be loaded
 HistorySource = str | os.PathLike[str] | History
-HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")  # as workbench.history.sources
+HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")  # as workbench.ui.sources
 TASKS_PER_WORKER = 8  # enough tasks per worker to balance long and short histories
 
 
@@ -148,7 +148,7 @@ def _run_task(task: _Task) -> list[dict[str, Any]]:
         row.update(dataclasses.asdict(knobs))
         row.update(run.metrics.to_dict())
         if task.probes:
-            from workbench.analysis.probes import probe_summary
+            from workbench.analysis.fact_probes.probes import probe_summary
 
             row.update(probe_summary(run, history))
         row["replay_ms"] = (time.perf_counter() - t0) * 1000.0
@@ -231,7 +231,7 @@ def sweep(
 
     ``executor``: any ``concurrent.futures.Executor`` (e.g. dask's ``client.get_executor()``); when None,
     ``workers`` processes are started for this sweep (``workers=1`` runs in this process, no pool).
-    ``probes=True`` adds fact retention columns (see ``workbench.analysis.probes``). ``progress(done, total)``
+    ``probes=True`` adds fact retention columns (see ``workbench.analysis.fact_probes.probes``). ``progress(done, total)``
     is called after each finished chunk with the number of runs done. The briefer must be picklable.
     """
     sources: list[str | History] = [h if isinstance(h, History) else os.fspath(h) for h in histories]
@@ -316,7 +316,7 @@ def write_sweep(frame: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a sweep frame as parquet (``.parquet``) or CSV (``.csv``), chosen by the suffix."""
     import io
 
-    from workbench.history.files import atomic_write_bytes
+    from workbench.io.files import atomic_write_bytes
 
     out = Path(path)
     suffix = out.suffix.lower()

@@ -6,7 +6,7 @@ thousand runs give a dependable answer in seconds, and unlike a black-box optimi
 config stays in the result: the Pareto front of cost vs fact retention vs overflows comes for free.
 Each config is scored over all histories together: the objective is its mean tokens (or dollars) per
 task, overflows are summed, compactions are the most any one history needed, and fact retention is
-pooled over every (compression, fact) pair (see ``workbench.analysis.probes``; with the simulated briefer it
+pooled over every (compression, fact) pair (see ``workbench.analysis.fact_probes.probes``; with the simulated briefer it
 counts what the kept messages carry, so the faces tune with the extractive briefer and say which one it was).
 The default search space is where the knobs change these histories (``default_space``), the faces' default
 retention floor is the base config's retention less 5 points (``retention_floor``), a winner on the end of

@@ -1,4 +1,4 @@
-"""History values, the readers that build them, and the canonical writer."""
+"""History values, the readers that build them (``readers/``), and the canonical writer."""
 
 from workbench.history.errors import HistoryError
 from workbench.history.model import (

@@ -203,7 +203,7 @@ class LoggedCompaction:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoggedCompaction:
-        from workbench.history.uimessage import message_from_uimessage
+        from workbench.history.readers.uimessage import message_from_uimessage
 
         trigger: Trigger = "manual" if data.get("trigger") == "manual" else "auto"
         summary = data.get("summary")

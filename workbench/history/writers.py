@@ -70,6 +70,6 @@ def write_uimessage_json(history: History, *, indent: int | None = None) -> str:
 
 def dump_canonical_jsonl(history: History, path: str | Path) -> Path:
     """Write canonical JSONL to ``path`` (UTF-8, ``\\n`` line ends) and return the path."""
-    from workbench.history.files import atomic_write_bytes
+    from workbench.io.files import atomic_write_bytes
 
     return atomic_write_bytes(path, write_canonical_jsonl(history).encode("utf-8"))

@@ -7,17 +7,20 @@ is cited in its help text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 
 @dataclass(frozen=True)
 class KnobSpec:
-    """What a knob means and which values it takes."""
+    """What a knob means and which values it takes: its title (what a person reads: the app's labels, a sweep's axes,
+    the A/B table; the knob's name stays its address in YAML, ``--set`` and sweep columns), unit, range, help."""
 
+    title: str
     unit: str
-    help: str
     low: float | None = None
     high: float | None = None
+    _: KW_ONLY
+    help: str
     choices: tuple[str, ...] | None = None
     group: str = "core"
     allow: tuple[float, ...] = ()  # single values allowed outside [low, high], e.g. -1 = disabled
@@ -42,260 +45,315 @@ KEEP_RULES = ("budget", "messages", "turns", "share", "user_messages", "none")
 BRIEFING_MODES = ("incremental", "anchored", "regenerative", "opaque", "none")
 
 KNOB_SPECS: dict[str, KnobSpec] = {
-    "strategy": KnobSpec("", "Compaction policy (a registered strategy name).", group="core"),
-    "context_window_tokens": KnobSpec("tokens", "The model's context window.", 1_000, 10_000_000),
+    "strategy": KnobSpec(
+        "Strategy", "",
+        help="Compaction policy (a registered strategy name).",
+    ),
+    "context_window_tokens": KnobSpec(
+        "Context window (tokens)", "tokens", 1_000, 10_000_000,
+        help="The model's context window.",
+    ),
     "trigger_ratio": KnobSpec(
-        "× window",
-        "Compress when used tokens exceed this fraction of the window (strict >). -1 disables.",
-        0.0,
-        1.0,
-        allow=(-1.0,),
+        "Trigger at share of window", "× window", 0.0, 1.0, allow=(-1.0,),
+        help="Compress when used tokens exceed this fraction of the window (strict >). -1 disables.",
     ),
     "trigger_hard_cap_tokens": KnobSpec(
-        "tokens", "Absolute cap on the trigger: min(ratio × window, cap). stagewise: 100,000.", 1, 10_000_000
+        "Trigger hard cap (tokens)", "tokens", 1, 10_000_000,
+        help="Absolute cap on the trigger: min(ratio × window, cap). stagewise: 100,000.",
     ),
-    "kept_budget_ratio": KnobSpec("× window", "Recent history kept verbatim, as a fraction of the window.", 0.0, 1.0),
-    "kept_budget_cap_tokens": KnobSpec("tokens", "Hard cap on the verbatim budget. stagewise: 40,000.", 0, 10_000_000),
+    "kept_budget_ratio": KnobSpec(
+        "Kept budget, share of window", "× window", 0.0, 1.0,
+        help="Recent history kept verbatim, as a fraction of the window.",
+    ),
+    "kept_budget_cap_tokens": KnobSpec(
+        "Kept budget cap (tokens)", "tokens", 0, 10_000_000,
+        help="Hard cap on the verbatim budget. stagewise: 40,000.",
+    ),
     "min_kept_messages": KnobSpec(
-        "messages", "Preferred minimum of verbatim messages (stagewise raises it to 5).", 0, 100_000
+        "Min kept messages", "messages", 0, 100_000,
+        help="Preferred minimum of verbatim messages (stagewise raises it to 5).",
     ),
-    "target_briefing_chars": KnobSpec("chars", "Soft target length of a briefing. stagewise: 30,000.", 100, 1_000_000),
+    "target_briefing_chars": KnobSpec(
+        "Briefing target (chars)", "chars", 100, 1_000_000,
+        help="Soft target length of a briefing. stagewise: 30,000.",
+    ),
     "overhead_chars_per_message": KnobSpec(
-        "chars", "Estimator overhead added to every message (stagewise: 400 for metadata).", 0, 100_000,
-        also_in=("counting",),
+        "Overhead per message (chars)", "chars", 0, 100_000, also_in=("counting",),
+        help="Estimator overhead added to every message (stagewise: 400 for metadata).",
     ),
-    "chars_per_token": KnobSpec("chars/token", "Estimator divisor: tokens = ceil(chars / this).", 0.5, 20.0,
-                                also_in=("counting",)),
+    "chars_per_token": KnobSpec(
+        "Chars per token", "chars/token", 0.5, 20.0, also_in=("counting",),
+        help="Estimator divisor: tokens = ceil(chars / this).",
+    ),
     "trigger_counter": KnobSpec(
-        "", "What measures context for the trigger (the provider's count). usage = the agent log's billed usage "
-        "where it has it (each call's input + cache + output), the estimate for what came after.",
-        choices=COUNTERS, group="counting",
+        "Trigger counts with", "", choices=COUNTERS, group="counting",
+        help="What measures context for the trigger (the provider's count). usage = the agent log's billed usage where "
+        "it has it (each call's input + cache + output), the estimate for what came after.",
     ),
     "boundary_counter": KnobSpec(
-        "", "What the boundary walk uses (stagewise: its chars/4 estimate).", choices=COUNTERS, group="counting"
+        "Boundary walk counts with", "", choices=COUNTERS, group="counting",
+        help="What the boundary walk uses (stagewise: its chars/4 estimate).",
     ),
     "log_counter": KnobSpec(
-        "", "On an agent log with billed usage (Claude Code, Codex): billed = every message counts the tokens the "
+        "On a log with usage, count", "", choices=LOG_COUNTERS, group="counting",
+        help="On an agent log with billed usage (Claude Code, Codex): billed = every message counts the tokens the "
         "provider billed for it, for the trigger and the boundary walk (the growth of the billed context between "
         "two model calls, spread over the messages added between them by their trigger_counter share; the first "
         "call gives the hidden prefix; messages no two calls bracket count trigger_counter x the log's own "
         "ratio); estimate = trigger_counter and boundary_counter as on any transcript. No effect on a history "
         "without usage, nor with trigger_counter usage (which follows the log).",
-        choices=LOG_COUNTERS, group="counting",
     ),
     "check_point": KnobSpec(
-        "", "Check after every message, after every agent step (assistant + its tool results; stagewise's "
-        "handlePostStep), or before every model call (after a user message or tool results: Claude Code, Codex).",
+        "Check after each", "",
         choices=CHECK_POINTS, group="replay", also_in=("counting",),  # the usage counter bills at the checks
+        help="Check after every message, after every agent step (assistant + its tool results; stagewise's "
+        "handlePostStep), or before every model call (after a user message or tool results: Claude Code, Codex).",
     ),
     "latency_steps": KnobSpec(
-        "checks", "A compression lands this many checks after it starts (async agents).", 0, 10_000, group="replay"
+        "Landing delay (checks)", "checks", 0, 10_000, group="replay",
+        help="A compression lands this many checks after it starts (async agents).",
     ),
     "hidden_prefix_tokens": KnobSpec(
-        "tokens", "Tokens every call carries that the transcript lacks (system prompt, tool schemas, rules files, "
-        "skills), always in context. Measured from a log by `workbench calibrate` (first call's billed input minus "
-        "the counted messages). Formerly system_prompt_tokens.", 0, 1_000_000, group="counting",
+        "Hidden prefix (tokens)", "tokens", 0, 1_000_000, group="counting",
+        help="Tokens every call carries that the transcript lacks (system prompt, tool schemas, rules files, skills), "
+        "always in context. Measured from a log by `workbench calibrate` (first call's billed input minus the "
+        "counted messages). Formerly system_prompt_tokens.",
     ),
     "token_ratio": KnobSpec(
-        "× counted", "Billed tokens per counted token, for the trigger counter: the provider's tokenizer against the "
-        "estimate (billed growth over counted growth in a log; `workbench calibrate` measures it). 1 = as counted.",
-        0.1, 10.0, group="counting",
+        "Billed tokens per counted token", "× counted", 0.1, 10.0, group="counting",
+        help="Billed tokens per counted token, for the trigger counter: the provider's tokenizer against the estimate "
+        "(billed growth over counted growth in a log; `workbench calibrate` measures it). 1 = as counted.",
     ),
     "image_token_rule": KnobSpec(
-        "", "How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "
+        "Images count as", "", choices=IMAGE_TOKEN_RULES, group="counting",
+        help="How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "
         "height / 750 after scaling to 1,568 px / 1,600 tokens; openai = 85 + 170 per 512-px tile; fixed = "
-        "image_default_tokens each.", choices=IMAGE_TOKEN_RULES, group="counting",
+        "image_default_tokens each.",
     ),
     "count_added_since_call": KnobSpec(
-        "", "With the usage counter: add an estimate of what was added since the last model call to its billed total "
+        "Add what came since the last call", "", group="counting",
+        help="With the usage counter: add an estimate of what was added since the last model call to its billed total "
         "(Claude Code from 2.1.2, Codex); off = the last call's billed total alone (Claude Code up to 2.1.1).",
-        group="counting",
     ),
     "agent_estimate": KnobSpec(
-        "", "With the usage counter: how the agent itself estimates what was added since its last call. counter = "
-        "the trigger counter's tokens; text = round(characters / 4) of text and tool-result text, tool calls and "
+        "Agent estimates added text with", "", choices=AGENT_ESTIMATES, group="counting",
+        help="With the usage counter: how the agent itself estimates what was added since its last call. counter = the "
+        "trigger counter's tokens; text = round(characters / 4) of text and tool-result text, tool calls and "
         "reasoning 0, images by image_token_rule (Claude Code's rough count, 2.1.x cli.js).",
-        choices=AGENT_ESTIMATES, group="counting",
     ),
     "reasoning_carry_ratio": KnobSpec(
-        "× reasoning tokens", "With the usage counter: add this many tokens per reasoning token billed in earlier "
-        "turns. Codex re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs "
-        "history.rs get_non_last_reasoning_items_tokens); 1.26 reproduces its estimate on ../shared/real_sessions. "
-        "0 = off.", 0.0, 10.0, group="counting",
+        "Earlier reasoning carried (× tokens)", "× reasoning tokens", 0.0, 10.0, group="counting",
+        help="With the usage counter: add this many tokens per reasoning token billed in earlier turns. Codex "
+        "re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs history.rs "
+        "get_non_last_reasoning_items_tokens); 1.26 reproduces its estimate on ../shared/real_sessions. 0 = off.",
     ),
     "tool_output_max_tokens": KnobSpec(
-        "tokens", "A tool result counts at most this many tokens: the agent truncates outputs before the model sees "
-        "them (Codex: the model's truncation policy x 1.2, gpt-5.5 10,000 x 1.2 = 12,000). 0 = no limit.",
-        1, 10_000_000, group="counting", allow=(0,),
+        "Tool output cap (tokens)", "tokens", 1, 10_000_000, allow=(0,), group="counting",
+        help="A tool result counts at most this many tokens: the agent truncates outputs before the model sees them "
+        "(Codex: the model's truncation policy x 1.2, gpt-5.5 10,000 x 1.2 = 12,000). 0 = no limit.",
     ),
     "compaction_restore_tokens": KnobSpec(
-        "tokens", "Tokens the agent puts back into context after each compaction besides the briefing and what "
+        "Restored after a compaction (tokens)", "tokens", 0, 1_000_000, group="counting",
+        help="Tokens the agent puts back into context after each compaction besides the briefing and what "
         "restore_files works out from the transcript (Claude Code: files, skills, todo list, plan file). "
-        "`workbench calibrate` measures it from a log.", 0, 1_000_000, group="counting",
+        "`workbench calibrate` measures it from a log.",
     ),
     "restore_files": KnobSpec(
-        "files", "After each compaction the agent re-reads this many files it read or changed, newest mtime first, "
-        "whole; one over restore_file_tokens becomes a one-line note; 50,000 in all. With it, skills invoked with "
-        "the Skill tool, the todo list and the plan file are re-attached (Claude Code 5: 2.1.1-2.1.39 bundles, "
-        "2.1.88 compact.ts; counting/restore.py). 0 = off.", 0, 100,
-        group="counting",
+        "Files re-read after a compaction", "files", 0, 100, group="counting",
+        help="After each compaction the agent re-reads this many files it read or changed, newest mtime first, whole; "
+        "one over restore_file_tokens becomes a one-line note; 50,000 in all. With it, skills invoked with the "
+        "Skill tool, the todo list and the plan file are re-attached (Claude Code 5: 2.1.1-2.1.39 bundles, 2.1.88 "
+        "compact.ts; counting/restore.py). 0 = off.",
     ),
     "restore_file_tokens": KnobSpec(
-        "tokens", "Largest file restored whole; a larger one is replaced by a reference note (Claude Code "
+        "Largest file restored (tokens)", "tokens", 0, 1_000_000, group="counting",
+        help="Largest file restored whole; a larger one is replaced by a reference note (Claude Code "
         "POST_COMPACT_MAX_TOKENS_PER_FILE 5,000).",
-        0, 1_000_000, group="counting",
     ),
     "image_default_tokens": KnobSpec(
-        "tokens", "Tokens of an image whose pixel size is unknown (and of every image under the fixed rule). Codex "
-        "estimates a resized image at 7,373 bytes = 1,844 tokens.", 0, 100_000, group="counting",
+        "Image of unknown size (tokens)", "tokens", 0, 100_000, group="counting",
+        help="Tokens of an image whose pixel size is unknown (and of every image under the fixed rule). Codex "
+        "estimates a resized image at 7,373 bytes = 1,844 tokens.",
     ),
     "keep_existing_briefings": KnobSpec(
-        "", "Replay a history's stored briefings as they are instead of stripping them.", group="replay"
+        "Keep stored briefings", "", group="replay",
+        help="Replay a history's stored briefings as they are instead of stripping them.",
     ),
-    "model": KnobSpec("", "The agent's model: prices (and window, in the app) from litellm's registry.",
-                      group="cost"),
-    "briefer_model": KnobSpec("", "The model that writes briefings (for cost).", group="cost"),
+    "model": KnobSpec(
+        "Agent model", "", group="cost",
+        help="The agent's model: prices (and window, in the app) from litellm's registry.",
+    ),
+    "briefer_model": KnobSpec(
+        "Briefer model", "", group="cost",
+        help="The model that writes briefings (for cost).",
+    ),
     "sim_new_chars_ratio": KnobSpec(
-        "× chars", "Simulated briefer: briefing chars per char of newly folded transcript.", 0.0, 2.0,
-        group="briefer",
+        "Briefing chars per folded char", "× chars", 0.0, 2.0, group="briefer",
+        help="Simulated briefer: briefing chars per char of newly folded transcript.",
     ),
     "sim_overshoot_ratio": KnobSpec(
-        "× target", "Simulated briefer: longest briefing as a multiple of the target.", 0.1, 5.0, group="briefer"
+        "Longest briefing, × target", "× target", 0.1, 5.0, group="briefer",
+        help="Simulated briefer: longest briefing as a multiple of the target.",
     ),
-    "sim_min_chars": KnobSpec("chars", "Simulated briefer: shortest briefing it writes.", 0, 100_000,
-                              group="briefer"),
+    "sim_min_chars": KnobSpec(
+        "Shortest briefing (chars)", "chars", 0, 100_000, group="briefer",
+        help="Simulated briefer: shortest briefing it writes.",
+    ),
     # -- policies from real systems (docs/strategies.md, spec/peers.md); stagewise reads none of these --
     "trigger_at_equal": KnobSpec(
-        "", "Fire at used >= trigger instead of strictly above it (msagent, OpenCode, Codex, Gemini CLI, Hermes and "
-        "Claude Code compare with >=; stagewise and Pi with >). Not used by stagewise.", group="trigger",
+        "Fire at equal (≥, not >)", "", group="trigger",
+        help="Fire at used >= trigger instead of strictly above it (msagent, OpenCode, Codex, Gemini CLI, Hermes and "
+        "Claude Code compare with >=; stagewise and Pi with >). Not used by stagewise.",
     ),
     "trigger_reserve_tokens": KnobSpec(
-        "tokens", "Also fire when used tokens reach window minus this reserve (OpenCode 20,000; Pi 16,384; Claude "
-        "Code 20,000 + 13,000). 0 = off. Not used by stagewise.", 1, 10_000_000, group="trigger", allow=(0,),
+        "Reserve below the window (tokens)", "tokens", 1, 10_000_000, allow=(0,), group="trigger",
+        help="Also fire when used tokens reach window minus this reserve (OpenCode 20,000; Pi 16,384; Claude Code "
+        "20,000 + 13,000). 0 = off. Not used by stagewise.",
     ),
     "trigger_max_messages": KnobSpec(
-        "messages", "Also fire when the context holds more than this many messages, pinned and briefing included "
-        "(OpenHands max_size 120 events). 0 = off. Not used by stagewise.", 1, 10_000_000, group="trigger",
-        allow=(0,),
+        "Max messages in context", "messages", 1, 10_000_000, allow=(0,), group="trigger",
+        help="Also fire when the context holds more than this many messages, pinned and briefing included (OpenHands "
+        "max_size 120 events). 0 = off. Not used by stagewise.",
     ),
     "trigger_max_turns": KnobSpec(
-        "turns", "Also fire when the verbatim span holds more than this many turns (this many with "
-        "trigger_at_equal); a turn is a user message with its reply or one agent step (SWE-agent "
-        "summarize_every_n_turns: n + keep_last_m_turns). 0 = off. Not used by stagewise.", 1, 10_000_000,
-        group="trigger", allow=(0,),
+        "Max turns in context", "turns", 1, 10_000_000, allow=(0,), group="trigger",
+        help="Also fire when the verbatim span holds more than this many turns (this many with trigger_at_equal); a "
+        "turn is a user message with its reply or one agent step (SWE-agent summarize_every_n_turns: n + "
+        "keep_last_m_turns). 0 = off. Not used by stagewise.",
     ),
     "proactive_compaction": KnobSpec(
-        "", "Compact when a trigger fires before the window is full. Off leaves only reactive and manual compaction "
-        "(OpenCode compaction.auto=false, Claude Code DISABLE_AUTO_COMPACT).", group="trigger",
+        "Compact before the window is full", "", group="trigger",
+        help="Compact when a trigger fires before the window is full. Off leaves only reactive and manual compaction "
+        "(OpenCode compaction.auto=false, Claude Code DISABLE_AUTO_COMPACT).",
     ),
     "reactive_compaction": KnobSpec(
-        "", "Compact when a check overflows the window (the provider's context-length error), a switch separate "
-        "from proactive compaction (deepagents, OpenCode, Pi, Claude Code, OpenHands). Lands at once and ignores "
-        "the cooldown.", group="trigger",
+        "Compact on overflow", "", group="trigger",
+        help="Compact when a check overflows the window (the provider's context-length error), a switch separate from "
+        "proactive compaction (deepagents, OpenCode, Pi, Claude Code, OpenHands). Lands at once and ignores the "
+        "cooldown.",
     ),
     "manual_compact_checks": KnobSpec(
-        "checks", "Checks (timeline steps) at which the user runs /compact or /offload, comma-separated, e.g. "
-        "'40, 120'. Manual compactions land at once and ignore the cooldown.", group="trigger",
+        "Manual /compact at checks", "checks", group="trigger",
+        help="Checks (timeline steps) at which the user runs /compact or /offload, comma-separated, e.g. '40, 120'. "
+        "Manual compactions land at once and ignore the cooldown.",
     ),
     "keep_rule": KnobSpec(
-        "", "How the verbatim tail is chosen (not stagewise): budget = newest messages within the kept budget; "
+        "What stays verbatim", "", choices=KEEP_RULES, group="keep",
+        help="How the verbatim tail is chosen (not stagewise): budget = newest messages within the kept budget; "
         "messages = last keep_recent_messages non-system messages (msagent, LangChain); turns = last "
         "keep_recent_turns turns; share = newest keep_recent_share of the verbatim tokens (Gemini CLI); "
         "user_messages = no tail, but user messages newest-first within keep_user_messages_tokens stay (Codex); "
-        "none = nothing verbatim (Claude Code, Roo Code).", choices=KEEP_RULES, group="keep",
+        "none = nothing verbatim (Claude Code, Roo Code).",
     ),
     "keep_recent_messages": KnobSpec(
-        "messages", "keep_rule=messages: how many of the newest non-system messages stay verbatim (msagent "
-        "messages_to_keep 6, LangChain keep 20).", 0, 100_000, group="keep",
+        "Keep the last messages", "messages", 0, 100_000, group="keep",
+        help="keep_rule=messages: how many of the newest non-system messages stay verbatim (msagent messages_to_keep "
+        "6, LangChain keep 20).",
     ),
     "keep_recent_turns": KnobSpec(
-        "turns", "keep_rule=turns and the sliding_window policy: turns kept verbatim. A turn is a user message with "
-        "its reply, or one agent step (assistant message and its tool results).", 0, 100_000, group="keep",
+        "Keep the last turns", "turns", 0, 100_000, group="keep",
+        help="keep_rule=turns and the sliding_window policy: turns kept verbatim. A turn is a user message with its "
+        "reply, or one agent step (assistant message and its tool results).",
     ),
     "keep_recent_share": KnobSpec(
-        "× verbatim tokens", "keep_rule=share: the newest fraction of the verbatim span kept (Gemini CLI keeps the "
-        "newest 30%).", 0.0, 1.0, group="keep",
+        "Keep the newest share of tokens", "× verbatim tokens", 0.0, 1.0, group="keep",
+        help="keep_rule=share: the newest fraction of the verbatim span kept (Gemini CLI keeps the newest 30%).",
     ),
     "keep_user_messages_tokens": KnobSpec(
-        "tokens", "keep_rule=user_messages: user messages kept newest-first within this budget (Codex "
-        "COMPACT_USER_MESSAGE_MAX_TOKENS 20,000).", 0, 10_000_000, group="keep",
+        "User-message budget (tokens)", "tokens", 0, 10_000_000, group="keep",
+        help="keep_rule=user_messages: user messages kept newest-first within this budget (Codex "
+        "COMPACT_USER_MESSAGE_MAX_TOKENS 20,000).",
     ),
     "kept_budget_floor_tokens": KnobSpec(
-        "tokens", "keep_rule=budget: the kept budget is at least this (Hermes 10,000; OpenCode 2,000). Not used by "
-        "stagewise.", 0, 10_000_000, group="keep",
+        "Kept budget floor (tokens)", "tokens", 0, 10_000_000, group="keep",
+        help="keep_rule=budget: the kept budget is at least this (Hermes 10,000; OpenCode 2,000). Not used by "
+        "stagewise.",
     ),
     "keep_starts_at_user": KnobSpec(
-        "", "The verbatim tail starts at a user message: the cut moves back to the nearest one (Aider keeps the "
-        "head ending after an assistant message). Not used by stagewise.", group="keep",
+        "Tail starts at a user message", "", group="keep",
+        help="The verbatim tail starts at a user message: the cut moves back to the nearest one (Aider keeps the head "
+        "ending after an assistant message). Not used by stagewise.",
     ),
     "keep_min_messages": KnobSpec(
-        "messages", "Whatever the rule, at least this many newest messages stay verbatim (Hermes protect_last_n "
-        "20). Not used by stagewise (see min_kept_messages).", 0, 100_000, group="keep",
+        "Keep at least (messages)", "messages", 0, 100_000, group="keep",
+        help="Whatever the rule, at least this many newest messages stay verbatim (Hermes protect_last_n 20). Not used "
+        "by stagewise (see min_kept_messages).",
     ),
     "pin_system_messages": KnobSpec(
-        "", "System messages inside the history are never folded and stay counted in context (msagent keeps "
-        "system messages; Codex keeps the initial context).", group="pinned",
+        "Pin system messages", "", group="pinned",
+        help="System messages inside the history are never folded and stay counted in context (msagent keeps system "
+        "messages; Codex keeps the initial context).",
     ),
     "pin_first_user_message": KnobSpec(
-        "", "The first user message (the task) is never folded (Roo Code re-sends the original task; OpenHands "
-        "conversation_window keeps it).", group="pinned",
+        "Pin the first user message", "", group="pinned",
+        help="The first user message (the task) is never folded (Roo Code re-sends the original task; OpenHands "
+        "conversation_window keeps it).",
     ),
     "pin_first_messages": KnobSpec(
-        "messages", "The first N messages are never folded (OpenHands keep_first 4; Hermes protect_first_n 3).",
-        0, 100_000, group="pinned",
+        "Pin the first messages", "messages", 0, 100_000, group="pinned",
+        help="The first N messages are never folded (OpenHands keep_first 4; Hermes protect_first_n 3).",
     ),
     "pin_pattern": KnobSpec(
-        "regex", "Messages whose text matches this regular expression are never folded: rules files such as "
-        "AGENTS.md or CLAUDE.md (peers.md section 3, items 6, 11, 15). Empty = off.", group="pinned",
+        "Pin messages matching (regex)", "regex", group="pinned",
+        help="Messages whose text matches this regular expression are never folded: rules files such as AGENTS.md or "
+        "CLAUDE.md (peers.md section 3, items 6, 11, 15). Empty = off.",
     ),
     "briefing_mode": KnobSpec(
-        "", "How briefings are written (not stagewise): incremental = previous briefing + new span; anchored = "
-        "the same into fixed sections (OpenCode, Pi, Hermes, Gemini CLI); regenerative = re-read the raw history "
-        "each time (Claude Code); opaque = high-ratio unreadable (Codex remote compaction); none = drop without "
-        "a briefing (sliding window).", choices=BRIEFING_MODES, group="briefing",
+        "Briefing style", "", choices=BRIEFING_MODES, group="briefing",
+        help="How briefings are written (not stagewise): incremental = previous briefing + new span; anchored = the "
+        "same into fixed sections (OpenCode, Pi, Hermes, Gemini CLI); regenerative = re-read the raw history each "
+        "time (Claude Code); opaque = high-ratio unreadable (Codex remote compaction); none = drop without a "
+        "briefing (sliding window).",
     ),
     "briefer_input_cap_tokens": KnobSpec(
-        "tokens", "Only the newest this-many tokens of the span go to the briefer (LangChain "
-        "trim_tokens_to_summarize 4,000). 0 = no cap.", 1, 10_000_000, group="briefing", allow=(0,),
+        "Briefer reads at most (tokens)", "tokens", 1, 10_000_000, allow=(0,), group="briefing",
+        help="Only the newest this-many tokens of the span go to the briefer (LangChain trim_tokens_to_summarize "
+        "4,000). 0 = no cap.",
     ),
     "soft_trigger_ratio": KnobSpec(
-        "× window", "staged: past this, stub old tool outputs outside the kept tail (no LLM call); importance: "
-        "elide down to this; task_boundary: compact at the next new user turn once above this.", 0.0, 1.0,
-        group="staged",
+        "Soft threshold, share of window", "× window", 0.0, 1.0, group="staged",
+        help="staged: past this, stub old tool outputs outside the kept tail (no LLM call); importance: elide down to "
+        "this; task_boundary: compact at the next new user turn once above this.",
     ),
     "cooldown_checks": KnobSpec(
-        "checks", "After a compaction lands or fails, no proactive compaction for this many checks (hysteresis; "
-        "Kilo Code #10888, Hermes failure cooldown). 0 = off.", 0, 1_000_000, group="guards",
+        "Cooldown after a compaction (checks)", "checks", 0, 1_000_000, group="guards",
+        help="After a compaction lands or fails, no proactive compaction for this many checks (hysteresis; Kilo Code "
+        "#10888, Hermes failure cooldown). 0 = off.",
     ),
     "thrash_window_checks": KnobSpec(
-        "checks", "Flag thrash when a compaction lands within this many checks of the previous one (Codex "
-        "#13279 death spiral). 0 = off. Report only.", 0, 1_000_000, group="guards",
+        "Thrash window (checks)", "checks", 0, 1_000_000, group="guards",
+        help="Flag thrash when a compaction lands within this many checks of the previous one (Codex #13279 death "
+        "spiral). 0 = off. Report only.",
     ),
     "min_savings_ratio": KnobSpec(
-        "× context", "Flag a compaction as ineffective when it frees less than this share of the context "
-        "(Gemini CLI #15225: 734K -> 707K). Report only.", 0.0, 1.0, group="guards",
+        "Min savings, share of context", "× context", 0.0, 1.0, group="guards",
+        help="Flag a compaction as ineffective when it frees less than this share of the context (Gemini CLI #15225: "
+        "734K -> 707K). Report only.",
     ),
     "mask_last_n_observations": KnobSpec(
-        "observations", "observation_masking: every tool output but the newest N in context is replaced by a "
-        "placeholder at each check (SWE-agent last_n_observations n: 5; The Complexity Trap: 10).", 1, 100_000,
-        group="masking",
+        "Tool outputs left unmasked", "observations", 1, 100_000, group="masking",
+        help="observation_masking: every tool output but the newest N in context is replaced by a placeholder at each "
+        "check (SWE-agent last_n_observations n: 5; The Complexity Trap: 10).",
     ),
     "prune_tool_outputs": KnobSpec(
-        "", "Tool-output pruning pre-pass, any policy: stub old tool outputs beyond the newest "
-        "prune_protect_tokens of tool output when more than prune_minimum_tokens can be freed (OpenCode prune).",
-        group="prune",
+        "Prune old tool outputs", "", group="prune",
+        help="Tool-output pruning pre-pass, any policy: stub old tool outputs beyond the newest prune_protect_tokens "
+        "of tool output when more than prune_minimum_tokens can be freed (OpenCode prune).",
     ),
     "prune_protect_tokens": KnobSpec(
-        "tokens", "Pruning: the newest tool-output tokens that are never stubbed (OpenCode PRUNE_PROTECT 40,000; "
-        "Gemini CLI 50,000).", 0, 10_000_000, group="prune",
+        "Prune: protect the newest (tokens)", "tokens", 0, 10_000_000, group="prune",
+        help="Pruning: the newest tool-output tokens that are never stubbed (OpenCode PRUNE_PROTECT 40,000; Gemini CLI "
+        "50,000).",
     ),
     "prune_minimum_tokens": KnobSpec(
-        "tokens", "Pruning: stub only when more than this many tokens would be freed (OpenCode PRUNE_MINIMUM "
-        "20,000; Gemini CLI 30,000).", 0, 10_000_000, group="prune",
+        "Prune: only when freeing (tokens)", "tokens", 0, 10_000_000, group="prune",
+        help="Pruning: stub only when more than this many tokens would be freed (OpenCode PRUNE_MINIMUM 20,000; Gemini "
+        "CLI 30,000).",
     ),
     "prune_protect_user_turns": KnobSpec(
-        "turns", "Pruning: the newest user turns (a user message and everything after it) are never pruned "
-        "(OpenCode 2; Gemini CLI protects the latest turn: 1).", 0, 1_000, group="prune",
+        "Prune: protect the last user turns", "turns", 0, 1_000, group="prune",
+        help="Pruning: the newest user turns (a user message and everything after it) are never pruned (OpenCode 2; "
+        "Gemini CLI protects the latest turn: 1).",
     ),
 }
 

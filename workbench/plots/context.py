@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import polars as pl
 
+from workbench.display.untrusted import hover
 from workbench.plots.style import (
     BASELINE,
     BRIEFING,
@@ -33,7 +34,6 @@ from workbench.plots.style import (
     thin,
 )
 from workbench.replay import Run
-from workbench.ui.untrusted import hover
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -65,7 +65,7 @@ def context_figure(
     ``previews``: one text per message of the history (hover shows the check's message). Markers show
     where compressions started, landed or failed and where the context overflowed the window; the
     no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
-    A real agent log adds ``logged`` (``workbench.analysis.reality.logged_context_frame``): the context as
+    A real agent log adds ``logged`` (``workbench.analysis.real_logs.reality.logged_context_frame``): the context as
     the agent measured it from its bill; its own compactions (``logged_compactions``, first message after) are a
     line and a diamond each, beside the replay's own compaction marks.
     """

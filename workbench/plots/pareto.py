@@ -12,11 +12,12 @@ import polars as pl
 from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.plots.style import FAILED, LANDED, OVERFLOW, _layout, _legend_line, figure
+from workbench.replay.results import METRIC_SPECS
 
 if TYPE_CHECKING:
     from workbench.explore.tune import TuneResult
 
-OBJECTIVE_LABELS = {"tokens": "tokens per task", "dollars": "dollars per task"}
+OBJECTIVE_LABELS = {"tokens": METRIC_SPECS["tokens_per_task"].label, "dollars": METRIC_SPECS["dollars_per_task"].label}
 MISSED = "#c7c7c7"
 MET = "#9ecae1"
 WINNER = "#ffbf00"

@@ -12,7 +12,7 @@ def reality_figure(frame: pl.DataFrame, session: object, *, threshold: float | N
                    window: int | None = None) -> go.Figure:
     """A real log: the agent's own context measure and the billed calls, real compactions beside predicted ones.
 
-    ``frame`` is ``workbench.analysis.reality.logged_context_frame``; ``session`` a ``SessionReality``.
+    ``frame`` is ``workbench.analysis.real_logs.reality.logged_context_frame``; ``session`` a ``SessionReality``.
     """
     fig = figure()
     fig.add_trace(go.Scatter(x=frame["index"], y=frame["measure"], mode="lines", name="agent's measure (log)",

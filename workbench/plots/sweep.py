@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 import polars as pl
 
+from workbench.display.untrusted import hover
 from workbench.plots.style import _layout, _short
-from workbench.ui.untrusted import hover
 
 
 def pivot_metric(frame: pl.DataFrame, x: str, y: str, metric: str, *, history: str | None = None,
@@ -56,7 +56,7 @@ def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str
     cell selects that marker (trace 1), whose x and y are the cell's category strings (``cell_key``).
     Ticks are rounded (``tick``); cells carry their values as text.
     """
-    from workbench.ui.labels import KNOB_TITLES
+    from workbench.display.labels import knob_title
 
     xs, ys, z = pivot_metric(frame, x, y, metric, history=history)
     top = np.nanmax(np.abs(z), initial=0)
@@ -80,9 +80,9 @@ def sweep_figure(frame: pl.DataFrame, x: str, y: str, metric: str, *, title: str
         "<br><i>click to load this cell</i><extra></extra>",
         selected={"marker": {"color": "rgba(255,255,255,0.35)"}}, unselected={"marker": {"opacity": 1}},
     ))
-    fig.update_xaxes(title_text=KNOB_TITLES.get(x, x), type="category", tickvals=cx,
+    fig.update_xaxes(title_text=knob_title(x), type="category", tickvals=cx,
                      ticktext=[tick(v) for v in xs])
-    fig.update_yaxes(title_text=KNOB_TITLES.get(y, y), type="category", tickvals=cy,
+    fig.update_yaxes(title_text=knob_title(y), type="category", tickvals=cy,
                      ticktext=[tick(v) for v in ys])
     fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
     where = hover(history) if history else "mean over histories"

@@ -4,6 +4,7 @@
 """
 
 from workbench.replay.loop import check_indices, simulate
-from workbench.replay.results import Compression, Event, Metrics, Run
+from workbench.replay.results import METRIC_SPECS, Compression, Event, Metrics, MetricSpec, Run, metric_label
 
-__all__ = ["Compression", "Event", "Metrics", "Run", "check_indices", "simulate"]
+__all__ = ["METRIC_SPECS", "Compression", "Event", "MetricSpec", "Metrics", "Run", "check_indices", "metric_label",
+           "simulate"]

@@ -1,6 +1,6 @@
 """Where a replay starts its first compaction, without the rest of the replay.
 
-A question such as "where would this agent have compacted first?" (``analysis/reality.py`` asks it of every
+A question such as "where would this agent have compacted first?" (``analysis/real_logs/reality.py`` asks it of every
 window of a real log) needs only the check where the first compaction starts and the context there. The whole
 replay would then ask the briefer, land the compaction, walk on to the end and assemble a Run, none of which
 changes that answer. This is the same walk (``_Replay``, the same policy, counts and guards), stopped as that

@@ -135,6 +135,82 @@ class Metrics:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class MetricSpec:
+    """How a person reads one ``Metrics`` field: its label (tables, axes, the CLI), its short label (the app's
+    narrow cards), which way is better (None: neither), and one sentence of help."""
+
+    label: str
+    short: str
+    lower_is_better: bool | None
+    help: str
+
+
+# The one home of each metric's words: every face derives its labels from here (tests/test_metric_specs.py).
+METRIC_SPECS: dict[str, MetricSpec] = {
+    "messages": MetricSpec("messages", "messages", None, "messages in the history"),
+    "checks": MetricSpec("checks", "checks", None, "points where the agent looked at its context"),
+    "window_tokens": MetricSpec("context window (tokens)", "window", None, "the model's context window"),
+    "peak_tokens": MetricSpec("peak context (tokens)", "peak context", True, "tokens in context at the fullest check"),
+    "peak_ratio": MetricSpec("peak / window", "peak / window", True, "peak context over the context window"),
+    "baseline_peak_tokens": MetricSpec("peak context without compaction (tokens)", "peak, no compaction", True,
+                                       "the fullest check if the agent never compacted"),
+    "mean_context_tokens": MetricSpec("mean context (tokens)", "mean context", True,
+                                      "tokens in context, averaged over the checks"),
+    "compressions": MetricSpec("compressions", "compressions", True, "compactions that landed"),
+    "failed_compressions": MetricSpec("failed compressions", "failed", True,
+                                      "failed compactions: the briefer failed and the history stayed uncompressed"),
+    "superseded_compressions": MetricSpec("superseded compressions", "superseded", True,
+                                          "compactions replaced by a later one before they landed"),
+    "skipped_checks": MetricSpec("skipped checks", "skipped", None,
+                                 "checks where a compaction in flight kept the policy from looking"),
+    "elisions": MetricSpec("elisions", "elisions", None, "times old tool outputs were cleared"),
+    "elided_messages": MetricSpec("elided messages", "elided", None, "messages whose tool outputs were cleared"),
+    "overflows": MetricSpec("overflows (checks above the window)", "overflows", True, "checks above the window"),
+    "overflow_events": MetricSpec("overflow runs", "overflow runs", True, "separate runs of checks above the window"),
+    "agent_calls": MetricSpec("agent calls", "agent calls", None, "model calls the agent made"),
+    "agent_input_tokens": MetricSpec("agent input (tokens)", "agent in", True, "tokens the agent sent, all calls"),
+    "agent_output_tokens": MetricSpec("agent output (tokens)", "agent out", None, "tokens the agent wrote"),
+    "briefer_input_tokens": MetricSpec("briefer input (tokens)", "briefer in", True, "tokens the briefer read"),
+    "briefer_output_tokens": MetricSpec("briefer output (tokens)", "briefer out", True, "tokens the briefer wrote"),
+    "briefer_calls": MetricSpec("briefer calls", "briefer calls", True, "compactions that asked the briefer"),
+    "briefer_cache_hits": MetricSpec("briefer cache hits", "cache hits", None,
+                                     "briefer calls answered from the disk cache (no provider request)"),
+    "briefer_requests": MetricSpec("briefer requests", "requests", None,
+                                   "provider attempts made (0 for the simulated and extractive briefers)"),
+    "tokens_per_task": MetricSpec("tokens per task", "tokens / task", True, "agent + briefer tokens, in and out"),
+    "baseline_tokens_per_task": MetricSpec("tokens per task without compaction", "tokens / task, no compaction",
+                                           True, "every call sees the whole history so far"),
+    "dollars_per_task": MetricSpec("dollars per task", "$ / task", True, "agent + briefer at list price"),
+    "dollars_per_task_cached": MetricSpec("dollars per task with prompt caching", "$ / task, cached", True,
+                                          "agent + briefer, the agent's prompt-cache reads and writes priced"),
+    "agent_dollars": MetricSpec("agent dollars", "agent $", True, "the agent's calls at list price"),
+    "briefer_dollars": MetricSpec("briefer dollars", "briefer $", True, "the briefer's calls"),
+    "cache_read_tokens": MetricSpec("cache reads (tokens)", "cache reads", None, "prompt-cache reads of the agent"),
+    "cache_write_tokens": MetricSpec("cache writes (tokens)", "cache writes", True, "prompt-cache writes of the agent"),
+    "max_briefing_chars": MetricSpec("largest briefing (chars)", "largest briefing", None,
+                                     "the longest briefing of the chain: less context, but less carried over"),
+    "final_briefing_chars": MetricSpec("last briefing (chars)", "last briefing", None, "the chain's last briefing"),
+    "prices_known": MetricSpec("prices known", "prices known", None, "the model is in the price registry"),
+    "reactive_compressions": MetricSpec("reactive compactions", "reactive", None,
+                                        "landed because a check overflowed the window"),
+    "manual_compressions": MetricSpec("manual compactions", "manual", None, "landed at a manual_compact_checks check"),
+    "ineffective_compressions": MetricSpec("ineffective compactions", "ineffective", True,
+                                           "compactions that freed less than min_savings_ratio of the context"),
+    "thrash_events": MetricSpec("thrash (compactions right after another)", "thrash", True,
+                                "compactions that landed within thrash_window_checks of the previous one: the context "
+                                "refilled at once"),
+    "cooldown_skips": MetricSpec("cooldown skips", "held by cooldown", None,
+                                 "checks where a proactive compaction would have started but the cooldown held it"),
+}
+
+
+def metric_label(name: str) -> str:
+    """A metric's label, or the name itself for a column that is no metric (a sweep's own columns)."""
+    spec = METRIC_SPECS.get(name)
+    return spec.label if spec is not None else name
+
+
 @dataclass(frozen=True, kw_only=True)
 class Run:
     """The result of one replay: per-check timeline, compressions, events and metrics."""

@@ -3,6 +3,6 @@
 ``estimate`` (chars/4 + overhead token estimate), ``serialize`` (the compact transcript the briefer reads)
 and ``core`` (trigger, boundary walk, budget buckets). The values they read and the JS string/JSON
 semantics they need live one floor down, in ``workbench.history`` (``model``, ``jsjson``), with the reader
-of stagewise's SQLite store (``history.stagewise_store``); the replay of its real compressions and its
-playground bundles use the replay, so they are analyses (``workbench.analysis.stagewise_real``, ``bundles``).
+of stagewise's SQLite store (``history.readers.stagewise_store``); the replay of its real compressions and its
+playground bundles use the replay, so they are analyses (``workbench.analysis.real_logs.stagewise_real``, ``bundles``).
 """

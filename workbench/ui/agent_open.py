@@ -9,9 +9,9 @@ pinning knob. No streamlit import: ``state`` is ``st.session_state`` or a dict.
 
 from __future__ import annotations
 
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.ui import state as ui_state
-from workbench.ui.untrusted import literal
 
 OPENED = "opened_histories"  # digests whose own settings were applied already
 PRESET_KEY = "preset"  # the sidebar's preset select box
@@ -23,7 +23,7 @@ def adopt(state: ui_state.SessionState, history: History) -> bool:
     if history.digest in opened:
         return False
     opened.add(history.digest)
-    from workbench.analysis.agent_settings import agent_settings, guess_agent
+    from workbench.analysis.real_logs.agent_settings import agent_settings, guess_agent
 
     if history.log is None:
         systems = sum(1 for m in history.messages if m.role == "system")

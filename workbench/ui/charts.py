@@ -9,11 +9,11 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
-from workbench.analysis.compare import LOWER_IS_BETTER, compact_number, format_delta
-from workbench.analysis.free_replay import AgainstLog
+from workbench.analysis.compare import compact_number, format_delta
+from workbench.analysis.real_logs.free_replay import AgainstLog
 from workbench.history.session_log import START_NOTE_PREFIX
 from workbench.history.words import counted
-from workbench.replay import Metrics, Run
+from workbench.replay import METRIC_SPECS, Metrics, Run
 from workbench.ui import fast_chart
 
 if TYPE_CHECKING:
@@ -31,42 +31,39 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
     ``compact_number`` and deltas the same form, with the colour saying whether the move is better.
     """
 
-    def card(col: object, label: str, name: str, value: str, help_text: str) -> None:
+    def card(col: object, name: str, value: str, help_text: str) -> None:
         d = None
         if a is not None:
             diff = getattr(m, name) - getattr(a, name)
             d = format_delta(name, diff, getattr(m, name)) if diff else None
-        lower = LOWER_IS_BETTER.get(name, True)
-        colour = "off" if lower is None else "inverse" if lower else "normal"
-        col.metric(label, value, d, delta_color=colour, help=help_text, border=True)  # type: ignore[attr-defined]
+        spec = METRIC_SPECS[name]
+        colour = "off" if spec.lower_is_better is None else "inverse" if spec.lower_is_better else "normal"
+        col.metric(spec.short, value, d, delta_color=colour, help=help_text, border=True)  # type: ignore[attr-defined]
 
     prices = "" if m.prices_known else "; model not in the price registry"
     first = (
-        ("peak context", "peak_tokens", compact_number(m.peak_tokens),
+        ("peak_tokens", compact_number(m.peak_tokens),
          f"{m.peak_tokens:,} tokens at the fullest check; no compaction: {m.baseline_peak_tokens:,}"),
-        ("peak / window", "peak_ratio", f"{m.peak_ratio:.0%}", f"peak context over the {m.window_tokens:,}-token window"),
-        ("overflows", "overflows", f"{m.overflows:,}", f"checks above the window, in {counted(m.overflow_events, 'run')}"),
-        ("tokens / task", "tokens_per_task", compact_number(m.tokens_per_task),
+        ("peak_ratio", f"{m.peak_ratio:.0%}", f"peak context over the {m.window_tokens:,}-token window"),
+        ("overflows", f"{m.overflows:,}", f"checks above the window, in {counted(m.overflow_events, 'run')}"),
+        ("tokens_per_task", compact_number(m.tokens_per_task),
          f"{m.tokens_per_task:,} tokens per task (agent + briefer, in and out); no compaction: "
          f"{m.baseline_tokens_per_task:,}"),
-        ("$ / task", "dollars_per_task", compact_number(m.dollars_per_task, dollars=True),
+        ("dollars_per_task", compact_number(m.dollars_per_task, dollars=True),
          f"${m.dollars_per_task:,.2f} per task at list price; ${m.dollars_per_task_cached:,.2f} with prompt caching"
          + prices),
     )
     second = (
-        ("compressions", "compressions", f"{m.compressions:,}", f"landed compactions in {counted(m.checks, 'check')}"),
-        ("failed", "failed_compressions", f"{m.failed_compressions:,}",
-         "failed compactions: the briefer failed and the history stayed uncompressed"),
-        ("thrash", "thrash_events", f"{m.thrash_events:,}",
-         "compactions that landed within thrash_window_checks of the previous one: the context refilled at once"),
-        ("ineffective", "ineffective_compressions", f"{m.ineffective_compressions:,}",
-         "compactions that freed less than min_savings_ratio of the context"),
-        ("largest briefing", "max_briefing_chars", compact_number(m.max_briefing_chars),
+        ("compressions", f"{m.compressions:,}", f"landed compactions in {counted(m.checks, 'check')}"),
+        ("failed_compressions", f"{m.failed_compressions:,}", METRIC_SPECS["failed_compressions"].help),
+        ("thrash_events", f"{m.thrash_events:,}", METRIC_SPECS["thrash_events"].help),
+        ("ineffective_compressions", f"{m.ineffective_compressions:,}", METRIC_SPECS["ineffective_compressions"].help),
+        ("max_briefing_chars", compact_number(m.max_briefing_chars),
          f"{m.max_briefing_chars:,} chars, the longest briefing of the chain; the last one: {m.final_briefing_chars:,}"),
     )
     for row in (first, second):
-        for col, (label, name, value, help_text) in zip(st.columns(len(row)), row, strict=True):
-            card(col, label, name, value, help_text)
+        for col, (name, value, help_text) in zip(st.columns(len(row)), row, strict=True):
+            card(col, name, value, help_text)
 
 
 def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
@@ -81,7 +78,7 @@ def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
              f"${m.dollars_per_task:,.2f}, with prompt caching ${m.dollars_per_task_cached:,.2f}."]
     log = getattr(history, "log", None)
     if logged is not None and log is not None:
-        from workbench.analysis.bill import cache_rules
+        from workbench.analysis.real_logs.bill import cache_rules
 
         rules = cache_rules(log.agent, log.version)
         lines.append(f"This log's own bill, from its usage ({logged.calls:,} calls: {logged.input:,} uncached input, "

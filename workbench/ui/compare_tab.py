@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench import plots
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
-from workbench.ui.untrusted import literal
 
 PINNED = "ab_pinned"  # the Knobs pinned as A
 
@@ -51,7 +51,7 @@ def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer:
     if diff.height:
         import polars as pl
 
-        from workbench.ui.labels import knob_title
+        from workbench.display.labels import knob_title
 
         titled = diff.select(pl.col("knob").map_elements(knob_title, return_dtype=pl.Utf8).alias("knob"),
                              pl.col("knob").alias("name"), "A", "B")

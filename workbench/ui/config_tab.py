@@ -7,9 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from workbench.display.untrusted import literal
 from workbench.knobs import Knobs, dump_knobs
 from workbench.ui import state as ui_state
-from workbench.ui.untrusted import literal
 
 
 def _queue_yaml_upload() -> None:
@@ -40,7 +40,7 @@ def _short_path(path: str) -> str:
 
 
 def render(knobs: Knobs, history_path: str) -> None:
-    from workbench.cli.command import cli_command
+    from workbench.knobs.command import cli_command
 
     text = dump_knobs(knobs)
     left, right = st.columns(2)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.history.files import encodable
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
+from workbench.io.files import encodable
 from workbench.replay import Run
-from workbench.ui.untrusted import literal
 
 LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
 COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",
@@ -30,7 +30,7 @@ def render(run: Run, history: History) -> None:
         return
     import polars as pl
 
-    from workbench.ui import labels
+    from workbench.display import labels
 
     frame = run.compressions_frame()
     shown = frame.select([c for c in COLUMNS if c in frame.columns])

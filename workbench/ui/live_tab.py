@@ -11,7 +11,7 @@ Where a key may go is ``workbench.briefing.endpoints``' rule: the environment's 
 endpoint or the API base the operator started the app with (``-- --api-base URL`` / ``WORKBENCH_API_BASE``),
 which the API base field shows first; a base typed in the page gets only the key typed beside it, unless the
 operator started the app with ``-- --allow-page-api-base``. Model names, provider errors and the status are
-shown through ``ui.untrusted``.
+shown through ``display.untrusted``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 import streamlit as st
 
 from workbench import plots
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
@@ -29,7 +30,6 @@ from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui.charts import metric_cards, show
 from workbench.ui.inspect_tab import LIVE_RUN
-from workbench.ui.untrusted import literal
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
             "MISTRAL_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "AZURE_API_KEY")

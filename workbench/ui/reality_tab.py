@@ -3,7 +3,7 @@
 Shows the context as the agent measured it (from the log's billed usage) with the logged compactions beside the
 predicted ones, the per-compaction table, the real summary beside the extractive briefer's for the same span
 with the re-fetches after it, and a button that fits the counting knobs to the log and loads them. Everything read
-from the log (its version and model, the summary, file names) is shown as text (``ui.untrusted``; the summaries as
+from the log (its version and model, the summary, file names) is shown as text (``display.untrusted``; the summaries as
 code), never rendered as Markdown.
 """
 
@@ -15,11 +15,11 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.display.untrusted import literal, literals
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
 from workbench.ui import state as ui_state
-from workbench.ui.untrusted import literal, literals
 
 USAGE = "reality_usage"
 PICK = "reality_pick"
@@ -27,21 +27,21 @@ PICK = "reality_pick"
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _reality(history_key: str, usage: bool, knobs: Knobs | None, _history: History) -> Any:
-    from workbench.analysis.reality import follow_log
+    from workbench.analysis.real_logs.reality import follow_log
 
     return follow_log(_history, knobs=knobs, usage=usage)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _frame(history_key: str, _history: History) -> pl.DataFrame:
-    from workbench.analysis.reality import logged_context_frame
+    from workbench.analysis.real_logs.reality import logged_context_frame
 
     return logged_context_frame(_history)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _scores(history_key: str, _history: History) -> Any:
-    from workbench.analysis.real_briefings import score_briefings
+    from workbench.analysis.real_logs.real_briefings import score_briefings
 
     return score_briefings(_history)
 
@@ -64,7 +64,7 @@ def render(history: History, knobs: Knobs) -> None:
                 "compactions to check a replay against. Open a Claude Code session (`~/.claude/projects/…/*.jsonl`) "
                 "or a Codex rollout (`~/.codex/sessions/…/*.jsonl`).")
         return
-    from workbench.analysis.agent_settings import agent_settings
+    from workbench.analysis.real_logs.agent_settings import agent_settings
 
     settings = agent_settings(history)
     key = history.digest
@@ -106,7 +106,7 @@ def _bill(history: History, session: Any) -> None:
     bill, logged = session.bill, session.logged_bill
     if bill is None:
         return
-    from workbench.analysis.bill import cache_rules
+    from workbench.analysis.real_logs.bill import cache_rules
     from workbench.counting.prices import get_prices, price_note
     from workbench.counting.registry import registry_source
 
@@ -201,8 +201,8 @@ def _share(value: Any) -> str:
 def _calibrate(history: History, knobs: Knobs) -> None:
     st.markdown("**Calibrate**: fit the hidden prefix, token ratio and restore to this log's bill, and load them.")
     if st.button("Calibrate to this log and load the knobs", key="reality_calibrate"):
-        from workbench.analysis.agent_settings import agent_settings
-        from workbench.analysis.calibration import fit_agent
+        from workbench.analysis.real_logs.agent_settings import agent_settings
+        from workbench.analysis.real_logs.calibration import fit_agent
 
         try:
             fit = fit_agent([history])

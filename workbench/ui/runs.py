@@ -52,21 +52,21 @@ def logged(history_key: str, _history: History) -> pl.DataFrame | None:
     """A real agent log's own context measure per message (None for a plain transcript)."""
     if _history.log is None or not _history.log.calls:
         return None
-    from workbench.analysis.reality import logged_context_frame
+    from workbench.analysis.real_logs.reality import logged_context_frame
 
     return logged_context_frame(_history)
 
 
 def against(run: Run, history: History):  # noqa: ANN201 - an AgainstLog, or None
     """The replay's compactions beside an agent log's own (None for a plain transcript): cheap, not cached."""
-    from workbench.analysis.free_replay import against_log
+    from workbench.analysis.real_logs.free_replay import against_log
 
     return against_log(run, history)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _factual(history_key: str, _history: History) -> Knobs | None:
-    from workbench.analysis.free_replay import factual_knobs
+    from workbench.analysis.real_logs.free_replay import factual_knobs
 
     return factual_knobs(_history)
 
@@ -80,6 +80,6 @@ def counterfactual(history_key: str, knobs: Knobs, history: History) -> bool:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def logged_bill(history_key: str, _history: History):  # noqa: ANN201 - a Bill, or None for a plain transcript
     """A real agent log's own bill (its usage summed by class; None without usage)."""
-    from workbench.analysis.bill import logged_bill as bill_of
+    from workbench.analysis.real_logs.bill import logged_bill as bill_of
 
     return bill_of(_history)

@@ -17,12 +17,12 @@ from typing import Any
 
 import streamlit as st
 
+from workbench.display import labels
+from workbench.display.untrusted import literal
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
-from workbench.ui import labels
 from workbench.ui import state as ui_state
-from workbench.ui.untrusted import literal
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
 GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token counting", "replay": "Replay",
@@ -36,20 +36,21 @@ GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token count
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _load_file(path: str, mtime: float) -> History:
-    from workbench.history.sources import read_file
+    from workbench.ui.sources import read_file
 
     return read_file(Path(path))
 
 
 @st.cache_resource(show_spinner=False)
 def _generated() -> History | None:
-    from workbench.history.sources import generated_history
+    from workbench.ui.sources import generated_history
 
     return generated_history()
 
 
 def _history_files() -> dict[str, Path]:
-    from workbench.history.sources import list_history_files, sample_dirs, user_dirs
+    from workbench.history.samples.datasets import sample_dirs
+    from workbench.ui.sources import list_history_files, user_dirs
 
     files = list_history_files(sample_dirs() + user_dirs(sys.argv[1:], os.environ))
     return {f.label: f.path for f in files}
@@ -57,7 +58,7 @@ def _history_files() -> dict[str, Path]:
 
 def history_picker() -> tuple[str, History, str] | None:
     """The chosen history as (label, History, path for a CLI command), or None when there is none."""
-    from workbench.history.sources import HistoryFile, default_history_file
+    from workbench.ui.sources import HistoryFile, default_history_file
 
     files = _history_files()
     uploaded: dict[str, History] = st.session_state.get(ui_state.UPLOADED, {})
@@ -317,7 +318,7 @@ def _unused_knobs() -> dict[str, str]:
 
 
 def _preset_caption(note: Any, knobs: Knobs) -> None:
-    from workbench.cli.command import changed_knobs
+    from workbench.knobs.command import changed_knobs
     from workbench.presets import get_preset
 
     name = st.session_state.get("preset")

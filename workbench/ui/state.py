@@ -13,11 +13,11 @@ from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from workbench.display.untrusted import literal, literals
 from workbench.history.errors import HistoryError
-from workbench.history.sources import SUFFIXES, read_upload
 from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs, knobs_from_dict, load_knobs, read_knobs_yaml
-from workbench.ui.untrusted import literal, literals
+from workbench.ui.sources import SUFFIXES, read_upload
 
 # What ``state`` is: st.session_state (a SessionStateProxy, typed MutableMapping[str | int, Any]) or a dict.
 # Mapping types are invariant in their key, so neither MutableMapping[str, Any] nor [str | int, Any] would

@@ -7,8 +7,8 @@ import dataclasses
 import polars as pl
 import streamlit as st
 
+from workbench.display import labels
 from workbench.knobs import KNOB_SPECS, Knobs
-from workbench.ui import labels
 
 
 def numeric_knobs() -> list[str]:

@@ -16,29 +16,23 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.display import labels
+from workbench.display.untrusted import hover, literal, literals
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs
-from workbench.ui import labels, runs, tune_panel
+from workbench.replay import metric_label
+from workbench.ui import runs, tune_panel
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
-from workbench.ui.untrusted import hover, literal, literals
 
 RESULT = "sweep_result"  # {"frame", "x", "y"}
 MEAN = "mean over the histories"
-METRICS = {
-    "tokens_per_task": "tokens per task",
-    "dollars_per_task": "dollars per task",
-    "dollars_per_task_cached": "dollars per task with prompt caching",
-    "peak_ratio": "peak / window",
-    "overflows": "overflows (checks above the window)",
-    "compressions": "compressions",
-    "thrash_events": "thrash (compactions right after another)",
-    "failed_compressions": "failed compressions",
-    "mean_context_tokens": "mean context (tokens)",
-    "max_briefing_chars": "largest briefing (chars)",
-}
+METRICS = (  # the heatmap's choices; their words are METRIC_SPECS'
+    "tokens_per_task", "dollars_per_task", "dollars_per_task_cached", "peak_ratio", "overflows", "compressions",
+    "thrash_events", "failed_compressions", "mean_context_tokens", "max_briefing_chars",
+)
 
 
 def axis_values(name: str, start: float, stop: float, steps: int) -> list[Any]:
@@ -141,7 +135,7 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     names = sorted(frame["history"].unique().to_list())
     m1, m2 = st.columns(2)
     metric = m1.selectbox("metric", [m for m in METRICS if m in frame.columns], key="sweep_metric",
-                          format_func=METRICS.__getitem__)
+                          format_func=metric_label)
     if metric is None:  # no metric column in the frame: nothing to draw
         return
     if st.session_state.get("sweep_over") not in [MEAN, *names]:
@@ -153,8 +147,8 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
     if idle and len(names) > 1:
         st.info(f"{len(idle)} of {counted(len(names), 'history', 'histories')} never compress in any cell ({literals(idle)}): "
                 "their cost is the same everywhere, so they only flatten the mean. Pick a history above.")
-    fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=METRICS[metric],
-                             title=f"{METRICS[metric]} ({hover(over)})")  # a history's name: as written
+    fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=metric_label(metric),
+                             title=f"{metric_label(metric)} ({hover(over)})")  # a history's name: as written
     event = show(fig, "sweep_heatmap", on_select="rerun", selection_mode="points")
     cells = frame.select(rx, ry).unique(maintain_order=True).rows()
     cell_names = [f"{rx} = {plots.tick(a)}, {ry} = {plots.tick(b)}" for a, b in cells]

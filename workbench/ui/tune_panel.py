@@ -13,14 +13,16 @@ import polars as pl
 import streamlit as st
 
 from workbench import plots
+from workbench.display import labels
+from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
-from workbench.ui import labels, runs
+from workbench.replay import METRIC_SPECS
+from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
-from workbench.ui.untrusted import literal
 
 if TYPE_CHECKING:
     from workbench.explore.tune import Constraints
@@ -178,7 +180,7 @@ def _base_rows(knobs: Knobs, loaded: list[History], briefer: Any) -> pl.DataFram
 
 
 def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> None:
-    from workbench.cli.command import changed_knobs
+    from workbench.knobs.command import changed_knobs
 
     result, current = found["result"], found["current"]
     trials = result.trials
@@ -201,10 +203,11 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
                    "constraints or search more knobs.")
     else:
         row = result.best_row or {}
-        cards = (  # label, column, value, delta, lower is better
-            ("tokens / task", "tokens_per_task", True), ("$ / task", "dollars_per_task", True),
-            ("fact retention", "retention", False), ("overflows", "overflows", True),
-            ("max compactions", "max_compressions", True), ("peak / window", "max_peak_ratio", True),
+        short = {name: METRIC_SPECS[name].short for name in ("tokens_per_task", "dollars_per_task", "overflows")}
+        cards = (  # label, column, lower is better
+            (short["tokens_per_task"], "tokens_per_task", True), (short["dollars_per_task"], "dollars_per_task", True),
+            ("fact retention", "retention", False), (short["overflows"], "overflows", True),
+            ("max compactions", "max_compressions", True), (METRIC_SPECS["peak_ratio"].short, "max_peak_ratio", True),
         )
         st.markdown(f"**Winner** (Δ against the sidebar's knobs when the tune ran; fact retention scored by the {who})")
         for col, (label, name, lower) in zip(st.columns(len(cards)), cards, strict=True):

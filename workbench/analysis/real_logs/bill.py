@@ -1,0 +1,476 @@
+"""A real session's bill as the replay models it, beside the bill its log records.
+
+The replay follows the log (``analysis.real_logs.reality``): each model call (an assistant message) is sent with the context
+the replay holds just before it, window by window between the logged compactions. The provider's prompt cache
+then splits that context into what it reads from the cache, what it writes to it and what it bills uncached, by
+its own rules against the log's timestamps (``CacheRules``, each cited):
+
+- **Anthropic** (Claude Code): a call reads from the cache the prefix the previous call wrote (its whole input:
+  Claude Code marks the last message of every request for caching), if that call was less than the cache's
+  lifetime ago, and writes the rest; a few tokens after the last cache breakpoint are billed uncached. The
+  lifetime is 5 minutes, or 1 hour where the request asks for it (``cache_control: {"ttl": "1h"}``, written at
+  2x the input price): https://platform.claude.com/docs/en/build-with-claude/prompt-caching. Which one Claude
+  Code asks for is in its logs (``usage.cache_creation.ephemeral_1h_input_tokens`` vs ``ephemeral_5m``): every
+  session of 2.1.20 and later in ../shared/real_sessions_large and ../shared/real_sessions writes 1-hour entries,
+  every one up to 2.1.14 (and 2.1.19) writes 5-minute ones; 2.1.17 does either (4 of 7 sessions 5 minutes).
+- **OpenAI** (Codex): caching is automatic, for prompts of 1,024 tokens or more, in increments of 128 tokens, and
+  cached prefixes stay for 5 to 10 minutes of inactivity (up to an hour off-peak); nothing is billed for writing:
+  https://platform.openai.com/docs/guides/prompt-caching. Earlier turns' reasoning items are not sent again
+  (codex-rs ``get_total_token_usage`` counts them only as an estimate, @023fad26 history.rs), so the first call of
+  a new user turn reads only up to where the previous turn began: the data show it (in the Codex rollouts of
+  ../shared/real_sessions_large a new turn's cached tokens equal the previous turn's first input, to 128 tokens).
+- **A compaction invalidates the cached prefix**: the first call after it reads only what precedes the messages
+  (system prompt and tool schemas), as the logs show (e.g. 31,944 of 55,912 tokens after each compaction of
+  ../shared/real_sessions' claude_code__ad_ff0201aecb_0, whose system part is 31,944 throughout).
+
+What no rule tells is fitted per agent and version family on other sessions' logs (``fit_bill_model``): the
+prefix a reset leaves cached, how often a new user turn (or any call) misses the cache anyway (Claude Code's
+slash commands, hooks and model switches change the prompt; OpenAI routes some calls to a cold machine), the
+uncached tokens per call, and the output tokens: a ratio of the assistant message's visible size plus a constant
+per call (reasoning, which the transcript does not hold, and the log's own count, which Claude Code writes from a
+streaming snapshot: 2.1.12-2.1.30 log 2-10 output tokens a call whatever the answer, 2.1.2-2.1.11 the final count).
+Pure: histories and arrays in, values out; the log's usage is read only by ``logged_bill`` and ``fit_bill_model``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from workbench.counting.usage import is_user_turn
+from workbench.history.model import History, Message
+from workbench.history.session_log import parse_version
+
+# Bill units: what each token class costs relative to an uncached input token (the issue's yardstick, close to
+# Anthropic's and OpenAI's list prices: cache writes 1.25x, reads 0.1x, output 5x for Claude, 8x for GPT-5).
+BILL_UNITS = {"claude_code": {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 5.0},
+              "codex": {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 8.0}}
+ANTHROPIC_TTL_5M = 300.0
+ANTHROPIC_TTL_1H = 3600.0
+CLAUDE_CODE_1H_FROM = (2, 1, 20)  # the first version whose logged sessions all write 1-hour cache entries
+OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98% of calls within 10 minutes hit
+OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
+OPENAI_MIN_TOKENS = 1024
+OPENAI_INCREMENT = 128
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bill:
+    """Tokens per class over a session's model calls (output includes reasoning)."""
+
+    calls: int = 0
+    input: int = 0  # uncached input
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+
+    def units(self, agent: str | None) -> float:
+        """The bill in bill units (``BILL_UNITS`` of the agent; Claude's for an unknown one)."""
+        w = BILL_UNITS.get(agent or "", BILL_UNITS["claude_code"])
+        return (self.input * w["input"] + self.cache_write * w["cache_write"] + self.cache_read * w["cache_read"]
+                + self.output * w["output"])
+
+    def dollars(self, prices: Any, *, one_hour_writes: bool = False) -> float:
+        """The bill at ``prices`` (a ``counting.prices.Prices``: cache reads and writes at their own prices; writes
+        of 1-hour entries at theirs when ``one_hour_writes`` and the registry has it)."""
+        read = prices.cache_read_per_token if prices.cache_read_per_token is not None else prices.input_per_token
+        write = prices.cache_write_per_token if prices.cache_write_per_token is not None else prices.input_per_token
+        if one_hour_writes and prices.cache_write_1h_per_token is not None:
+            write = prices.cache_write_1h_per_token
+        return (self.input * prices.input_per_token + self.cache_read * read + self.cache_write * write
+                + self.output * prices.output_per_token)
+
+    def to_json(self) -> dict[str, int]:
+        return {"calls": self.calls, "input": self.input, "cache_read": self.cache_read,
+                "cache_write": self.cache_write, "output": self.output}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheRules:
+    """The provider's prompt cache as the bill applies it (see the module docstring for the sources)."""
+
+    provider: str  # anthropic | openai
+    ttl_seconds: float  # past this the cache is gone
+    writes_billed: bool
+    sure_seconds: float | None = None  # until this the cache is sure to hold (None: until ttl_seconds)
+    increment: int = 1  # cached tokens come in multiples of this
+    min_tokens: int = 0  # a shorter prompt is not cached
+    turn_reads_to_turn_start: bool = False  # a new user turn reads only up to where the previous turn began
+
+    @property
+    def one_hour_writes(self) -> bool:
+        """Whether writes are 1-hour entries (priced as such: Anthropic's ``ttl: "1h"``)."""
+        return self.provider == "anthropic" and (self.sure_seconds or self.ttl_seconds) >= ANTHROPIC_TTL_1H
+
+    def describe(self) -> str:
+        def span(seconds: float) -> str:
+            return f"{seconds / 60:g} minutes" if seconds < 3600 else f"{seconds / 3600:g} hour"
+        life = span(self.ttl_seconds)
+        if self.sure_seconds is not None and self.sure_seconds < self.ttl_seconds:
+            life = f"{span(self.sure_seconds)} (at most {life})"
+        return f"{self.provider} prompt cache, lifetime {life}"
+
+
+def cache_rules(agent: str | None, version: str | None) -> CacheRules:
+    """The cache rules of the provider an agent's version calls."""
+    if agent == "codex":
+        return CacheRules(provider="openai", ttl_seconds=OPENAI_MAX_TTL, sure_seconds=OPENAI_TTL, writes_billed=False,
+                          increment=OPENAI_INCREMENT, min_tokens=OPENAI_MIN_TOKENS, turn_reads_to_turn_start=True)
+    sure = ANTHROPIC_TTL_1H if parse_version(version) >= CLAUDE_CODE_1H_FROM else ANTHROPIC_TTL_5M
+    return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True)
+
+
+# Version families: where the logs show one cache lifetime and one way of counting output (the docstring above).
+_FAMILIES = {"claude_code": ((2, 1, 2), (2, 1, 12), (2, 1, 20), (2, 1, 31)), "codex": ((0, 140),)}
+
+
+def bill_family(agent: str | None, version: str | None) -> str:
+    """The version family a session's bill model is fitted by: ``agent`` plus the version range it falls in."""
+    edges = _FAMILIES.get(agent or "", ())
+    v = parse_version(version)
+    lo: tuple[int, ...] | None = None
+    hi: tuple[int, ...] | None = None
+    for edge in edges:
+        if v >= edge:
+            lo = edge
+        elif hi is None:
+            hi = edge
+    def name(t: tuple[int, ...]) -> str:
+        return ".".join(str(x) for x in t)
+    if lo is None and hi is None:
+        return agent or "unknown"
+    if lo is None:
+        return f"{agent} <{name(hi)}" if hi else f"{agent}"
+    return f"{agent} {name(lo)}+" if hi is None else f"{agent} {name(lo)}-<{name(hi)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BillModel:
+    """What the cache rules and the transcript do not tell, fitted per agent and version family."""
+
+    agent: str
+    family: str
+    reset_cached_tokens: int = 0  # what a compaction leaves cached (system prompt, tool schemas)
+    turn_miss_share: float = 0.0  # expected share of the cached prefix a new user turn loses anyway
+    call_miss_share: float = 0.0  # the same at other calls
+    command_miss_share: float = 0.0  # the same after a slash command or a skill's instructions (``command_turn``)
+    late_hit_share: float = 1.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
+    uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
+    output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
+    output_per_call: float = 0.0
+    sessions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.agent, "family": self.family, "reset_cached_tokens": self.reset_cached_tokens,
+                "turn_miss_share": round(self.turn_miss_share, 4), "call_miss_share": round(self.call_miss_share, 4),
+                "command_miss_share": round(self.command_miss_share, 4),
+                "late_hit_share": round(self.late_hit_share, 4),
+                "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
+                "output_per_call": round(self.output_per_call, 2), "sessions": self.sessions}
+
+
+# Fitted by ``fit_bill_model`` on every session of ../shared/real_sessions_large with usage (``python
+# scripts/reality_report.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
+# with, per version family and per agent (the fallback).
+SHIPPED: dict[str, BillModel] = {
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25517, turn_miss_share=0.0652, call_miss_share=0.0023, command_miss_share=0.4647, late_hit_share=0.2230, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2913, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.1944, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3728, late_hit_share=1.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, sessions=8),
+    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=19037, turn_miss_share=0.0730, call_miss_share=0.0010, command_miss_share=0.5624, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, sessions=23),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.1225, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, sessions=2),
+    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.6430, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, sessions=7),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.3963, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, sessions=2),
+}
+
+
+def shipped_model(agent: str | None, version: str | None) -> BillModel:
+    """The shipped bill model of a session's family (its agent's, else an empty one)."""
+    family = bill_family(agent, version)
+    found = SHIPPED.get(family) or SHIPPED.get(agent or "")
+    return found or BillModel(agent=agent or "unknown", family=family)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model call as the replay models it."""
+
+    index: int  # the assistant message
+    context: int  # tokens sent: the replay's context just before the message
+    visible: int  # the assistant message's visible size (``visible_chars`` / 4): what output is modelled from
+    time: float | None  # the log's timestamp (seconds)
+    turn: bool  # a new user turn came before it
+    reset: bool  # the first call after a logged compaction (or of the session)
+    command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
+
+
+def timestamp(msg: Message) -> float | None:
+    """The message's ``createdAt`` in seconds (None when absent or unreadable)."""
+    value = msg.meta("createdAt")
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+# What a user message holds when the user ran a slash command or a skill was invoked (Claude Code logs them as user
+# messages: <command-name>, <bash-input>, <local-command-stdout>, ..., and the skill's text marked isMeta). The next
+# call missed the cache in 74 of 101 such turns of the Claude Code sessions of ../shared/real_sessions_large of
+# 2.1.20 and later, against 59 of 378 plain user turns: a command changes the request (model, settings, tools).
+COMMAND_TAGS = ("<command-", "<bash-", "<local-command-")
+SKILL_PREFIX = "Base directory for this skill"
+
+
+def command_turn(msg: Message) -> bool:
+    """Whether a user message is a slash command's record or a skill's instructions."""
+    if msg.role != "user":
+        return False
+    text = msg.text.lstrip()
+    return text.startswith(COMMAND_TAGS) or (msg.meta("isMeta") is True and text.startswith(SKILL_PREFIX))
+
+
+def visible_chars(msg: Message) -> int:
+    """What an answer shows of itself, in chars: its text and reasoning text, and its tool calls' arguments."""
+    total = 0
+    for part in msg.parts or ():
+        data = part.data
+        if not isinstance(data, dict):
+            continue
+        text = data.get("text")
+        if isinstance(text, str):
+            total += len(text)
+        args = data.get("input")
+        if args is not None and str(data.get("type", "")).startswith(("tool-", "dynamic-tool")):
+            total += len(args) if isinstance(args, str) else len(json.dumps(args, ensure_ascii=False, default=str))
+    return total
+
+
+def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
+                 base: int, *, reset: bool) -> list[ModelCall]:
+    """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
+    (hidden prefix, what the agent re-attached) plus the segment's tokens before it."""
+    before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64)))
+    out: list[ModelCall] = []
+    msgs = segment.messages
+    turn = command = False
+    for j, m in enumerate(msgs):
+        g = j + offset
+        if g >= hi:
+            break
+        if m.role != "assistant":
+            if g >= lo and is_user_turn(m):
+                turn = True
+                command = command or command_turn(m)
+            continue
+        if g < lo:
+            continue
+        out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
+                             time=timestamp(history.messages[g]), turn=turn, reset=reset and not out,
+                             command=command))
+        turn = command = False
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class BillWindow:
+    """One window of a followed log, as the bill reads it: its calls at log indices [lo, hi), each sent with
+    ``base`` plus the segment's per-message ``tokens`` before it."""
+
+    segment: History
+    offset: int
+    lo: int
+    hi: int
+    tokens: np.ndarray
+    base: int
+    reset: bool
+
+
+def session_calls(history: History, windows: Iterable[BillWindow]) -> tuple[ModelCall, ...]:
+    """Every model call of a followed log, window after window."""
+    out: list[ModelCall] = []
+    for w in windows:
+        out += window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset)
+    return tuple(out)
+
+
+def session_bill(history: History, windows: Iterable[BillWindow],
+                 model: BillModel | None = None) -> tuple[Bill, tuple[ModelCall, ...]]:
+    """(the modelled bill, the calls it was computed on) of a followed log, with ``model`` or the shipped one."""
+    log = history.log
+    agent, version = (log.agent, log.version) if log is not None else (None, None)
+    calls = session_calls(history, windows)
+    return modelled_bill(calls, cache_rules(agent, version), model or shipped_model(agent, version)), calls
+
+
+def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel) -> Bill:
+    """The bill of ``calls`` under the provider's cache rules and the fitted model."""
+    tin = tread = twrite = 0
+    tout = 0.0
+    prev: ModelCall | None = None
+    turn_first = 0  # input of the first call of the turn ``prev`` belongs to
+    for c in calls:
+        shared = _shared(c, prev, rules, model, turn_first)
+        read = max(0, min(c.context, int(shared)))
+        if rules.increment > 1:
+            read -= read % rules.increment
+        if c.context < rules.min_tokens:
+            read = 0
+        rest = c.context - read
+        if rules.writes_billed:
+            uncached = min(rest, int(round(model.uncached_per_call)))
+            write = rest - uncached
+        else:
+            uncached, write = rest, 0
+        tin += uncached
+        tread += read
+        twrite += write
+        tout += max(0.0, model.output_ratio * c.visible + model.output_per_call)
+        if prev is None or c.turn or c.reset:
+            turn_first = c.context
+        prev = c
+    return Bill(calls=len(calls), input=tin, cache_read=tread, cache_write=twrite, output=int(round(tout)))
+
+
+def late(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
+    """Whether ``c`` came after the cache's sure lifetime (but within its longest)."""
+    if rules.sure_seconds is None or c.time is None or prev.time is None:
+        return False
+    return rules.sure_seconds < c.time - prev.time <= rules.ttl_seconds
+
+
+def expected_read(c: ModelCall, prev: ModelCall | None, rules: CacheRules, turn_first: int) -> float | None:
+    """What the cache rules let ``c`` read, before any miss: None after a reset (or for the first call), 0 past
+    the lifetime, else what the previous call wrote (OpenAI, at a new turn: up to where the previous turn began)."""
+    if prev is None or c.reset:
+        return None
+    if c.time is not None and prev.time is not None and c.time - prev.time > rules.ttl_seconds:
+        return 0.0
+    shared = float(prev.context)
+    if c.turn and rules.turn_reads_to_turn_start:
+        shared = min(shared, float(turn_first))
+    return shared
+
+
+def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: BillModel, turn_first: int) -> float:
+    """The prefix ``c`` reads from the cache: the rules' read, less the expected misses."""
+    kept = float(model.reset_cached_tokens)
+    shared = expected_read(c, prev, rules, turn_first)
+    if shared is None:
+        return kept
+    if not shared:
+        return 0.0
+    assert prev is not None
+    if late(c, prev, rules):
+        shared *= model.late_hit_share
+    miss = model.command_miss_share if c.command else model.turn_miss_share if c.turn else model.call_miss_share
+    return shared * (1.0 - miss)
+
+
+def logged_bill(history: History) -> Bill | None:
+    """The bill the log records: each logged call's usage once (the readers merge a response logged over several
+    lines, Claude Code's content blocks, and drop a Codex call logged twice), summed by class."""
+    log = history.log
+    if log is None or not log.calls:
+        return None
+    seen: set[int] = set()
+    tin = tread = twrite = tout = 0
+    for call in log.calls:
+        if call.index in seen:
+            continue
+        seen.add(call.index)
+        u = call.usage
+        tin += u.input_tokens
+        tread += u.cache_read_tokens
+        twrite += u.cache_write_tokens
+        tout += u.output_tokens
+    return Bill(calls=len(seen), input=tin, cache_read=tread, cache_write=twrite, output=tout)
+
+
+def logged_calls_as_modelled(history: History, calls: Sequence[ModelCall]) -> list[ModelCall]:
+    """``calls`` with each context replaced by what the log billed for it (input + cache reads + writes): what the
+    fit measures the cache's behaviour on. Calls without usage are left out."""
+    out = []
+    for c in calls:
+        usage = history.messages[c.index].usage
+        if usage is not None:
+            out.append(replace(c, context=usage.context_tokens))
+    return out
+
+
+def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, agent: str, family: str) -> BillModel:
+    """Fit the bill model to sessions with usage: (history, its modelled calls) pairs of one agent (and family).
+
+    Each quantity is measured on the logged calls against the cache rules: the reset part as the median cache
+    read of the first call after a compaction, the miss shares as the mean share of the expected read a call did
+    not get (new user turns and other calls apart, calls past the lifetime left out), the uncached tokens as a
+    mean, and output as least squares of the logged output on the visible size and a constant. A miss share is
+    the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total)."""
+    resets: list[int] = []
+    lost = {"command": 0.0, "turn": 0.0, "call": 0.0}  # tokens the expected read did not get, by kind of call
+    expected = {"command": 0.0, "turn": 0.0, "call": 0.0}
+    late_read = late_expected = 0.0
+    uncached: list[int] = []
+    vis: list[float] = []
+    outs: list[float] = []
+    n = 0
+    for history, calls in sessions:
+        log = history.log
+        if log is None:
+            continue
+        n += 1
+        rules = cache_rules(log.agent, log.version)
+        logged = logged_calls_as_modelled(history, calls)
+        prev: ModelCall | None = None
+        turn_first = 0
+        for c in logged:
+            usage = history.messages[c.index].usage
+            assert usage is not None
+            uncached.append(usage.input_tokens)
+            vis.append(float(c.visible))
+            outs.append(float(usage.output_tokens))
+            shared = expected_read(c, prev, rules, turn_first)
+            if shared is None:
+                if prev is not None and usage.cache_read_tokens > 0:
+                    resets.append(usage.cache_read_tokens)
+            elif shared > 0 and prev is not None and late(c, prev, rules):
+                late_read += min(shared, usage.cache_read_tokens)
+                late_expected += shared
+            elif shared > 0:
+                kind = "command" if c.command else "turn" if c.turn else "call"
+                lost[kind] += max(0.0, shared - usage.cache_read_tokens)
+                expected[kind] += shared
+            if prev is None or c.turn or c.reset:
+                turn_first = c.context
+            prev = c
+    kept = int(np.median(resets)) if resets else 0
+    ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs))
+    return BillModel(agent=agent, family=family, reset_cached_tokens=kept,
+                     turn_miss_share=lost["turn"] / expected["turn"] if expected["turn"] else 0.0,
+                     call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
+                     command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
+                     late_hit_share=late_read / late_expected if late_expected else 1.0,
+                     uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
+                     output_ratio=ratio, output_per_call=per_call, sessions=n)
+
+
+def _output_fit(vis: np.ndarray, out: np.ndarray) -> tuple[float, float]:
+    """(ratio, per call) of out ~ ratio x vis + per call by least squares, both kept >= 0."""
+    if not len(vis):
+        return 1.0, 0.0
+    a = np.vstack([vis, np.ones_like(vis)]).T
+    coef, *_ = np.linalg.lstsq(a, out, rcond=None)
+    ratio, per_call = float(coef[0]), float(coef[1])
+    if ratio < 0:
+        return 0.0, float(max(0.0, out.mean()))
+    if per_call < 0:
+        return float(max(0.0, (vis @ out) / max(1e-9, vis @ vis))), 0.0
+    return ratio, per_call
