@@ -62,11 +62,13 @@ class AgainstLog:
 
 
 def against_log(run: Run, history: History) -> AgainstLog | None:
-    """The replay's compressions beside the log's compactions (None for a history that is not an agent log)."""
+    """The replay's compressions beside the log's compactions (None for a history that is not an agent log). A
+    compaction the log starts at (no message before it: what it summarised is in another file) is no replay's to
+    make and is left out, so the replay's first compression meets the log's first it could have made."""
     log = history.log
     if log is None:
         return None
-    real = sorted(log.compactions, key=lambda c: c.index)
+    real = sorted((c for c in log.compactions if c.index > 0), key=lambda c: c.index)
     return AgainstLog(logged=tuple(c.index for c in real), triggers=tuple(c.trigger for c in real),
                       replayed=tuple(c.index_started + 1 for c in run.compressions))
 

@@ -326,7 +326,8 @@ def _measure_before(run: Any, index: int) -> int | None:
 
 def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
     """Counts over every automatic compaction: how many predicted within 0, 2 and 5 messages, missed, extra."""
-    auto = [c for s in sessions for c in s.compactions if c.trigger == "auto"]
+    # A compaction the log starts at (nothing before it in the file) cannot be predicted: not scored.
+    auto = [c for s in sessions for c in s.compactions if c.trigger == "auto" and c.real_index > 0]
     errors = [abs(c.error) for c in auto if c.error is not None]
     out: dict[str, Any] = {
         "sessions": len(sessions),
