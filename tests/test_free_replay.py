@@ -38,6 +38,8 @@ def test_the_summary_counts_automatic_compactions_only():
     s = summary(rows)
     assert (s["auto_compactions"], s["missed"], s["within_0"], s["within_2"], s["within_5"]) == (3, 1, 0, 1, 1)
     assert s["median_abs_error"] == 4.5
+    later = summary(rows, later=True)  # after each log's first compaction: 50 (+8) and 90 (none)
+    assert (later["auto_compactions"], later["missed"], later["within_5"]) == (2, 1, 0)
 
 
 def test_the_report_groups_logs_by_repository(tmp_path):
@@ -49,6 +51,7 @@ def test_the_report_groups_logs_by_repository(tmp_path):
     assert sorted(by_repo) == ["else/two", "someone/one"] and not skipped
     rows = replay_report.table_rows(by_repo)
     assert rows[-1][:6] == ["**all**", 2, 2, "2 (100%)", "2 (100%)", "2 (100%)"]
+    assert rows[-1][-1] == "–"  # one compaction each: none after a log's first
 
 
 def test_on_the_real_sessions_the_free_replay_compacts_where_the_agents_did():

@@ -83,10 +83,12 @@ def factual_knobs(history: History) -> Knobs | None:
     return agent_settings(history, dollars=False).knobs
 
 
-def summary(rows: Sequence[AgainstLog]) -> dict[str, Any]:
+def summary(rows: Sequence[AgainstLog], *, later: bool = False) -> dict[str, Any]:
     """Over the automatic compactions of ``rows``: how many the replay put within 0, 2 and 5 messages, how many it
-    has no compression for, and the median distance."""
-    errors = [e for r in rows for e, t in zip(r.errors, r.triggers, strict=True) if t == "auto"]
+    has no compression for, and the median distance. ``later``: only those after the log's first compaction, the
+    ones the replay reaches from its own (its briefing, restore and kept tail), not from the log's bills."""
+    errors = [e for r in rows for n, (e, t) in enumerate(zip(r.errors, r.triggers, strict=True))
+              if t == "auto" and (n > 0 or not later)]
     found = [abs(e) for e in errors if e is not None]
     out: dict[str, Any] = {"sessions": len(rows), "auto_compactions": len(errors),
                            "missed": sum(e is None for e in errors),
