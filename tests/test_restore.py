@@ -254,3 +254,25 @@ def test_a_resumed_session_rebuilds_its_read_state_from_whole_reads_and_writes()
     _read(log, "r4", "/repo/later.py", 1, 5, 5)  # read after the resume: its mtime, older than whole.py's stamp
     _edit(log, "e3", "/repo/range.py")  # changed after the resume: the newest
     assert [r.name for r in _items(log)] == ["/repo/range.py", "/repo/whole.py", "/repo/later.py"]
+
+
+def test_with_the_logs_bill_a_read_file_is_sized_by_what_its_read_was_billed() -> None:
+    """Given what the provider billed for each message (the billed counter's counts), a file is restored at its
+    read's bill (a range read scaled to the whole file), and called over the limit by the bill of its bare lines;
+    a message the bill says nothing of (0: the bill fell there) falls back to the counter."""
+    log = ClaudeLog().user("go")
+    _whole_read(log, "r1", "/repo/whole.py", 40)
+    _read(log, "r2", "/repo/range.py", 1, 10, 40)
+    _read(log, "r3", "/repo/big.py", 1, 10, 40)
+    history = parse_claude_code(log.text())
+    results = [i for i, m in enumerate(history.messages) if m.meta("readLines")]
+    billed = [0] * len(history.messages)
+    billed[results[0]], billed[results[1]], billed[results[2]] = 900, 300, 2_000
+    items = {r.name: r for r in restored_items(history.messages, files=5, per_file_tokens=5_000, billed=billed)}
+    header = count_text_tokens('Called the Read tool with the following input: {"file_path": "/repo/whole.py"}\n'
+                               "Result of calling the Read tool: ", "estimate")
+    assert items["/repo/whole.py"].tokens == 900 + header
+    assert 4 * 300 - 10 < items["/repo/range.py"].tokens - header < 4 * 300 + 10  # 10 of 40 lines: x4
+    assert items["/repo/big.py"].kind == "reference"  # 2,000 x 4 of its bare lines is over 5,000
+    unbilled = restored_items(history.messages, files=5, per_file_tokens=5_000, billed=[0] * len(billed))
+    assert unbilled == restored_items(history.messages, files=5, per_file_tokens=5_000)

@@ -27,7 +27,7 @@ import numpy as np
 
 from workbench.briefing.base import Briefer, BriefRecord
 from workbench.briefing.simulated import SimulatedBriefer
-from workbench.counting.billed import system_tokens
+from workbench.counting.billed import billed_counts, system_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import check_points, elidable_tokens, trigger_lag, trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
@@ -310,7 +310,9 @@ class _Replay:
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
-        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache)
+        billed = billed_counts(self.counts, self.knobs).tokens if uses_billed(self.history, self.knobs) else None
+        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache,
+                                                billed=billed)  # files sized by what their reads were billed
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"

@@ -150,19 +150,6 @@ def counting_knobs(knobs: Knobs) -> Knobs:
     return knobs.replace(trigger_counter="estimate")
 
 
-def restore_knobs(knobs: Knobs, counter: str) -> Knobs:
-    """The knobs what the agent re-attaches is counted with: ``counting_knobs``, but with the agent's own tokenizer
-    (``counter``: its preset's trigger counter) where those count with the usage counter. The usage counter has a
-    call's bill for what the log holds; the files re-attached are in no bill, and chars / 4 counts code short or
-    long of what the provider bills, enough to call a file under or over the 5,000-token limit it is not
-    (claude_code__cd_95adddad32_0 at message 116: 11,044 tokens re-attached by chars / 4 x 1.238, 20,446 by o200k
-    x 1.238; the first call after it billed 20,938 beyond the hidden prefix, the summary and what came between)."""
-    knobs = counting_knobs(knobs)
-    if knobs.trigger_counter == "usage" and counter != "usage":
-        knobs = knobs.replace(trigger_counter=counter)
-    return knobs
-
-
 def request_instructions(history: History) -> Message | None:
     """Codex's base instructions, when the log has them (0.141+ log them in ``session_meta``, its first line; the
     reader makes them message 0): the Responses API request's ``instructions``, sent with every call and never part

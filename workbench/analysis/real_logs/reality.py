@@ -24,7 +24,6 @@ from workbench.analysis.real_logs.after_compaction import (
     counting_knobs,
     measured_prefix,
     predict_after,
-    restore_knobs,
 )
 from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_settings
 from workbench.analysis.real_logs.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
@@ -169,14 +168,16 @@ def follow_log(
     windows = _windows(history)
     restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
     # window's, counted alike, so one walk of the log serves both)
-    restoring = restore_knobs(base, settings.knobs.trigger_counter)
+    restoring = counting_knobs(base)
+    billed = _billed_for_restore(history, settings.knobs, cache) if use_usage else None
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
             restored = restores.get(window.after.index)
             if restored is None:
-                restored = compaction_restore(history.messages[: window.after.index], restoring, cache=cache)
+                restored = compaction_restore(history.messages[: window.after.index], restoring, cache=cache,
+                                              billed=billed)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real
@@ -184,7 +185,8 @@ def follow_log(
         if real is not None:
             following = windows[n + 1].real if n + 1 < len(windows) else None
             end = following.index if following is not None else len(history.messages)
-            restores[real.index] = compaction_restore(history.messages[: real.index], restoring, cache=cache)
+            restores[real.index] = compaction_restore(history.messages[: real.index], restoring, cache=cache,
+                                                      billed=billed)
             after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
                                                        end=end, cache=cache, restored=restores[real.index],
                                                        own_prefix=own_prefix)
@@ -221,6 +223,17 @@ def follow_log(
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+
+
+def _billed_for_restore(history: History, knobs: Knobs, cache: CountCache) -> Any:
+    """What the provider billed for each message of the log (``counting.billed``), spread between two calls by
+    the estimate: what Claude Code re-attaches after a compaction is sized by what its reads were billed
+    (``counting.restore``). Counted by chars / 4 instead, code files come out short or long enough to be called
+    under or over the 5,000-token limit they are not; a tokenizer would count them as well but takes ~0.4 s of CPU
+    to load, more than reading the small set's logs (benchmarks: ``workbench reality`` within 2x of that)."""
+    from workbench.counting.billed import billed_counts
+
+    return billed_counts(cache.counts_for(history), knobs.replace(trigger_counter="estimate", log_counter="billed")).tokens
 
 
 def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> tuple[Knobs, bool]:
