@@ -20,7 +20,8 @@ from typing import Any
 from harness import Histories, Result, Series, timed, timed_pair, timed_paused
 from naive import naive_simulate, same_run
 
-from workbench.counting.tokens import CountCache, get_encoding, render_for_tokenizer
+from workbench.counting.encodings import get_encoding, render_for_tokenizer
+from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.replay import simulate

@@ -49,17 +49,20 @@ WHAT = {
                  "binary, UTF-16, cut files, wrong versions",
     "provider": "live cascades over HTTP against tests/fake_provider.py: slow, failing, short, leaking, trickling, "
                 "key-echoing and key-parroting models, alone and in cascades",
-    "numbers": "Claude Code and Codex logs (tests/fuzzing_logs.py seeds) with a number, usually a usage field, made "
+    "numbers": "Claude Code, Codex, OpenCode, Copilot CLI, Gemini CLI and Pi logs (tests/fuzzing_logs.py seeds) with a number, usually a usage field, made "
                "Infinity, NaN, 1e400, 10^30, 2^64, negative, fractional, a 400-digit integer or text; run through "
                "simulate (agent's settings and stagewise's), reality (with and without usage), calibrate, probe",
     "types": "the same logs with any value (`type`, `payload`, `message`, `content`, `usage` more often) of another "
              "JSON type: objects, arrays, null, booleans, numbers, strings",
-    "metadata": "the readers' own bookkeeping names (index, line, summary, kept, usage, ...) with hostile values "
-                "inside compactMetadata, toolUseResult, message, payload and token_count info",
+    "metadata": "the readers' own bookkeeping names (index, line, summary, kept, usage, loggedTokens, $set, ...) with "
+                "hostile values inside compactMetadata, toolUseResult, message, payload, token_count info, OpenCode's "
+                "info/state/tokens, Copilot's data, Gemini's tokens and $set",
     "images": "image blocks and input_image URLs with cut, corrupted or absurd PNG, GIF, WebP (VP8, VP8L, VP8X) and "
-              "JPEG headers, payloads that are not base64, odd data URLs, in user messages and tool results",
+              "JPEG headers, payloads that are not base64, odd data URLs, in user messages and tool results (OpenCode "
+              "file parts, Gemini inlineData, Pi image blocks, Copilot attachment paths)",
     "glued": "agent logs with records glued on one line, lines cut or split in the middle, CRLF, garbage lines: a "
-             "damaged log without garbage must be read past the damage (exit 0), not refused",
+             "damaged log without garbage must be read past the damage (exit 0), not refused (an OpenCode export, one "
+             "document, is cut or wrapped instead)",
     "full-disk": "bundles (with and without --force), the offload log, sweep CSV and parquet, probe CSV and "
                  "calibrate's YAML written to a 1 MiB tmpfs left with 0 B to 150 kB: a complete result, or exit 1 with "
                  "one line and the previous file intact (a full stdout under `simulate --json`: the fault suite)",

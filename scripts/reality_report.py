@@ -6,8 +6,8 @@
 Every number in the page comes from this run: the reality check with the logs' billed usage, the same without
 it (leave-one-session-out: each log predicted by a fit on the others), the fitted counting knobs, the image
 check, the context after each compaction and the bill (``scripts/reality_after_bill.py``, held out by session
-and by repository on the large set), and the real summaries scored against the extractive briefer with the
-re-fetches after each compaction.
+and by repository on the large set), the OpenCode, Copilot CLI, Gemini CLI and Pi logs, and the real summaries
+scored against the extractive briefer with the re-fetches after each compaction.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def _rows(sessions: list[SessionReality]) -> list[list[Any]]:
     for s in sessions:
         for c in s.compactions:
             delta = "–" if c.error is None else f"{c.error:+d}"
-            rows.append([f"`{s.file}`", f"{s.agent} {s.version}", s.preset, _n(s.window), c.source_line, c.real_index,
+            rows.append([f"`{s.file}`", f"{s.agent} {s.version}", s.preset, _n(s.window),
+                         "–" if c.source_line is None else c.source_line, c.real_index,
                          c.trigger, _n(c.real_tokens_before),
                          "none" if c.predicted_index is None else c.predicted_index, delta,
                          _n(c.predicted_tokens_before)])
@@ -128,9 +129,76 @@ def build(sessions_dir: Path, large_dir: Path | None = None) -> str:
         from reality_after_bill import sections
 
         parts += sections(large_dir, sessions_dir)
+        parts += _other_agents_section(large_dir, sessions_dir.parent / "agent_formats")
     parts += _briefings_section(histories)
     parts += [f"_Generated in {time.perf_counter() - started:.1f} s._", ""]
     return "\n".join(parts)
+
+
+# The agents whose logs the newer readers read (history/readers/opencode.py, copilot_cli.py, gemini_cli.py, pi.py).
+OTHER_AGENTS = ("opencode", "copilot_cli", "gemini_cli", "pi")
+
+
+def _other_agents_section(large_dir: Path, formats_dir: Path) -> list[str]:
+    """OpenCode, Copilot CLI, Gemini CLI and Pi: the compactions of the large set's logs, followed with and without
+    usage, and every native log of ../shared/agent_formats read (none of those compacted)."""
+    from workbench.history.readers.discover import agent_logs
+
+    found = [p for p in sorted(large_dir.iterdir()) if p.name.split("__")[0] in OTHER_AGENTS]
+    if formats_dir.is_dir():
+        found += [p for p in agent_logs(formats_dir)[0] if p.name != "sources.json"]
+    histories = [h for h in (load_history(p) for p in found) if h.log is not None and h.log.agent in OTHER_AGENTS]
+    if not histories:
+        return []
+    cache = CountCache()
+    usage = [follow_log(h, cache=cache) for h in histories]
+    without = [follow_log(h, usage=False, cache=cache) for h in histories]
+    compacted = [s for s in usage if s.compactions]
+    logs = [[f"`{s.file}`", f"{s.agent} {s.version or '?'}", s.model or "–", s.preset, _n(s.window),
+             "yes" if h.log is not None and h.log.calls else "no", len(s.compactions)]
+            for s, h in zip(usage, histories, strict=True)]
+    return [
+        "## OpenCode, Copilot CLI, Gemini CLI and Pi", "",
+        "Their native logs (`workbench reality ../shared/real_sessions_large ../shared/agent_formats`): the OpenCode "
+        "1.4.3 export and the Copilot CLI 1.0.74 log of the large set each logged one automatic compaction; the logs of "
+        "`../shared/agent_formats` logged none. Each is replayed with its agent's preset (`opencode_1_3`, `opencode`, "
+        "`copilot_cli`, `gemini_cli`, `pi`) and the window its agent gives its model "
+        "(`analysis/real_logs/agent_windows.py`); the rules and where each number was read are in "
+        "[agents.md](agents.md). A Copilot CLI log holds no call's input usage (`assistant.usage` is never written "
+        "to the file), so it is always replayed on the estimate: Copilot's own count, o200k tokens times its "
+        "per-model multiplier, each Claude answer as its logged output tokens, the logged tool definitions as hidden "
+        "prefix.", "",
+        _table(COLUMNS, _rows(compacted)), "",
+        "**With usage where the log has it:** " + _summary_line(reality_summary(compacted)), "",
+        "**Without usage (the presets' shipped counting):** "
+        + _summary_line(reality_summary([s for s in without if s.compactions])), "",
+        *_copilot_gap(histories, cache),
+        _table(["file", "agent", "model", "preset", "window", "usage", "logged compactions"], logs), "",
+    ]
+
+
+def _copilot_gap(histories: list[Any], cache: CountCache) -> list[str]:
+    """What Copilot CLI counted at each logged compaction beside what the replay counts there, in one paragraph."""
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.counting.counters import trigger_tokens
+
+    lines = []
+    for h in histories:
+        if h.log.agent != "copilot_cli":
+            continue
+        knobs = agent_settings(h, dollars=False).knobs
+        tokens = trigger_tokens(cache.counts_for(h), knobs)
+        for c in h.log.compactions:
+            counted = int(tokens[: c.index].sum()) + knobs.hidden_prefix_tokens
+            lines.append(f"`{Path(h.source_path or h.id).name}` line {c.source_line}: Copilot counted "
+                         f"{_n(c.tokens_before)} tokens over the {c.index} messages before its compaction, the replay "
+                         f"counts {counted:,} ({counted - (c.tokens_before or 0):+,}) against a threshold of "
+                         f"{0.8 * knobs.context_window_tokens:,.0f}.")
+    if not lines:
+        return []
+    return [" ".join(lines) + " The gap is what Copilot counts and a transcript counter does not: each tool result's "
+            "call id (about 19 o200k tokens x the model's multiplier; @github/copilot 1.0.40 app.js `sMi`) and its "
+            "latest system prompt, which grew 2% over the session while the transcript holds the first.", ""]
 
 
 def _free_replay_section(sessions_dir: Path) -> list[str]:

@@ -1,7 +1,8 @@
 """The fuzz families of issue 19 (item 10): agent logs made hostile field by field, and writers on a full disk.
 
 Seeds are small Claude Code and Codex logs built by tests/agent_log_builders.py (usage on every call, an
-automatic compaction, images, tool calls and results, a Read result with its line counts), so the families need
+automatic compaction, images, tool calls and results, a Read result with its line counts) and OpenCode, Copilot CLI,
+Gemini CLI and Pi logs built by tests/native_log_builders.py (each with its compaction), so the families need
 no ../shared. Each case is one mutation of one seed, run through ``simulate`` (the agent's own settings and
 stagewise's), ``reality`` (with and without usage), ``calibrate`` and ``probe``, and judged by tests/fuzzing.py's
 rule. Families: ``numbers`` (non-finite and huge numbers: Infinity, NaN, 1e400, 10**30, negative, fractional,
@@ -24,13 +25,18 @@ from typing import Any
 
 from agent_log_builders import ClaudeLog, CodexLog, image_block, png_bytes, text_block, tool_use
 from fuzzing import REPO, SMALL, Case, _paths, _set_at, _sub
+from native_log_builders import CopilotLog, GeminiLog, OpenCodeLog, PiLog, oc_tool
 
 RAW_NUMBERS = ["Infinity", "-Infinity", "NaN", "1e400", "-1e400", "1" + "0" * 30, str(2**63), str(2**64), "-1",
                "1.5", "1e-300", "-0.0", "0", '"12"', "true", "null", "9" * 400, "123456789012345678901234567890.5"]
 WRONG_TYPES: list[Any] = [{}, [], [[]], {"a": 1}, "", "x", 0, -1, True, None, [1, "a"], {"type": {"x": 1}},
                           ["user"], {"input_tokens": "many"}]
 BOOKKEEPING = ["index", "summary", "line", "summary_index", "timestamp", "parent_missing", "source_line", "trigger",
-               "preTokens", "uuid", "kept", "opaque", "before", "after", "sourceLine", "usage", "model", "id"]
+               "preTokens", "uuid", "kept", "opaque", "before", "after", "sourceLine", "usage", "model", "id",
+               # the OpenCode, Copilot CLI, Gemini CLI and Pi readers' own names and the fields they take in
+               "briefingUsage", "loggedTokens", "outputTokens", "preCompactionTokens", "summaryContent",
+               "tokensBefore", "firstKeptEntryId", "compacted", "$set", "$rewindTo", "parentToolCallId", "agentId",
+               "parentId", "createdAt", "tokens", "parts", "toolCalls"]
 NASTY_META: list[Any] = [None, "zzz", -1, 10**30, [1], {"a": 1}, True, "", "auto", "manual", 1e308, "\ud800"]
 
 AGENT_COMMANDS: list[tuple[list[str], str]] = [
@@ -82,7 +88,58 @@ def codex_seed() -> list[dict[str, Any]]:
     return log.lines
 
 
-SEEDS = (("claude", claude_seed), ("codex", codex_seed))
+def opencode_seed() -> list[dict[str, Any]]:
+    """An OpenCode export (one JSON document: the only record): steps with tools, a pruned output, a compaction."""
+    log = OpenCodeLog()
+    for i in range(4):
+        log.user(f"step {i}: " + "refactor the parser module. " * 30)
+        log.assistant("Reading. " * 20, total=20_000 + 10_000 * i,
+                      tools=[oc_tool("read", f"c{i}", "line of code\n" * 120, compacted=log.t + 500 if i == 1 else None)])
+    log.compaction().assistant("## Goal\nrefactor the parser", total=50_000, summary=True)
+    log.user("go on").assistant("ok", total=9_000)
+    return [log.doc()]
+
+
+def copilot_seed() -> list[dict[str, Any]]:
+    log = CopilotLog().system("You are the GitHub Copilot CLI. " * 20)
+    for i in range(4):
+        log.user(f"task {i} " + "fix the build " * 30).assistant("Looking. " * 10, calls=[(f"c{i}", "powershell")],
+                                                                  out=300 + i)
+        log.result(f"c{i}", "output line\n" * 80)
+    log.event("assistant.message", agent="sub-1", messageId="s", model="claude-opus-4.8", content="sub work",
+              toolRequests=[], outputTokens=12, parentToolCallId="c1")
+    log.compaction(pre=40_000).user("continue").assistant("Done.", out=20)
+    return log.lines
+
+
+def gemini_seed() -> list[dict[str, Any]]:
+    log = GeminiLog()
+    for i in range(4):
+        log.user(f"read file {i} " + "and explain it " * 30).gemini("Reading it.", prompt=20_000 + 5_000 * i,
+                                                                     cached=10_000, calls=[(f"r{i}", "read_file",
+                                                                                            "text\n" * 100)])
+    log.user("<state_snapshot>\n<overall_goal>explain</overall_goal>\n</state_snapshot>").gemini("ok", prompt=9_000)
+    head = {k: v for k, v in log.doc().items() if k != "messages"}
+    return [head, *log.messages, {"$set": {"summary": "explained"}}]
+
+
+def pi_seed() -> list[dict[str, Any]]:
+    log = PiLog()
+    kept = ""
+    for i in range(4):
+        log.user(f"review part {i} " + "look for bugs " * 30)
+        log.assistant("Checking. " * 10, total=10_000 + 8_000 * i, call=f"c{i}")
+        entry = log.result(f"c{i}", "func main() {}\n" * 80)
+        kept = kept or (entry if i == 2 else "")
+    log.compaction(kept, before=34_000)
+    log.user("next")
+    log.assistant("Done.", total=8_000, stop="stop")
+    return log.lines
+
+
+SEEDS = (("claude", claude_seed), ("codex", codex_seed), ("opencode", opencode_seed), ("copilot", copilot_seed),
+         ("gemini", gemini_seed), ("pi", pi_seed))
+DOCUMENT_SEEDS = frozenset({"opencode"})  # one JSON document, written as a .json file
 
 
 # ── mutations ───────────────────────────────────────────────────────────────────────────────────
@@ -112,7 +169,8 @@ def mutate_numbers(records: list[dict[str, Any]], rng: random.Random) -> tuple[l
     i = rng.randrange(len(records))
     leaves = _leaves(records[i])
     numeric = [p for p in leaves if isinstance(_get(records[i], p), (int, float))]
-    usage = [p for p in numeric if any(k in ("usage", "info", "compactMetadata", "toolUseResult") for k in p)]
+    usage = [p for p in numeric if any(k in ("usage", "info", "compactMetadata", "toolUseResult", "tokens", "data",
+                                             "time", "state") for k in p)]
     pool = usage if usage and rng.random() < 0.7 else numeric or leaves
     if not pool:
         return _lines(records), "noop"
@@ -127,22 +185,25 @@ def mutate_types(records: list[dict[str, Any]], rng: random.Random) -> tuple[lis
     i = rng.randrange(len(records))
     paths = [p for p in _paths(records[i]) if p]
     named = [p for p in paths if p[-1] in ("type", "payload", "message", "content", "usage", "info", "role", "source",
-                                           "compactMetadata", "replacement_history", "last_token_usage")]
+                                           "compactMetadata", "replacement_history", "last_token_usage", "data",
+                                           "parts", "state", "tokens", "toolRequests", "toolCalls", "messages")]
     path = rng.choice(named if named and rng.random() < 0.6 else paths)
     new = rng.choice(WRONG_TYPES)
     _set_at(records[i], path, json.loads(json.dumps(new)))
     return _lines(records), f"type {json.dumps(new)[:20]}@{i}:{'/'.join(map(str, path))[:60]}"
 
 
+# The objects whose keys a reader takes in (Claude Code, Codex, OpenCode info/state/tokens, Copilot data, Gemini
+# tokens and $set, Pi message/usage).
+HOLDERS = frozenset({"compactMetadata", "toolUseResult", "message", "payload", "info", "data", "tokens", "usage",
+                     "state", "time", "$set"})
+
+
 def mutate_metadata(records: list[dict[str, Any]], rng: random.Random) -> tuple[list[str], str]:
     """The reader's bookkeeping names (and nasty values) inside the objects whose keys a reader takes in."""
     holders: list[tuple[int, tuple[Any, ...]]] = []
     for i, o in enumerate(records):
-        for key in ("compactMetadata", "toolUseResult", "message", "payload"):
-            if isinstance(o.get(key), dict):
-                holders.append((i, (key,)))
-        if isinstance(o.get("payload"), dict) and isinstance(o["payload"].get("info"), dict):
-            holders.append((i, ("payload", "info")))
+        holders.extend((i, p) for p in _paths(o) if p and p[-1] in HOLDERS and isinstance(_get(o, p), dict))
         holders.append((i, ()))
     i, path = rng.choice(holders)
     target = _get(records[i], path)
@@ -154,7 +215,7 @@ def mutate_metadata(records: list[dict[str, Any]], rng: random.Random) -> tuple[
     if rng.random() < 0.15 and path:
         _set_at(records[i], path, rng.choice(WRONG_TYPES))
         what.append("replaced")
-    return _lines(records), f"meta {','.join(what)}@{i}:{'/'.join(path)}"
+    return _lines(records), f"meta {','.join(what)}@{i}:{'/'.join(map(str, path))}"
 
 
 def _image_payload(rng: random.Random) -> tuple[bytes, str]:
@@ -198,6 +259,9 @@ def _image_data(rng: random.Random) -> tuple[str, str]:
 def mutate_images(records: list[dict[str, Any]], rng: random.Random) -> tuple[list[str], str]:
     """An image block (or several) with a hostile header goes into a user message or a tool result."""
     data, media = _image_data(rng)
+    native = _native_image(records, rng, data, media)
+    if native is not None:
+        return native
     claude = any("uuid" in o for o in records)
     users = [i for i, o in enumerate(records) if (o.get("type") == "user" if claude else
              o.get("type") == "response_item" and o["payload"].get("role") == "user")]
@@ -217,6 +281,33 @@ def mutate_images(records: list[dict[str, Any]], rng: random.Random) -> tuple[li
     return _lines(records), f"image {media} {len(data)} chars@{i}"
 
 
+def _native_image(records: list[dict[str, Any]], rng: random.Random, data: str,
+                  media: str) -> tuple[list[str], str] | None:
+    """An image where the newer formats keep one: an OpenCode file part, a Gemini inlineData part, a Pi image block
+    (Copilot CLI logs attachments as paths: a hostile path instead). None for Claude Code and Codex logs."""
+    url = f"data:{media};base64,{data}"
+    first = records[0]
+    if isinstance(first.get("messages"), list) and isinstance(first.get("info"), dict):  # OpenCode
+        users = [m for m in first["messages"] if isinstance(m, dict) and m.get("info", {}).get("role") == "user"]
+        rng.choice(users)["parts"].append({"type": "file", "mime": media, "url": url, "filename": "x.png"})
+        return _lines(records), f"image {media} {len(data)} chars (opencode)"
+    if isinstance(first.get("projectHash"), str):  # Gemini
+        users = [o for o in records if o.get("type") == "user"]
+        rng.choice(users)["content"] = [{"text": "see"}, {"inlineData": {"mimeType": media, "data": data}}]
+        return _lines(records), f"image {media} {len(data)} chars (gemini)"
+    if first.get("type") == "session":  # Pi
+        users = [o for o in records if o.get("type") == "message" and o["message"].get("role") == "user"]
+        rng.choice(users)["message"]["content"] = [{"type": "text", "text": "see"},
+                                                   {"type": "image", "data": data, "mimeType": media}]
+        return _lines(records), f"image {media} {len(data)} chars (pi)"
+    if isinstance(first.get("data"), dict):  # Copilot CLI
+        users = [o for o in records if o.get("type") == "user.message"]
+        rng.choice(users)["data"]["attachments"] = [{"type": "file", "path": rng.choice([url, "", "\ud800", "../x"]),
+                                                      "mimeType": media}]
+        return _lines(records), f"attachment {media} (copilot)"
+    return None
+
+
 GARBAGE = ["{", "}{", "\x00\x00", "null", "[]", '{"type": ', "\ufeff{}", "42", '"text"', "{}" * 3, "]]]", "\\"]
 
 
@@ -225,8 +316,11 @@ def mutate_glued(records: list[dict[str, Any]], rng: random.Random) -> tuple[lis
     texts = _lines(records)
     what = []
     for _ in range(rng.randint(1, 3)):
-        i = rng.randrange(1, len(texts) - 1)
-        op = rng.choice(["glue", "glue", "glue3", "cut", "garbage", "crlf", "split"])
+        if len(texts) < 3:  # one JSON document (an OpenCode export): cut it, or put garbage around it
+            i, op = 0, rng.choice(["cut", "garbage", "crlf", "split"])
+        else:
+            i = rng.randrange(1, len(texts) - 1)
+            op = rng.choice(["glue", "glue", "glue3", "cut", "garbage", "crlf", "split"])
         if op == "glue":
             texts[i : i + 2] = [texts[i] + texts[i + 1]]
         elif op == "glue3" and i + 2 < len(texts):
@@ -266,11 +360,12 @@ def agent_log_cases(family: str, folder: Path, n: int, *, seed: int) -> Iterator
             if again is not None and all(isinstance(o, dict) for o in again):
                 texts, more = mutate(again, rng)
                 what += " + " + more
-        path = folder / f"case{index:05d}_{name}.jsonl"
+        path = folder / f"case{index:05d}_{name}.{'json' if name in DOCUMENT_SEEDS else 'jsonl'}"
         path.write_text("\n".join(texts) + "\n", encoding="utf-8", errors="surrogatepass")
         template, check = rng.choice(AGENT_COMMANDS)
         args = [a.replace("{file}", str(path)) for a in template]
-        must_read = family == "glued" and "garbage" not in what and check != "calibrate"
+        # A damaged line of an agent log is skipped; a damaged document (an OpenCode export) cannot be read past.
+        must_read = family == "glued" and "garbage" not in what and check != "calibrate" and name not in DOCUMENT_SEEDS
         yield Case(args=args, names=(path.name,), check=check, label=f"{family} {path.name} {what}"[:300],
                    must_read=must_read)
 

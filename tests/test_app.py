@@ -248,7 +248,7 @@ def test_off_box_disables_compression():
 
 def test_model_picker_fills_the_window_from_the_registry():
     """Choosing an agent model sets context_window_tokens to its max input tokens."""
-    at = app(knob_group_cost=True)  # open the "Models and prices" group
+    at = app(knob_group_model=True)  # open the "Models, window and prices" group
     widget(at, "knob_model").set_value("gpt-4o").run()
     no_errors(at)
     assert widget(at, "knob_context_window_tokens").value == get_prices("gpt-4o").max_input_tokens
@@ -256,7 +256,7 @@ def test_model_picker_fills_the_window_from_the_registry():
 
 def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
     """When the verbatim budget reaches the trigger, the sidebar says compression cannot free room."""
-    at = app()
+    at = app(knob_group_keep=True)  # the kept budget's cap sits with what stays verbatim
     widget(at, "knob_kept_budget_ratio").set_value(0.9).run()
     widget(at, "knob_kept_budget_cap_tokens").set_value(500_000).run()
     assert any("reaches the trigger" in w.value for w in at.sidebar.warning)
@@ -264,17 +264,16 @@ def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
 
 def test_closed_groups_draw_no_widgets_and_keep_their_values():
     """Only the open knob groups draw widgets (a faster page); a value set in a group survives closing it."""
-    at = app(knob_group_cost=True)
+    at = app(knob_group_model=True)
     widget(at, "knob_briefer_model").set_value("gpt-4o-mini").run()
-    at.session_state["knob_group_cost"] = False
+    at.session_state["knob_group_model"] = False
     at.run()
     no_errors(at)
     assert "knob_briefer_model" not in [w.key for w in at.selectbox]
     assert ui_state.knobs_from_values(at.session_state).briefer_model == "gpt-4o-mini"
-    at.session_state["knob_group_cost"] = True
+    at.session_state["knob_group_model"] = True
     at.run()
     assert widget(at, "knob_briefer_model").value == "gpt-4o-mini"
-    assert "What stays verbatim · not read by stagewise" in [e.label for e in at.expander]
 
 
 def test_knobs_and_tables_speak_words_with_the_identifier_one_hover_away():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.briefing.cache import BriefingCache, cache_key, default_cache_dir
+from workbench.briefing.cache import BriefingCache, cache_key
 from workbench.cli import main
+from workbench.counting.registry import default_cache_dir
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 PARAMS = {"temperature": 0.1, "max_tokens": 20_000}

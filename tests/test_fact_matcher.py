@@ -17,7 +17,7 @@ from workbench.analysis.fact_probes.fact_matcher import FactMatcher, runs_of
 from workbench.analysis.fact_probes.fact_rules import word_set
 from workbench.analysis.fact_probes.facts import Fact, extract_facts, fact_found
 from workbench.analysis.fact_probes.probes import fact_index
-from workbench.counting.tokens import render_for_tokenizer
+from workbench.counting.encodings import render_for_tokenizer
 from workbench.history.readers import load_history
 
 

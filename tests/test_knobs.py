@@ -186,3 +186,75 @@ def test_every_knob_has_its_own_title_in_its_spec():
     assert len(set(titles)) == len(titles)
     assert knob_title("trigger_ratio") == KNOB_SPECS["trigger_ratio"].title == "Trigger at share of window"
     assert knob_title("history") == "history"  # a sweep column that is no knob keeps its name
+
+
+# -- knobs grouped by concern ------------------------------------------------------------------------------------------
+
+
+def test_fields_run_group_by_group_in_the_specs_order():
+    """One order for the knobs: the fields of Knobs follow KNOB_SPECS, and both run group by group in KnobGroup's
+    order (the flow), so a knob added to a group sits with the others of its concern."""
+    from workbench.knobs import KNOB_SPECS, KnobGroup
+
+    names = [f.name for f in dataclasses.fields(Knobs)]
+    assert names == list(KNOB_SPECS)
+    groups = [KNOB_SPECS[n].group for n in names]
+    rank = {g: i for i, g in enumerate(KnobGroup)}
+    assert [rank[g] for g in groups] == sorted(rank[g] for g in groups)
+    assert set(groups) == set(KnobGroup)  # no empty group
+    assert all(isinstance(g, KnobGroup) for g in groups) and all(g.heading for g in KnobGroup)
+    # stagewise's ten are no group of their own: each sits with its concern
+    assert {n: KNOB_SPECS[n].group for n in ("trigger_ratio", "min_kept_messages", "target_briefing_chars",
+                                             "chars_per_token")} == {
+        "trigger_ratio": "trigger", "min_kept_messages": "keep", "target_briefing_chars": "briefing",
+        "chars_per_token": "counting"}
+
+
+@pytest.mark.parametrize(("concern", "own"), [
+    ("counting", {"token_ratio": 1.2}), ("trigger", {"trigger_ratio": 0.3}), ("keep", {"keep_recent_turns": 3}),
+    ("pins", {"pin_first_messages": 2}), ("guards", {"cooldown_checks": 2}), ("prune", {"prune_protect_tokens": 1_000}),
+])
+def test_each_concern_has_a_frozen_hashable_view(concern, own):
+    """``knobs.<concern>`` holds exactly the knobs whose spec names the concern; equal for knobs that differ only
+    outside it, different when one of its own knobs moves; one class however the concern is named."""
+    from workbench.knobs import KNOB_SPECS, KnobGroup
+
+    knobs = Knobs()
+    view = getattr(knobs, concern)
+    fields = [f.name for f in dataclasses.fields(view)]
+    assert fields == [n for n in KNOB_SPECS if concern in KNOB_SPECS[n].concerns] and set(own) <= set(fields)
+    assert view == knobs.view(KnobGroup(concern)) and hash(view) == hash(knobs.view(concern))
+    assert getattr(knobs.replace(sim_min_chars=601, briefer_model="x"), concern) == view  # outside every view here
+    assert getattr(knobs.replace(**own), concern) != view
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(view, fields[0], getattr(view, fields[0]))
+
+
+def test_the_pin_mask_is_cached_under_the_pins_view():
+    """A knob outside the pins group never makes a new pin mask; a pin knob does."""
+    from workbench.history.samples.generate import generate_session
+    from workbench.policies.base import pin_mask
+
+    history = generate_session(3, turns=4)
+    memo: dict = {}
+    first = pin_mask(history, Knobs(pin_first_messages=2), memo)
+    assert pin_mask(history, Knobs(pin_first_messages=2, trigger_ratio=0.3, keep_rule="turns"), memo) is first
+    other = pin_mask(history, Knobs(pin_first_messages=3), memo)
+    assert other is not first and (int(first.sum()), int(other.sum())) == (2, 3)
+    assert {k[1] for k in memo if isinstance(k, tuple) and k[0] == "pin_mask"} == {
+        Knobs(pin_first_messages=2).pins, Knobs(pin_first_messages=3).pins}
+
+
+def test_a_yaml_written_in_the_old_field_order_still_loads():
+    """dump_knobs writes keys in field order, which changed when the knobs were ordered by concern; a file written
+    before (tests/fixtures/knobs_old_order.yaml) loads to the same knobs, and dumping them loads back exactly."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fixtures" / "knobs_old_order.yaml").read_text(encoding="utf-8")
+    knobs = load_knobs(text, source="knobs_old_order.yaml")
+    assert knobs == Knobs(strategy="msagent", context_window_tokens=128_000, trigger_ratio=0.8,
+                          hidden_prefix_tokens=12_000, keep_rule="messages", keep_recent_messages=6,
+                          pin_first_user_message=True, pin_pattern="AGENTS\\.md", manual_compact_checks="40, 120",
+                          cooldown_checks=3, prune_tool_outputs=True, min_kept_messages=5, keep_min_messages=2)
+    assert load_knobs(dump_knobs(knobs)) == knobs
+    assert dump_knobs(knobs).splitlines()[1:3] == ["strategy: msagent", "context_window_tokens: 128000"]

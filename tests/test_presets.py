@@ -146,9 +146,29 @@ CODE_TABLE += [
     ("claude_code_2_1_153", "trigger_reserve_tokens", 33_000, "@anthropic-ai/claude-code-linux-x64 2.1.170 embedded JS",
      "W - min(model max output, 20,000) - 13,000"),
 ]
+# The newer agents' presets, each number against the package it was read in (docs/agents.md).
+CODE_TABLE += [
+    ("copilot_cli", "trigger_ratio", 0.8, "@github/copilot 1.0.40 app.js, 1.0.73 runtime.node",
+     "DEFAULT_BACKGROUND_THRESHOLD=.8"),
+    ("copilot_cli", "trigger_at_equal", True, "@github/copilot 1.0.40 app.js", "`u<this.\n# backgroundThreshold` skips"),
+    ("copilot_cli", "check_point", "call", "@github/copilot 1.0.40 app.js", "before every model call"),
+    ("copilot_cli", "trigger_counter", "o200k_base", "@github/copilot 1.0.73 runtime.node", "o200k_base tokens"),
+    ("copilot_cli", "context_window_tokens", 128_000, "@github/copilot 1.0.40 app.js", "else 128,000"),
+    ("opencode_1_3", "trigger_reserve_tokens", 20_000, "opencode-ai 1.3.2 bundle", "min(20,000\n# (COMPACTION_BUFFER)"),
+    ("opencode_1_3", "trigger_at_equal", True, "opencode-ai 1.3.2 bundle", ">= usable"),
+    ("opencode_1_3", "keep_rule", "none", "opencode-ai 1.3.2 bundle", "nothing verbatim stays"),
+    ("opencode_1_3", "prune_tool_outputs", True, "opencode-ai 1.3.2 bundle", "Prune (compaction.prune ?? on)"),
+    ("opencode_1_3", "prune_protect_tokens", 40_000, "opencode-ai 1.3.2 bundle", "40,000 estimated tokens (PRUNE_PROTECT)"),
+    ("pi", "trigger_reserve_tokens", 16_384, "@mariozechner/pi-coding-agent 0.73.1", "reserveTokens 16384"),
+    ("pi", "count_added_since_call", False, "@mariozechner/pi-coding-agent 0.73.1", "nothing estimated on top"),
+    ("gemini_cli", "check_point", "call", "@google/gemini-cli-core 0.61.0", "checked before every call"),
+    ("gemini_cli", "count_added_since_call", False, "@google/gemini-cli-core 0.61.0", "nothing is estimated on top"),
+]
 CITED = {"swe_agent": "SWE-agent/SWE-agent @ 3ea751c087f3", "complexity_trap_hybrid": "the-complexity-trap @ adfaa1a18b8b",
          "claude_code": "bundles of @anthropic-ai/claude-code 2.1.21,",
-         "claude_code_2_1_153": "@anthropic-ai/claude-code-linux-x64 2.1.153,"}
+         "claude_code_2_1_153": "@anthropic-ai/claude-code-linux-x64 2.1.153,",
+         "copilot_cli": "(@github/copilot 1.0.40 app.js, class CompactionProcessor", "opencode_1_3": "(opencode-ai 1.3.2:",
+         "pi": "@mariozechner/pi-coding-agent 0.73.1", "gemini_cli": "@google/gemini-cli-core 0.61.0"}
 
 
 @pytest.mark.parametrize(

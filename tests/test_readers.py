@@ -474,7 +474,7 @@ def test_format_names():
     """Every format has a name, and detection only ever answers with one of them."""
     assert list_format_names() == list(FORMATS)
     assert set(FORMATS) == {"canonical", "stagewise", "openai", "openai_jsonl", "anthropic", "claude_code", "codex",
-                            "stagewise_sqlite"}
+                            "opencode", "copilot_cli", "gemini_cli", "pi", "stagewise_sqlite"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -507,9 +507,9 @@ ERRORS = [
     ("empty", "empty.jsonl", "", None, "empty.jsonl: empty file"),
     ("blank", "empty.jsonl", "\n  \n\n", None, "empty.jsonl: empty file"),
     ("unknown-json", "x.json", '{"foo": 1}', None,
-     "x.json: unknown history format (tried stagewise, openai, anthropic; found an object with keys foo)"),
+     "x.json: unknown history format (tried stagewise, openai, anthropic, opencode, gemini_cli; found an object with keys foo)"),
     ("unknown-jsonl", "x.jsonl", jsonl('{"foo": 1}', '{"foo": 2}'), None,
-     "x.jsonl:1: unknown history format (tried canonical, openai_jsonl, claude_code, codex; found an object"),
+     "x.jsonl:1: unknown history format (tried canonical, openai_jsonl, claude_code, codex, copilot_cli, gemini_cli, pi; found an object"),
     ("unknown-format-name", "x.jsonl", OK, "yaml", "x.jsonl: unknown format 'yaml' (known: canonical, stagewise,"),
     ("canonical-parts", "h.jsonl", jsonl(json.dumps({"id": "a", "role": "user", "parts": "hi"})), None,
      "h.jsonl:1: field 'parts': must be a list of parts, got str"),

@@ -13,8 +13,8 @@ import math
 from agent_log_builders import ClaudeLog, tool_use
 from conftest import need_shared, shared_dir
 
+from workbench.counting.encodings import count_text_tokens
 from workbench.counting.restore import Restored, restored_items, restored_tokens
-from workbench.counting.tokens import count_text_tokens
 from workbench.history.readers import parse_claude_code
 
 LINE = "    return compute(value, other_value)  # a line of code\n"  # 55 characters

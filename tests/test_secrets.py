@@ -8,8 +8,8 @@ import json
 import pytest
 from scripted import uniform_history
 
-from workbench.briefing.live import LiveBriefer, scrub_secrets
-from workbench.briefing.scrub import scrub_known, without_credentials
+from workbench.briefing.live import LiveBriefer
+from workbench.briefing.scrub import scrub_known, scrub_secrets, without_credentials
 from workbench.cli import main
 from workbench.history.writers import write_canonical_jsonl
 

@@ -9,13 +9,13 @@ import sys
 import pytest
 from scripted import tool_history, uniform_history
 
-from workbench.counting.tokens import (
+from workbench.counting.encodings import (
     TOKENIZER_OVERHEAD_TOKENS,
-    CountCache,
     count_text_tokens,
     get_encoding,
     litellm_tokenizer_dir,
 )
+from workbench.counting.tokens import CountCache
 from workbench.knobs import Knobs
 from workbench.replay import simulate
 
@@ -31,7 +31,7 @@ def test_encodings_load_offline_in_a_fresh_process():
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
     env["HTTPS_PROXY"] = env["HTTP_PROXY"] = "http://127.0.0.1:9"  # any download attempt would fail fast
     code = (
-        "from workbench.counting.tokens import get_encoding; "
+        "from workbench.counting.encodings import get_encoding; "
         "print(len(get_encoding('cl100k_base').encode('hello world')), "
         "len(get_encoding('o200k_base').encode('hello world')))"
     )

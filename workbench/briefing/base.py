@@ -90,7 +90,7 @@ def briefing_tokens(text: str, knobs: Knobs) -> int:
 
     if knobs.trigger_counter == "estimate":
         return math.ceil(utf16_len(text) / knobs.chars_per_token)
-    from workbench.counting.tokens import count_text_tokens
+    from workbench.counting.encodings import count_text_tokens
 
     return count_text_tokens(text, knobs.trigger_counter, chars_per_token=knobs.chars_per_token)
 

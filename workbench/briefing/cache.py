@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.counting.registry import DEFAULT_DIR, ENV_DIR, default_cache_dir  # noqa: F401  (one definition)
+from workbench.counting.registry import default_cache_dir
 
 DEFAULT_SIZE_LIMIT_BYTES = 1 << 30  # 1 GiB
 SUBDIR = "briefings"

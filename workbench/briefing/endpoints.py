@@ -114,7 +114,7 @@ def page_route(operator: Operator, *, page_base: str | None, page_key: str | Non
 
 def providers_of(models: Sequence[str], api_base: str | None) -> dict[str, str]:
     """model → litellm's provider for it ("" when litellm cannot route it: the pre-flight check names those)."""
-    from workbench.briefing.live import import_litellm
+    from workbench.briefing.provider import import_litellm
 
     litellm = import_litellm()
     out: dict[str, str] = {}

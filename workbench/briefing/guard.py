@@ -95,7 +95,7 @@ def preflight(models: Sequence[str], *, api_key: str | None = None, api_base: st
     environment when no key is given. Warnings: a model not in the bundled cost map (no price, so no
     dollar estimate and no dollar cap), or a briefing request larger than the model's input window.
     """
-    from workbench.briefing.live import import_litellm
+    from workbench.briefing.provider import import_litellm
     from workbench.counting.prices import get_prices
 
     litellm = import_litellm()

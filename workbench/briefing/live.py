@@ -17,7 +17,6 @@ an error detail, in any form (a server that echoes ``Authorization: Basic …`` 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -27,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.briefing.base import Attempt, BriefRecord, BriefRequest
 from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_cost_estimate
 from workbench.briefing.live_records import answer_record, cache_value, cached_record, failed_record
-from workbench.briefing.live_records import request_features as request_features  # its old import path
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages
+from workbench.briefing.provider import import_litellm
 from workbench.briefing.scrub import scrub_known, scrub_secrets, without_credentials
 from workbench.history.jsjson import utf16_len
 from workbench.history.words import counted
@@ -44,15 +43,6 @@ TEMPERATURE = 0.1
 MAX_OUTPUT_TOKENS = 20_000
 TEST_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
 TEST_MAX_TOKENS = 5
-
-
-def import_litellm() -> Any:
-    """Import litellm with its bundled price map (no network fetch) and its banners off."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 @dataclass(frozen=True, kw_only=True)

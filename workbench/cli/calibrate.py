@@ -44,10 +44,12 @@ def run(args: argparse.Namespace) -> int:
     usable = [h for h in histories if h.log is not None and h.log.calls]
     for h in histories:
         if h not in usable:
-            note(f"{h.source_path or h.id}: no billed usage in it (not a Claude Code or Codex log?): left out")
+            why = (f"a {h.log.agent} log" if h.log is not None else "not an agent log")  # Copilot CLI logs hold none
+            note(f"{h.source_path or h.id}: no billed usage in it ({why}): left out")
     if not usable:
         names = ", ".join(str(h.source_path or h.id) for h in histories[:5]) + (" ..." if len(histories) > 5 else "")
-        raise ValueError(f"{names}: no agent log with billed usage among them (Claude Code, Codex): nothing to fit")
+        raise ValueError(f"{names}: no agent log with billed usage among them (Claude Code, Codex, OpenCode, Gemini CLI, "
+                         "Pi): nothing to fit")
     result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
     afters, bills = _after_and_bill_fits(usable)
     written: list[tuple[str, Path]] = []

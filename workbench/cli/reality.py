@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,9 @@ from typing import Any
 from workbench.history.words import counted
 
 NAME = "reality"
+PROGRESS_FROM = 20  # logs: reading more than this many shows a bar
 HELP = "Replay real agent logs with the agent's own settings and compare predicted with logged compactions."
 
-LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
 # The text tables on a narrow terminal: the columns left out first (what the others or --json also say), so that
 # file, the real index, the prediction and its delta always show; a file name wraps rather than the table shrinking.
 SESSION_DROP = ("agent", "version", "line", "window", "preset", "tokens after (logged)", "predicted after", "predicted tokens",
@@ -48,50 +47,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
-    """(file, named by the user) for the files named and the logs inside the folders named (sorted, recursively)."""
+    """(file, named by the user) for the files named and the logs inside the folders named (sorted, recursively,
+    as each agent lays them out: ``history.readers.discover``). ``opencode.db#<session>`` names one session."""
+    from workbench.history.readers.discover import LOG_SUFFIXES
+    from workbench.history.readers.opencode_store import SESSION_MARK
+
     out: list[tuple[Path, bool]] = []
     for p in paths:
         if p.is_dir():
             out.extend((f, False) for f in folder_logs(p))
-        elif p.exists():
+        elif p.exists() or (SESSION_MARK in p.name and p.with_name(p.name.partition(SESSION_MARK)[0]).is_file()):
             out.append((p, True))
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
     if not out:
-        raise ValueError(f"no agent logs ({', '.join(LOG_SUFFIXES)}) in {', '.join(str(p) for p in paths)}")
+        raise ValueError(f"no agent logs ({', '.join(LOG_SUFFIXES)}, opencode.db) in {', '.join(str(p) for p in paths)}")
     return out
 
 
 def folder_logs(folder: Path) -> list[Path]:
-    """The logs inside ``folder`` and its subfolders, sorted. A symbolic link is followed only where it stays inside
-    the folder (a link out of it, to a file or a folder, is left out with a note naming both: name the target
-    itself to read it), and a file reached under two names is read once."""
+    """The logs inside ``folder`` and its subfolders, sorted, as the agents lay them out; what was left out (a link
+    out of the folder, a second name of one file) is noted on stderr."""
     from workbench.cli.progress import note
+    from workbench.history.readers.discover import agent_logs
 
-    root = folder.resolve()
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(folder):  # never into a linked folder
-        here = Path(dirpath)
-        for name in dirnames:
-            if (here / name).is_symlink() and not _inside((here / name).resolve(), root):
-                note(f"skipped {here / name}: a symbolic link to {(here / name).resolve()}, outside {folder} (name it to read it)")
-        found.extend(here / name for name in filenames if name.endswith(LOG_SUFFIXES))
-    out: list[Path] = []
-    seen: dict[Path, Path] = {}
-    for path in sorted(found):
-        real = path.resolve()
-        if path.is_symlink() and not _inside(real, root):
-            note(f"skipped {path}: a symbolic link to {real}, outside {folder} (name it to read it)")
-        elif real in seen:
-            note(f"skipped {path}: the same file as {seen[real]}")
-        elif real.is_file():
-            seen[real] = path
-            out.append(path)
-    return out
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    found, notes = agent_logs(folder)
+    for line in notes:
+        note(line)
+    return found
 
 
 def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:
@@ -102,7 +85,15 @@ def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:
 
 def loaded(logs: list[tuple[Path, bool]], paths: list[Path], command: str = NAME) -> list[Any]:
     """``load_logs`` of the files ``log_paths(paths)`` returned."""
-    out = [h for path, named in logs if (h := load_log(path, named, command)) is not None]
+    from workbench.cli.progress import ProgressBar
+
+    out = []
+    with ProgressBar("logs read", enabled=len(logs) > PROGRESS_FROM) as bar:
+        for n, (path, named) in enumerate(logs, 1):
+            history = load_log(path, named, command)
+            if history is not None:
+                out.append(history)
+            bar(n, len(logs))
     if not out:
         raise no_history(paths)
     return out

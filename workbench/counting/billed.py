@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.counting.per_message import base_tokens
 from workbench.counting.usage import is_user_turn
 from workbench.knobs import KnobView, counting_view
 
@@ -95,7 +96,7 @@ def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.
     return billed_counts(counts, knobs).tokens
 
 
-def billed_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
+def billed_lag(counts: HistoryCounts, knobs: Knobs | KnobView, estimate: np.ndarray, checks: np.ndarray) -> np.ndarray:
     """Per check of ``knobs.check_point``: how far the billed context runs ahead of the agent's own measure there
     (``agent_measure_on_bill``), the tokens the replay's proactive trigger takes off the billed context it holds.
 
@@ -105,33 +106,21 @@ def billed_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
     is more than that estimate, so the bill reaches a threshold a message or two before the agent does
     (claude_code__9b_04c3d92e38_2: the call at message 128 billed 167,213, over its 167,000 threshold; the agent
     compacted one call later, its ``preTokens`` 167,361). The reactive trigger (the API refuses a call over the
-    window) compares the billed context itself."""
+    window) compares the billed context itself. ``estimate``: the agent's own estimate of each message, ``checks``:
+    the check points (``counting.counters.trigger_lag`` gives both)."""
     view = counting_view(knobs)
     key = ("billed-lag", view)
     found = counts.derived.get(key)
     if found is not None:
         return found
-    from workbench.counting.counters import (  # counters imports this module
-        _base_tokens,
-        _text_estimates,
-        check_points,
-    )
-
     history = counts.history
     billed = billed_counts(counts, view).tokens
-    if not view.count_added_since_call:
-        estimate = np.zeros(len(billed), dtype=np.int64)
-    elif view.agent_estimate == "text":
-        estimate = _text_estimates(counts, view)
-    else:
-        estimate = _base_tokens(counts, "estimate", view)
     log = history.log
     hidden = billed_counts(counts, view).hidden_prefix
     logged = {c.index - 1: c.tokens_before - hidden for c in (log.compactions if log is not None else ())
               if c.tokens_before is not None and c.index > 0}
     measure = agent_measure_on_bill(history.messages, billed, estimate, logged=logged,
                                     reasoning_ratio=view.reasoning_carry_ratio if view.count_added_since_call else 0.0)
-    checks = check_points(counts, view.check_point)
     found = (np.cumsum(billed, dtype=np.int64)[checks] - measure[checks]) if len(billed) else np.zeros(0, np.int64)
     found.flags.writeable = False
     counts.derived[key] = found
@@ -181,12 +170,10 @@ def billed_counts(counts: HistoryCounts, knobs: Knobs | KnobView) -> Billed:
     found = counts.derived.get(key)
     if found is not None:
         return found
-    from workbench.counting.counters import _base_tokens  # counters imports this module
-
     history = counts.history
     log = history.log
     assert log is not None
-    weights = _base_tokens(counts, knobs.trigger_counter, knobs)
+    weights = base_tokens(counts, knobs.trigger_counter, knobs)
     found = billed_tokens(history.messages, weights, compactions=[(c.index, c.tokens_before) for c in log.compactions],
                           reasoning_ratio=knobs.reasoning_carry_ratio, ratio_hint=knobs.token_ratio,
                           mid_session=log.starts_mid_session, hidden_hint=knobs.hidden_prefix_tokens)

@@ -24,7 +24,7 @@ import numpy as np
 
 from workbench.counting.billed import billed_counts, billed_lag, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
-from workbench.counting.images import image_tokens
+from workbench.counting.per_message import base_tokens, deferred_to_calls
 from workbench.counting.usage import text_estimate_counts, usage_tokens
 from workbench.knobs import KnobView, counting_view
 
@@ -61,35 +61,6 @@ def check_points(counts: HistoryCounts, check_point: str) -> np.ndarray:
     return found
 
 
-def _base_tokens(counts: HistoryCounts, counter: str, knobs: KnobView) -> np.ndarray:
-    """The counter's per-message tokens with images counted by ``knobs.image_token_rule``."""
-    tokens = counts.tokens(counter, overhead_chars=knobs.overhead_chars_per_message,
-                           chars_per_token=knobs.chars_per_token)
-    cap = knobs.tool_output_max_tokens
-    if cap:
-        roles = counts.roles()
-        over = (roles == "tool") & (tokens > cap)
-        if over.any():
-            tokens = np.where(over, cap, tokens)
-    rule = knobs.image_token_rule
-    if rule == "serialized":
-        return tokens
-    with_images = counts.image_messages()
-    if not len(with_images):
-        return tokens
-    out = tokens.copy()
-    for i in with_images:
-        msg = counts.history.messages[int(i)]
-        refs = msg.images()
-        images = sum(image_tokens(r, rule, knobs.image_default_tokens) for r in refs)
-        text = counts.tokens_without_images(int(i), counter, overhead_chars=knobs.overhead_chars_per_message,
-                                            chars_per_token=knobs.chars_per_token)
-        if cap and msg.role == "tool":
-            text = min(text, cap)
-        out[i] = text + images
-    return out
-
-
 def walk_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
     """Per-message tokens the boundary walk reads (the agent's own estimate; on a log, what the provider billed)."""
     view = counting_view(knobs)
@@ -100,7 +71,24 @@ def walk_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
 
 def _walk(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     counter = "estimate" if knobs.boundary_counter == "usage" else knobs.boundary_counter
-    return _base_tokens(counts, counter, knobs).copy()
+    return _with_logged(counts, base_tokens(counts, counter, knobs).copy())
+
+
+def _with_logged(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
+    """``tokens`` with each message whose log records the agent's own count of it (``Message.logged_tokens``)
+    counted as that, as the agent counts it (no ratio: it is already the agent's number)."""
+    found = counts.derived.get(("logged_tokens",))
+    if found is None:
+        pairs = [(i, n) for i, m in enumerate(counts.history.messages) if (n := m.logged_tokens) is not None]
+        found = (np.fromiter((i for i, _ in pairs), dtype=np.int64, count=len(pairs)),
+                 np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs)))
+        counts.derived[("logged_tokens",)] = found
+    index, values = found
+    if not len(index):
+        return tokens
+    out = np.array(tokens, dtype=np.int64, copy=True)
+    out[index] = values
+    return out
 
 
 def trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
@@ -115,9 +103,15 @@ def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | 
     """Per check: what the proactive trigger takes off the context the replay holds, so that it compares the
     agent's own measure (on a log counted as billed: ``billed_lag``); None where the two are the same."""
     view = counting_view(knobs)
-    if uses_billed(counts.history, view):
-        return billed_lag(counts, view)
-    return None
+    if not uses_billed(counts.history, view):
+        return None
+    if not view.count_added_since_call:
+        estimate = np.zeros(len(counts.history.messages), dtype=np.int64)  # the last call's bill alone
+    elif view.agent_estimate == "text":
+        estimate = _text_estimates(counts, view)
+    else:
+        estimate = base_tokens(counts, "estimate", view)
+    return billed_lag(counts, view, estimate, check_points(counts, view.check_point))
 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
@@ -125,13 +119,15 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
     else:
-        base = _base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
+        base = base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
         # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
         # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
         if knobs.token_ratio != 1.0 and not usage:
             base = np.rint(base * knobs.token_ratio).astype(np.int64)
+        if not usage:
+            base = _with_logged(counts, base)
         if not knobs.count_added_since_call and not usage:
-            base = _deferred_to_calls(counts, base)
+            base = deferred_to_calls(counts, base)
     if usage:
         checks = check_points(counts, knobs.check_point)
         base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
@@ -173,19 +169,3 @@ def _text_estimate(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
             got = store[mine] = text_estimate_counts(m)
         found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
     return found
-
-
-def _deferred_to_calls(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
-    """An agent that measures only its last call's bill sees a message once the next call has read it: each
-    message's tokens move to the next assistant message (Claude Code up to 2.1.1, count_added_since_call off)."""
-    roles = counts.roles()
-    out = np.zeros_like(tokens)
-    pending = 0
-    for i in range(len(tokens)):
-        pending += int(tokens[i])
-        if roles[i] == "assistant":
-            out[i] = pending
-            pending = 0
-    if len(tokens):
-        out[-1] += pending  # what the last call never read still counts at the end
-    return out

@@ -24,7 +24,8 @@ from workbench.counting.attachments import (
     _text_len,
     _unreminded,
 )
-from workbench.counting.tokens import CountCache, count_text_tokens
+from workbench.counting.encodings import count_text_tokens
+from workbench.counting.tokens import CountCache
 from workbench.history.session_log import MAX_FILE_LINES
 
 if TYPE_CHECKING:

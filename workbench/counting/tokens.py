@@ -16,14 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from workbench.counting.encodings import (  # noqa: F401  (their old import path)
-    ENCODINGS,
+from workbench.counting.encodings import (
     TOKENIZER_OVERHEAD_TOKENS,
     _token_lengths,
     _utf8_safe,
-    count_text_tokens,
     get_encoding,
-    litellm_tokenizer_dir,
     render_for_tokenizer,
 )
 from workbench.history.model import History, Message

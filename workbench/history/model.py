@@ -268,6 +268,14 @@ class Message:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
+    def logged_tokens(self) -> int | None:
+        """The agent's own count of this one message, where its log records it: Copilot CLI counts a Claude
+        model's answer as the output tokens the call reported (``loggedTokens``; @github/copilot 1.0.40 app.js
+        ``PB``), hidden thinking included."""
+        value = self.meta("loggedTokens")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    @property
     def source_line(self) -> int | None:
         """The line of the agent's log this message came from (Claude Code, Codex), when known."""
         value = self.meta("sourceLine")

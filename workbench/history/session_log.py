@@ -1,6 +1,6 @@
 """What an agent's own session log says beyond the transcript: billed usage, version, logged compactions.
 
-Claude Code and Codex CLI logs carry, per model call, the provider's billed usage (which includes the hidden
+Claude Code, Codex CLI, OpenCode, Copilot CLI, Gemini CLI and Pi logs carry, per model call, the provider's billed usage (which includes the hidden
 prefix every call sends: system prompt, tool schemas, rules files), the agent's version and model, and every
 compaction the agent performed with its real summary. Readers keep them as these frozen values so that the
 counters can be calibrated from them and ``workbench reality`` can check a replay against them. Pure values
@@ -9,10 +9,12 @@ with ``to_dict``/``from_dict`` (the canonical JSONL header stores them); no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Agent = Literal["claude_code", "codex"]
+Agent = Literal["claude_code", "codex", "opencode", "copilot_cli", "gemini_cli", "pi"]
+AGENTS: tuple[Agent, ...] = ("claude_code", "codex", "opencode", "copilot_cli", "gemini_cli", "pi")
 START_NOTE_PREFIX = "the log starts"  # how ``SessionLog.start_note`` begins
 Trigger = Literal["auto", "manual"]
 
@@ -26,6 +28,11 @@ MAX_FILE_LINES = 10**8
 # The numbers of a usage dict the readers take (Anthropic's and OpenAI's names); other keys are not read.
 USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens",
               "cached_input_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+# The keys of ``CallUsage.to_dict``: a usage in this shape is read as is.
+_OWN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens",
+             "logged_total")
 
 
 def token_count(value: Any) -> int | None:
@@ -115,7 +122,11 @@ class CallUsage:
         zeros: no call was billed (Claude Code's ``<synthetic>`` messages, e.g. an interrupted request)."""
         if not isinstance(usage, dict) or usage_problem(usage) is not None:  # one bad number spoils the call's usage
             return None
-        if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        if "cache_read_tokens" in usage:  # our own shape (``to_dict``): what the OpenCode, Gemini and Pi readers store
+            if any(token_count(usage.get(k)) is None for k in _OWN_KEYS if usage.get(k) is not None):
+                return None
+            out = cls.from_dict(usage)
+        elif "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
             out = cls.from_anthropic(usage)
         elif "cached_input_tokens" in usage or "reasoning_output_tokens" in usage or "total_tokens" in usage:
             out = cls.from_openai(usage)
@@ -202,9 +213,8 @@ class LoggedCompaction:
                 "opaque_items": self.opaque_items, "timestamp": self.timestamp, "parent_missing": self.parent_missing}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LoggedCompaction:
-        from workbench.history.readers.uimessage import message_from_uimessage
-
+    def from_dict(cls, data: dict[str, Any], *, message: Callable[[dict[str, Any]], Any]) -> LoggedCompaction:
+        """``message`` reads one kept message (the reader's UIMessage reader: this module sits below the messages)."""
         trigger: Trigger = "manual" if data.get("trigger") == "manual" else "auto"
         summary = data.get("summary")
         stamp = data.get("timestamp")
@@ -213,9 +223,31 @@ class LoggedCompaction:
                    tokens_after=_optional_int(data.get("tokens_after")),
                    summary=summary if isinstance(summary, str) else None,
                    summary_index=_optional_int(data.get("summary_index")),
-                   kept=tuple(message_from_uimessage(m) for m in data.get("kept") or () if isinstance(m, dict)),
+                   kept=tuple(message(m) for m in data.get("kept") or () if isinstance(m, dict)),
                    opaque_items=_int(data.get("opaque_items")), timestamp=stamp if isinstance(stamp, str) else None,
                    parent_missing=data.get("parent_missing") is True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoggedPrune:
+    """Tool outputs the agent cleared from its context without compacting, as its log recorded it (OpenCode's
+    prune stamps each cleared output's ``state.time.compacted``): from message ``index`` on (the first message
+    logged after the stamp), the tool outputs of the messages ``messages`` are stubs."""
+
+    index: int
+    messages: tuple[int, ...]
+    timestamp: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "messages": list(self.messages), "timestamp": self.timestamp}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoggedPrune:
+        stamp = data.get("timestamp")
+        raw = data.get("messages")
+        return cls(index=_int(data.get("index")),
+                   messages=tuple(_int(m) for m in raw if token_count(m) is not None) if isinstance(raw, list) else (),
+                   timestamp=stamp if isinstance(stamp, str) else None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,6 +262,7 @@ class SessionLog:
     compactions: tuple[LoggedCompaction, ...] = ()
     session_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    prunes: tuple[LoggedPrune, ...] = ()  # tool outputs the agent cleared without compacting (OpenCode)
 
     @property
     def model(self) -> str | None:
@@ -263,19 +296,23 @@ class SessionLog:
         return {"agent": self.agent, "version": self.version, "models": list(self.models),
                 "window_logged": self.window_logged, "session_id": self.session_id,
                 "calls": [c.to_dict() for c in self.calls], "compactions": [c.to_dict() for c in self.compactions],
-                "extra": self.extra}
+                "extra": self.extra, **({"prunes": [p.to_dict() for p in self.prunes]} if self.prunes else {})}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SessionLog:
-        agent: Agent = "codex" if data.get("agent") == "codex" else "claude_code"
+    def from_dict(cls, data: dict[str, Any], *, message: Callable[[dict[str, Any]], Any]) -> SessionLog:
+        """The log a canonical header stores; ``message`` reads the messages a compaction kept."""
+        raw = data.get("agent")
+        agent: Agent = next((a for a in AGENTS if a == raw), "claude_code")
         version, session = data.get("version"), data.get("session_id")
         return cls(agent=agent, version=version if isinstance(version, str) else None,
                    models=tuple(m for m in data.get("models") or () if isinstance(m, str)),
                    window_logged=_optional_int(data.get("window_logged")),
                    session_id=session if isinstance(session, str) else None,
                    calls=tuple(LoggedCall.from_dict(c) for c in data.get("calls") or ()),
-                   compactions=tuple(LoggedCompaction.from_dict(c) for c in data.get("compactions") or ()),
-                   extra=dict(data.get("extra") or {}))
+                   compactions=tuple(LoggedCompaction.from_dict(c, message=message)
+                                     for c in data.get("compactions") or ()),
+                   extra=dict(data.get("extra") or {}),
+                   prunes=tuple(LoggedPrune.from_dict(p) for p in data.get("prunes") or () if isinstance(p, dict)))
 
 
 def parse_version(text: str | None) -> tuple[int, ...]:

@@ -13,10 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from workbench.history.model import History
+from typing import Any, Protocol, TypeVar
 
 MAX_WARNINGS = 50  # per history: a file with a million odd lines gets a count, not a million lines
 MAX_SHOWN_CHARS = 80  # a value quoted in a message is cut to this, with its length
@@ -79,10 +76,24 @@ def capped(warnings: Iterable[LoadWarning], *, source: str) -> tuple[LoadWarning
     return tuple(out)
 
 
-def with_warnings(history: History, warnings: Iterable[LoadWarning]) -> History:
+class Warned(Protocol):
+    """What ``with_warnings`` needs of a history (``History`` has it): this module sits below the history model."""
+
+    @property
+    def warnings(self) -> tuple[LoadWarning, ...]: ...
+    @property
+    def source_path(self) -> str | None: ...
+    @property
+    def id(self) -> str: ...
+
+
+W = TypeVar("W", bound=Warned)
+
+
+def with_warnings(history: W, warnings: Iterable[LoadWarning]) -> W:
     """``history`` with ``warnings`` added before its own (a reader's file-level ones come first)."""
     new = tuple(warnings)
     if not new:
         return history
     source = history.source_path or history.id
-    return dataclasses.replace(history, warnings=capped((*new, *history.warnings), source=source))
+    return dataclasses.replace(history, warnings=capped((*new, *history.warnings), source=source))  # type: ignore[type-var]

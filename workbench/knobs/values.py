@@ -2,8 +2,9 @@
 
 Out-of-range values, wrong types and unknown keys are refused by name; ``knobs_from_dict`` builds one
 from a mapping (YAML, ``--set``, a sweep row) and ``knobs_markdown`` writes the README's table from it.
-``Knobs.view(concern)`` (``knobs.counting``) is the frozen, hashable subset of the knobs one concern depends
-on, its fields derived from the specs (``KnobSpec.concerns``): the key of every cache of that concern.
+``Knobs.view(concern)`` (``knobs.counting``, ``.trigger``, ``.keep``, ``.pins``, ``.guards``, ``.prune``) is the
+frozen, hashable subset of the knobs one concern depends on, its fields derived from the specs
+(``KnobSpec.concerns``): the key of every cache of that concern. The fields run group by group (``KnobGroup``).
 """
 
 from __future__ import annotations
@@ -17,78 +18,89 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.history.warnings import shown
 from workbench.knobs.pin_pattern import compile_pin_pattern
-from workbench.knobs.specs import KNOB_ALIASES, KNOB_SPECS, KnobSpec
+from workbench.knobs.specs import KNOB_ALIASES, KNOB_SPECS, KnobGroup, KnobSpec
 
 MAX_INT_DIGITS = 18  # a whole-number knob above 10^18 is refused before any float conversion can overflow
 
 
 @dataclass(frozen=True, kw_only=True)
 class Knobs:
-    """All tunables of one replay. Defaults are stagewise's at commit 18ac8a27b18c."""
+    """All tunables of one replay, group by group (``KnobGroup``). Defaults are stagewise's at commit 18ac8a27b18c;
+    the knobs stagewise lacks default to leaving its replay unchanged."""
 
+    # -- policy --
     strategy: str = "stagewise"
+    # -- model --
     context_window_tokens: int = 200_000
-    trigger_ratio: float = 0.65
-    trigger_hard_cap_tokens: int = 100_000
-    kept_budget_ratio: float = 0.2
-    kept_budget_cap_tokens: int = 40_000
-    min_kept_messages: int = 10
-    target_briefing_chars: int = 30_000
-    overhead_chars_per_message: int = 400
-    chars_per_token: float = 4.0
+    model: str = "claude-sonnet-4-5"
+    briefer_model: str = "gemini/gemini-2.5-flash-lite"
+    # -- replay --
+    check_point: str = "step"
+    latency_steps: int = 0
+    keep_existing_briefings: bool = False
+    # -- counting --
     trigger_counter: str = "estimate"
     boundary_counter: str = "estimate"
     log_counter: str = "billed"
-    check_point: str = "step"
-    latency_steps: int = 0
+    overhead_chars_per_message: int = 400
+    chars_per_token: float = 4.0
     hidden_prefix_tokens: int = 0
     token_ratio: float = 1.0
     image_token_rule: str = "serialized"
     image_default_tokens: int = 1_600
+    tool_output_max_tokens: int = 0
     count_added_since_call: bool = True
     agent_estimate: str = "counter"
     reasoning_carry_ratio: float = 0.0
-    tool_output_max_tokens: int = 0
     compaction_restore_tokens: int = 0
     restore_files: int = 0
     restore_file_tokens: int = 5_000
-    keep_existing_briefings: bool = False
-    model: str = "claude-sonnet-4-5"
-    briefer_model: str = "gemini/gemini-2.5-flash-lite"
-    sim_new_chars_ratio: float = 0.12
-    sim_overshoot_ratio: float = 1.15
-    sim_min_chars: int = 600
-    # -- policies from real systems; the defaults leave stagewise's replay unchanged --
+    # -- trigger --
+    trigger_ratio: float = 0.65
+    trigger_hard_cap_tokens: int = 100_000
     trigger_at_equal: bool = False
     trigger_reserve_tokens: int = 0
     trigger_max_messages: int = 0
     trigger_max_turns: int = 0
+    soft_trigger_ratio: float = 0.6
     proactive_compaction: bool = True
     reactive_compaction: bool = False
     manual_compact_checks: str = ""
+    # -- keep --
     keep_rule: str = "budget"
+    kept_budget_ratio: float = 0.2
+    kept_budget_cap_tokens: int = 40_000
+    kept_budget_floor_tokens: int = 0
+    min_kept_messages: int = 10
     keep_recent_messages: int = 6
     keep_recent_turns: int = 2
     keep_recent_share: float = 0.3
     keep_user_messages_tokens: int = 20_000
-    kept_budget_floor_tokens: int = 0
     keep_starts_at_user: bool = False
     keep_min_messages: int = 1
+    # -- pins --
     pin_system_messages: bool = False
     pin_first_user_message: bool = False
     pin_first_messages: int = 0
     pin_pattern: str = ""
+    # -- briefing --
+    target_briefing_chars: int = 30_000
     briefing_mode: str = "incremental"
     briefer_input_cap_tokens: int = 0
-    soft_trigger_ratio: float = 0.6
+    # -- briefer --
+    sim_new_chars_ratio: float = 0.12
+    sim_overshoot_ratio: float = 1.15
+    sim_min_chars: int = 600
+    # -- guards --
     cooldown_checks: int = 0
     thrash_window_checks: int = 2
     min_savings_ratio: float = 0.1
-    mask_last_n_observations: int = 5
+    # -- prune --
     prune_tool_outputs: bool = False
     prune_protect_tokens: int = 40_000
     prune_minimum_tokens: int = 20_000
     prune_protect_user_turns: int = 2
+    mask_last_n_observations: int = 5
 
     def __post_init__(self) -> None:
         # Every replay builds a few (``replace``): the fields' names, types and specs are looked up once.
@@ -110,7 +122,32 @@ class Knobs:
     @property
     def counting(self) -> KnobView:
         """What the per-message token counts depend on (``CountingKnobs``): the key of every count cache."""
-        return self.view("counting")
+        return self.view(KnobGroup.COUNTING)
+
+    @property
+    def trigger(self) -> KnobView:
+        """When a compaction starts: the thresholds, caps, reserve, counts and switches (``TriggerKnobs``)."""
+        return self.view(KnobGroup.TRIGGER)
+
+    @property
+    def keep(self) -> KnobView:
+        """What stays verbatim after a compaction: the rule and its budgets and counts (``KeepKnobs``)."""
+        return self.view(KnobGroup.KEEP)
+
+    @property
+    def pins(self) -> KnobView:
+        """Which messages are never folded (``PinsKnobs``): the key of every pin mask."""
+        return self.view(KnobGroup.PINS)
+
+    @property
+    def guards(self) -> KnobView:
+        """Cooldown, thrash and ineffective-compaction guards (``GuardsKnobs``)."""
+        return self.view(KnobGroup.GUARDS)
+
+    @property
+    def prune(self) -> KnobView:
+        """Tool-output pruning and masking (``PruneKnobs``)."""
+        return self.view(KnobGroup.PRUNE)
 
     @property
     def effective_trigger_tokens(self) -> float:
@@ -171,10 +208,15 @@ def counting_view(knobs: Knobs | KnobView) -> KnobView:
     return knobs if isinstance(knobs, KnobView) else knobs.counting
 
 
-@functools.cache
 def view_type(concern: str) -> type[KnobView]:
     """The view class of a concern (``counting`` -> ``CountingKnobs``): its fields are the knobs whose spec names
-    the concern, in field order, with their types and defaults."""
+    the concern, in field order, with their types and defaults. One class per concern, however it is named
+    (``KnobGroup.COUNTING`` or ``"counting"``), so equal views are equal values."""
+    return _view_type(str(concern))
+
+
+@functools.cache
+def _view_type(concern: str) -> type[KnobView]:
     fields = [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Knobs)
               if concern in KNOB_SPECS[f.name].concerns]
     if not fields:
@@ -304,4 +346,4 @@ def knobs_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-CountingKnobs = view_type("counting")
+CountingKnobs = view_type(KnobGroup.COUNTING)

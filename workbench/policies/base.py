@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from workbench.knobs import compile_pin_pattern
+from workbench.knobs import KnobView, compile_pin_pattern
 
 if TYPE_CHECKING:
     from workbench.history.model import History
@@ -227,23 +227,22 @@ def _build_index(history: History) -> HistoryIndex:
     )
 
 
-_PIN_CACHE: dict[tuple[str, bool, bool, int, str], np.ndarray] = {}
+_PIN_CACHE: dict[tuple[str, KnobView], np.ndarray] = {}
 
 
-def _pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str,
-              memo: dict[Any, Any] | None) -> np.ndarray:
+def _pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None) -> np.ndarray:
     if memo is not None:
-        mine = ("pin_mask", system, first_user, first_n, pattern)
+        mine = ("pin_mask", pins)
         mask = memo.get(mine)
         if mask is None:
-            mask = memo[mine] = _build_pin_mask(history, system, first_user, first_n, pattern, memo)
+            mask = memo[mine] = _build_pin_mask(history, pins, memo)
         return mask
-    key = (history.digest, system, first_user, first_n, pattern)
+    key = (history.digest, pins)
     found = _PIN_CACHE.get(key)
     if found is None:
         if len(_PIN_CACHE) >= 64:
             _PIN_CACHE.pop(next(iter(_PIN_CACHE)))
-        found = _PIN_CACHE[key] = _build_pin_mask(history, system, first_user, first_n, pattern, None)
+        found = _PIN_CACHE[key] = _build_pin_mask(history, pins, None)
     return found
 
 
@@ -253,18 +252,17 @@ def clear_caches() -> None:
     _PIN_CACHE.clear()
 
 
-def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: int, pattern: str,
-                    memo: dict[Any, Any] | None) -> np.ndarray:
+def _build_pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None) -> np.ndarray:
     n = len(history.messages)
     mask = np.zeros(n, dtype=bool)
     index = history_index(history, memo)
-    if system:
+    if pins.pin_system_messages:
         mask[index.system_idx] = True
-    if first_user and len(index.user_idx):
+    if pins.pin_first_user_message and len(index.user_idx):
         mask[index.user_idx[0]] = True
-    mask[: min(first_n, n)] = True
-    if pattern:
-        rx = compile_pin_pattern(pattern)  # one time budget for the whole history: a backtracking pattern errors
+    mask[: min(pins.pin_first_messages, n)] = True
+    if pins.pin_pattern:
+        rx = compile_pin_pattern(pins.pin_pattern)  # one time budget for the whole history: a backtracking pattern errors
         msgs = history.messages
         mask |= np.asarray(rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})"),
                            dtype=bool)
@@ -275,9 +273,9 @@ def _build_pin_mask(history: History, system: bool, first_user: bool, first_n: i
 def pin_mask(history: History, knobs: Knobs, memo: dict[Any, Any] | None = None) -> np.ndarray:
     """Messages the pin_* knobs keep out of every fold (system prompt, task, rules files); read-only.
 
-    Cached by the history's content digest, or in ``memo`` (see ``history_index``) when given."""
-    return _pin_mask(history, knobs.pin_system_messages, knobs.pin_first_user_message, knobs.pin_first_messages,
-                     knobs.pin_pattern, memo)
+    Computed from ``knobs.pins`` alone and cached under it, by the history's content digest, or in ``memo`` (see
+    ``history_index``) when given: a pin knob added to the group joins the key by itself."""
+    return _pin_mask(history, knobs.pins, memo)
 
 
 class Policy(Protocol):

@@ -16,9 +16,9 @@ from workbench.counting.tokens import HistoryCounts
 from workbench.history.model import History
 from workbench.knobs import Knobs
 from workbench.policies.limits import Limits
-from workbench.replay.accounting import CallLog, agent_calls, baseline_tokens, briefer_calls
+from workbench.replay.accounting import AgentCalls, BrieferCalls, CallLog, agent_calls, baseline_tokens, briefer_calls
 from workbench.replay.context import ContextSums, InContext, assistant_indices, message_roles
-from workbench.replay.results import Compression, Run, replay_metrics
+from workbench.replay.results import Compression, Metrics, Run
 from workbench.replay.timeline import TimelineRows
 
 
@@ -82,4 +82,70 @@ def assemble_run(
         log_notes=about_log,
         billed=billed,
         billed_hidden_prefix=billed and not billed_counts(counts, kn).earlier_context,
+    )
+
+
+def replay_metrics(
+    *,
+    messages: int,
+    window: int,
+    system_tokens: int,
+    total: np.ndarray,
+    baseline: np.ndarray,
+    overflow_starts: np.ndarray,
+    compressions: tuple[Compression, ...],
+    agent: AgentCalls,
+    briefer: BrieferCalls,
+    baseline_tokens_per_task: int,
+    skipped_checks: int,
+    elisions: int,
+    elided_messages: int,
+    final_briefing_chars: int,
+    cooldown_skips: int,
+    prices_known: bool,
+) -> Metrics:
+    """The Metrics of a run, from its per-check totals, its compressions and its accounting."""
+    checks = len(total)
+    landed = [c for c in compressions if c.status == "landed"]
+    peak = int(total.max()) if checks else system_tokens
+    return Metrics(
+        messages=messages,
+        checks=checks,
+        window_tokens=window,
+        peak_tokens=peak,
+        peak_ratio=peak / window,
+        baseline_peak_tokens=int(baseline.max()) if checks else system_tokens,
+        mean_context_tokens=float(total.mean()) if checks else float(system_tokens),
+        compressions=len(landed),
+        failed_compressions=sum(c.status == "failed" for c in compressions),
+        superseded_compressions=sum(c.status == "superseded" for c in compressions),
+        skipped_checks=skipped_checks,
+        elisions=elisions,
+        elided_messages=elided_messages,
+        overflows=int((total > window).sum()),
+        overflow_events=len(overflow_starts),
+        agent_calls=agent.calls,
+        agent_input_tokens=agent.input_tokens,
+        agent_output_tokens=agent.output_tokens,
+        briefer_input_tokens=briefer.input_tokens,
+        briefer_output_tokens=briefer.output_tokens,
+        briefer_calls=briefer.calls,
+        briefer_cache_hits=briefer.cache_hits,
+        briefer_requests=briefer.requests,
+        tokens_per_task=agent.input_tokens + agent.output_tokens + briefer.input_tokens + briefer.output_tokens,
+        baseline_tokens_per_task=baseline_tokens_per_task,
+        dollars_per_task=agent.dollars + briefer.dollars,
+        dollars_per_task_cached=agent.dollars_cached + briefer.dollars,
+        agent_dollars=agent.dollars,
+        briefer_dollars=briefer.dollars,
+        cache_read_tokens=agent.cache_read_tokens,
+        cache_write_tokens=agent.cache_write_tokens,
+        max_briefing_chars=max((c.briefing_chars for c in landed if c.summarize), default=0),
+        final_briefing_chars=final_briefing_chars,
+        prices_known=prices_known,
+        reactive_compressions=sum(c.trigger == "reactive" for c in landed),
+        manual_compressions=sum(c.trigger == "manual" for c in landed),
+        ineffective_compressions=sum(c.ineffective for c in landed),
+        thrash_events=sum(c.thrash for c in landed),
+        cooldown_skips=cooldown_skips,
     )

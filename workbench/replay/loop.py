@@ -135,6 +135,7 @@ class _Replay:
         self._elidable: np.ndarray | None = None
         explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
         self.limits = explain() if explain is not None else None
+        self.logged_prunes = _logged_prunes(history, self.checks)
 
     # -- what the policy sees ----------------------------------------------------------------
     def context_at(self, i: int) -> int:
@@ -240,6 +241,8 @@ class _Replay:
             overflow = self.first_above(k, kn.context_window_tokens, True)
             if overflow < best:
                 best, reason = overflow, "reactive"
+        if self.logged_prunes and self.logged_prunes[0][0] < best:
+            best, reason = max(k, self.logged_prunes[0][0]), LOGGED_PRUNE
         return best, reason, shown
 
     # -- events --------------------------------------------------------------------------------
@@ -368,6 +371,11 @@ class _Replay:
             if k_evt >= m:
                 break
             i_evt = int(self.checks[k_evt])
+            if trigger == LOGGED_PRUNE:  # the agent cleared these outputs itself (its log says so): at their place
+                _, indices = self.logged_prunes.pop(0)
+                self.elide(k_evt, Elide(indices=indices, reason="the agent's own prune, from its log"))
+                k = k_evt  # the same check is looked at again, as after any elision
+                continue
             if trigger == "manual":
                 self.guards.manual_done(k_evt)
             actions = self.policy.decide(self.view(k_evt, self.context_at(i_evt), trigger))
@@ -411,6 +419,24 @@ class _Replay:
             briefer_prices=self.briefer_prices or get_prices(self.knobs.briefer_model),
             skipped_checks=self.skipped_checks, cooldown_skips=self.guards.cooldown_skips, limits=self.limits,
         )
+
+
+LOGGED_PRUNE = "logged-prune"
+
+
+def _logged_prunes(history: History, checks: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+    """(check, messages) of each prune the history's log records (OpenCode's cleared tool outputs), in order: the
+    outputs are stubs from the last check before the first message logged after the prune."""
+    log = history.log
+    if log is None or not log.prunes or not len(checks):
+        return []
+    out = []
+    for prune in sorted(log.prunes, key=lambda p: p.index):
+        k = max(0, int(np.searchsorted(checks, prune.index, side="left")) - 1)
+        indices = tuple(j for j in prune.messages if 0 <= j < len(history.messages))
+        if indices:
+            out.append((k, indices))
+    return out
 
 
 __all__ = ["Compression", "Event", "Metrics", "Run", "check_indices", "simulate"]

@@ -1,23 +1,19 @@
 """What a replay returns: the Run with its timeline, compressions, events and metrics.
 
-Plain frozen values, so faces, sweeps and tests read results without knowing how the replay works;
-``replay_metrics`` assembles the Metrics from what the loop recorded and the accounting derived.
+Plain frozen values, so faces, sweeps and tests read results without knowing how the replay works; each metric's
+words (``METRIC_SPECS``) beside them. ``replay.assemble`` builds them from what the loop recorded.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import polars as pl
 
 from workbench.briefing.base import BriefRecord
 from workbench.knobs import Knobs
 from workbench.policies.limits import Limits
-
-if TYPE_CHECKING:  # accounting imports Compression from here
-    from workbench.replay.accounting import AgentCalls, BrieferCalls
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,69 +257,3 @@ class Run:
         if timeline:
             out["timeline"] = self.timeline.to_dicts()
         return out
-
-
-def replay_metrics(
-    *,
-    messages: int,
-    window: int,
-    system_tokens: int,
-    total: np.ndarray,
-    baseline: np.ndarray,
-    overflow_starts: np.ndarray,
-    compressions: tuple[Compression, ...],
-    agent: AgentCalls,
-    briefer: BrieferCalls,
-    baseline_tokens_per_task: int,
-    skipped_checks: int,
-    elisions: int,
-    elided_messages: int,
-    final_briefing_chars: int,
-    cooldown_skips: int,
-    prices_known: bool,
-) -> Metrics:
-    """The Metrics of a run, from its per-check totals, its compressions and its accounting."""
-    checks = len(total)
-    landed = [c for c in compressions if c.status == "landed"]
-    peak = int(total.max()) if checks else system_tokens
-    return Metrics(
-        messages=messages,
-        checks=checks,
-        window_tokens=window,
-        peak_tokens=peak,
-        peak_ratio=peak / window,
-        baseline_peak_tokens=int(baseline.max()) if checks else system_tokens,
-        mean_context_tokens=float(total.mean()) if checks else float(system_tokens),
-        compressions=len(landed),
-        failed_compressions=sum(c.status == "failed" for c in compressions),
-        superseded_compressions=sum(c.status == "superseded" for c in compressions),
-        skipped_checks=skipped_checks,
-        elisions=elisions,
-        elided_messages=elided_messages,
-        overflows=int((total > window).sum()),
-        overflow_events=len(overflow_starts),
-        agent_calls=agent.calls,
-        agent_input_tokens=agent.input_tokens,
-        agent_output_tokens=agent.output_tokens,
-        briefer_input_tokens=briefer.input_tokens,
-        briefer_output_tokens=briefer.output_tokens,
-        briefer_calls=briefer.calls,
-        briefer_cache_hits=briefer.cache_hits,
-        briefer_requests=briefer.requests,
-        tokens_per_task=agent.input_tokens + agent.output_tokens + briefer.input_tokens + briefer.output_tokens,
-        baseline_tokens_per_task=baseline_tokens_per_task,
-        dollars_per_task=agent.dollars + briefer.dollars,
-        dollars_per_task_cached=agent.dollars_cached + briefer.dollars,
-        agent_dollars=agent.dollars,
-        briefer_dollars=briefer.dollars,
-        cache_read_tokens=agent.cache_read_tokens,
-        cache_write_tokens=agent.cache_write_tokens,
-        max_briefing_chars=max((c.briefing_chars for c in landed if c.summarize), default=0),
-        final_briefing_chars=final_briefing_chars,
-        prices_known=prices_known,
-        reactive_compressions=sum(c.trigger == "reactive" for c in landed),
-        manual_compressions=sum(c.trigger == "manual" for c in landed),
-        ineffective_compressions=sum(c.ineffective for c in landed),
-        thrash_events=sum(c.thrash for c in landed),
-        cooldown_skips=cooldown_skips,
-    )

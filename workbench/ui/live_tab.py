@@ -38,9 +38,9 @@ LIVE_STATUS = "live_status"  # (history digest, {"ok": bool, "lines": [...], "ch
 
 def render(run: Run, history: History, knobs: Knobs) -> None:
     from workbench.analysis.live_runs import estimate_live, suggested_limits
-    from workbench.briefing.cache import default_cache_dir
     from workbench.briefing.endpoints import operator_settings
     from workbench.counting.prices import list_models
+    from workbench.counting.registry import default_cache_dir
 
     operator = operator_settings(sys.argv[1:], os.environ)
     st.session_state.setdefault("live_api_base", operator.shown_base)
@@ -160,7 +160,8 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
     from workbench.briefing.cache import BriefingCache
     from workbench.briefing.endpoints import page_route, providers_of
     from workbench.briefing.guard import blocking, preflight
-    from workbench.briefing.live import LiveBriefer, scrub_secrets
+    from workbench.briefing.live import LiveBriefer
+    from workbench.briefing.scrub import scrub_secrets
 
     digest = history.digest
     route = page_route(operator, page_base=api_base, page_key=api_key, providers=providers_of(models, api_base))

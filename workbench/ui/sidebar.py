@@ -21,14 +21,10 @@ from workbench.display import labels
 from workbench.display.untrusted import literal
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
-from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, Knobs, KnobSpec
+from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, KnobGroup, Knobs, KnobSpec
 from workbench.ui import state as ui_state
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
-GROUP_TITLES = {"core": "Strategy, window and budgets", "counting": "Token counting", "replay": "Replay",
-                "cost": "Models and prices", "briefer": "Simulated briefer", "trigger": "Trigger options",
-                "keep": "What stays verbatim", "pinned": "Pinned messages", "briefing": "Briefing mode",
-                "staged": "Staged compaction", "guards": "Guards", "prune": "Tool-output pruning"}
 
 
 # -- histories --------------------------------------------------------------------------------------
@@ -279,16 +275,16 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
 
         for name in MISSION_KNOBS:
             draw(name)
-        groups: dict[str, list[str]] = {}
+        groups: dict[KnobGroup, list[str]] = {}
         for name in fields:
             if name not in MISSION_KNOBS:
-                spec = KNOB_SPECS.get(name)
-                groups.setdefault(spec.group if spec else "other", []).append(name)
+                groups.setdefault(KNOB_SPECS[name].group, []).append(name)
         for group, names in groups.items():
-            title = GROUP_TITLES.get(group, group.replace("_", " ").capitalize())
+            title = group.heading
             if unused and all(n in unused for n in names):
                 title += f" · not read by {unused[names[0]]}"
-            box = st.expander(title, expanded=group == "core", key=f"knob_group_{group}", on_change="rerun")
+            box = st.expander(title, expanded=group in (KnobGroup.POLICY, KnobGroup.MODEL), key=f"knob_group_{group}",
+                              on_change="rerun")
             with box:
                 if box.open is not False:  # only an open group draws its widgets: a faster page
                     for name in names:

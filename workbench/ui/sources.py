@@ -17,6 +17,7 @@ from pathlib import Path
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
 from workbench.history.readers import load_history, load_stagewise_sqlite, parse_history
+from workbench.history.readers.opencode_store import SESSION_MARK, looks_like_opencode_db
 from workbench.history.readers.parse_bounds import check_parse_cost
 
 ENV_VAR = "WORKBENCH_HISTORIES"
@@ -49,20 +50,24 @@ def user_dirs(argv: Sequence[str], environ: Mapping[str, str]) -> list[Path]:
 
 
 def list_history_files(dirs: Sequence[Path]) -> list[HistoryFile]:
-    """Every history-like file directly in ``dirs`` (not recursive), samples first, duplicates dropped."""
+    """Every history-like file in ``dirs``: the files right in each folder (stagewise stores, exports), then the agent
+    logs in its subfolders as the agents lay them out (``history.readers.discover``: ``--histories ~/.claude``,
+    ``~/.codex/sessions``, OpenCode's data folder, ...), samples first, each file once."""
+    from workbench.history.readers.discover import agent_logs
+
     seen: set[Path] = set()
     out: list[HistoryFile] = []
     for d in dirs:
         if not d.is_dir():
             continue
-        for path in sorted(d.iterdir()):
-            if path.suffix.lower() not in SUFFIXES or not path.is_file():
-                continue
-            real = path.resolve()
+        direct = [p for p in sorted(d.iterdir()) if p.suffix.lower() in SUFFIXES and p.is_file()]
+        below, _ = agent_logs(d)
+        for path in [*direct, *(p for p in below if p.parent != d or SESSION_MARK in p.name)]:
+            real = path.resolve() if path.exists() else path
             if real in seen:
                 continue
             seen.add(real)
-            out.append(HistoryFile(label=f"{d.name}/{path.name}", path=path))
+            out.append(HistoryFile(label=f"{d.name}/{path.relative_to(d).as_posix()}", path=path))
     return out
 
 
@@ -121,10 +126,13 @@ def read_upload(name: str, data: bytes) -> tuple[History, ...]:
 
 
 def read_file(path: Path) -> History:
-    """A history from a file path (a SQLite store with several chats yields its first non-empty chat)."""
+    """A history from a file path (a SQLite store with several chats yields its first non-empty chat;
+    ``opencode.db#<session>`` one session of OpenCode's database)."""
+    if SESSION_MARK in path.name and not path.exists():
+        return load_history(path)
     with path.open("rb") as fh:
         head = fh.read(16)
-    if head == _SQLITE_MAGIC:
+    if head == _SQLITE_MAGIC and not looks_like_opencode_db(path):
         chats = [h for h in load_stagewise_sqlite(path) if h.messages]
         if not chats:
             raise HistoryError("the store holds no chat with messages", source=str(path))

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.analysis.fact_probes.probes import PROBES, Fact, fact_index
-from workbench.briefing.live import TIMEOUT_S, scrub_secrets
-from workbench.briefing.scrub import without_credentials
-from workbench.counting.tokens import render_for_tokenizer
+from workbench.briefing.live import TIMEOUT_S
+from workbench.briefing.scrub import scrub_secrets, without_credentials
+from workbench.counting.encodings import render_for_tokenizer
 
 if TYPE_CHECKING:
     from workbench.briefing.cache import BriefingCache
@@ -158,7 +158,8 @@ class _Caller:
             hit = self.cache.get(key)
             if hit is not None and isinstance(hit.get("text"), str):
                 return hit["text"], True
-        from workbench.briefing.live import import_litellm, scrub_known
+        from workbench.briefing.provider import import_litellm
+        from workbench.briefing.scrub import scrub_known
 
         litellm = import_litellm()
         kwargs: dict[str, Any] = {**self.params, **self.extra}

@@ -23,7 +23,7 @@ import polars as pl
 from workbench.analysis.fact_probes.fact_matcher import FactMatcher
 from workbench.analysis.fact_probes.fact_rules import word_set
 from workbench.analysis.fact_probes.facts import KINDS, PROBE_OF_KIND, PROBES, Fact, extract_facts, fact_found
-from workbench.counting.tokens import render_for_tokenizer
+from workbench.counting.encodings import render_for_tokenizer
 from workbench.history.model import History
 
 if TYPE_CHECKING:

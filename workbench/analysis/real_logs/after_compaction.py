@@ -62,9 +62,11 @@ class AfterCompaction:
 
 
 def first_call_after(history: History, real: LoggedCompaction, end: int) -> int | None:
-    """The first assistant message at or after ``real.index`` and before ``end``: the model call after it."""
+    """The first assistant message at or after ``real.index`` and before ``end``: the model call after it (not the
+    summary itself where the agent logs it as an assistant message: OpenCode's summarizer answer)."""
     msgs = history.messages
-    return next((i for i in range(real.index, min(end, len(msgs))) if msgs[i].role == "assistant"), None)
+    return next((i for i in range(real.index, min(end, len(msgs)))
+                 if msgs[i].role == "assistant" and i != real.summary_index), None)
 
 
 def logged_context_at(history: History, index: int | None) -> int | None:

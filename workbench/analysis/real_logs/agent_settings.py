@@ -1,13 +1,15 @@
 """The knobs an agent's own log implies: the preset of the version that wrote it, its window, its model.
 
-A real Claude Code or Codex log names its agent version and model, and Codex logs its window; a replay that
-claims to be "what the agent did" must start from those, not from stagewise's defaults. Pure; no I/O.
+A real agent log names its agent version and model, and Codex logs its window; a replay that claims to be "what
+the agent did" must start from those, not from stagewise's defaults (the newer agents' windows by model:
+``agent_windows``). Pure; no I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.analysis.real_logs.agent_windows import agent_window
 from workbench.counting.prices import get_prices
 from workbench.history.model import History
 from workbench.history.session_log import parse_version
@@ -177,6 +179,11 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
                 changes["reactive_compaction"] = True
                 notes.append("compacts when the API refuses a call, at the window (no proactive threshold)" if reactive
                              else f"proactive threshold for {model} on a {window:,} window")
+    elif log.agent in ("opencode", "copilot_cli", "gemini_cli", "pi"):
+        rule = agent_window(log, model, own_knobs=base is None)
+        window = rule.window
+        notes.extend(rule.notes)
+        changes.update(rule.changes)
     if window:
         changes["context_window_tokens"] = window
     manual = logged_manual_checks(history, knobs.check_point)

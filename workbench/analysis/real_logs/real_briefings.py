@@ -42,8 +42,9 @@ from workbench.analysis.real_logs.agent_settings import agent_settings
 from workbench.analysis.real_logs.refetch import FileRead, Refetch, file_reads, normalise, refetches
 from workbench.briefing.base import BriefRequest
 from workbench.counting.counters import walk_tokens
+from workbench.counting.encodings import render_for_tokenizer
 from workbench.counting.restore import restore_args, restored_files
-from workbench.counting.tokens import CountCache, render_for_tokenizer
+from workbench.counting.tokens import CountCache
 from workbench.history.jsjson import utf16_len
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction

@@ -26,7 +26,7 @@ from workbench.history.readers.jsontext import (
     type_name,
 )
 from workbench.history.readers.superjson import decode_superjson, is_envelope
-from workbench.history.readers.uimessage import messages_from_uimessage_list
+from workbench.history.readers.uimessage import message_from_uimessage, messages_from_uimessage_list
 from workbench.history.session_log import SessionLog
 from workbench.history.warnings import LoadWarning, capped, cut, shown, with_warnings
 from workbench.history.writers import CANONICAL_KIND, CANONICAL_VERSION
@@ -76,7 +76,7 @@ def _header_log(obj: dict[str, Any]) -> SessionLog | None:
     if not isinstance(raw, dict):
         raise HistoryError(f"must be an object, got {type_name(raw)}", field="log")
     try:
-        return SessionLog.from_dict(raw)
+        return SessionLog.from_dict(raw, message=message_from_uimessage)
     except (TypeError, ValueError, AttributeError) as exc:
         raise HistoryError(f"not a session log: {exc}", field="log") from None
 

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 from workbench.history.errors import HistoryError
+from workbench.history.readers.copilot_cli import is_copilot_event
+from workbench.history.readers.gemini_cli import is_gemini_document, is_gemini_record
 from workbench.history.readers.jsontext import (
     Record,
     check_depth,
@@ -19,13 +21,15 @@ from workbench.history.readers.jsontext import (
     strip_bom,
     type_name,
 )
+from workbench.history.readers.opencode import is_opencode_export
 from workbench.history.readers.parse_bounds import check_array_shape
+from workbench.history.readers.pi import is_pi_entry
 from workbench.history.readers.superjson import is_envelope
 from workbench.history.warnings import LoadWarning, cut
 from workbench.history.writers import CANONICAL_KIND
 
-_JSONL_FORMATS = ("canonical", "openai_jsonl", "claude_code", "codex")
-_JSON_FORMATS = ("stagewise", "openai", "anthropic")
+_JSONL_FORMATS = ("canonical", "openai_jsonl", "claude_code", "codex", "copilot_cli", "gemini_cli", "pi")
+_JSON_FORMATS = ("stagewise", "openai", "anthropic", "opencode", "gemini_cli")
 _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation",
                            "progress"})
 _CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
@@ -62,6 +66,8 @@ def detect(text: str, *, source: str, warnings: list[LoadWarning] | None = None,
         kind = _document_kind(doc)
         if kind is None:
             raise HistoryError(_unknown(doc, _JSON_FORMATS), source=source)
+        if kind == "gemini_cli":  # the legacy layout: one record that holds the messages, read as Gemini reads it
+            return kind, [(None, None, doc)]
         return kind, doc
     records = jsonl_records(text, source=source, warnings=warnings, corrupt=corrupt)
     return records_kind(records, source=source), records
@@ -92,6 +98,12 @@ def _jsonl_kind(obj: dict[str, Any]) -> str | None:
         return "codex"
     if isinstance(kind, str) and kind in _CLAUDE_TYPES and any(k in obj for k in _CLAUDE_KEYS):
         return "claude_code"
+    if is_copilot_event(obj):
+        return "copilot_cli"
+    if is_pi_entry(obj):
+        return "pi"
+    if is_gemini_record(obj) and not isinstance(obj.get("messages"), list):
+        return "gemini_cli"
     if "role" in obj and "parts" in obj:
         return "canonical"
     if "role" in obj and ("content" in obj or "tool_calls" in obj):
@@ -102,6 +114,10 @@ def _jsonl_kind(obj: dict[str, Any]) -> str | None:
 def _document_kind(doc: Any) -> str | None:
     """The JSON format of a whole document, judged from its container and its first messages."""
     if isinstance(doc, dict):
+        if is_opencode_export(doc):
+            return "opencode"
+        if is_gemini_document(doc):
+            return "gemini_cli"
         if is_envelope(doc) or "history" in doc:
             return "stagewise"
         if "system" in doc and "messages" in doc:

@@ -186,7 +186,7 @@ def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None 
 
 # Formats whose files are logs an agent appends to as it runs: a kill mid-write, or two writers, leave a damaged
 # line (two records glued on one line, half a record) that need not spoil the thousands around it.
-AGENT_LOG_FORMATS = frozenset({"claude_code", "codex"})
+AGENT_LOG_FORMATS = frozenset({"claude_code", "codex", "copilot_cli", "gemini_cli", "pi"})
 # More damaged lines than this share of the good ones (and than MIN_CORRUPT_LINES): not a damaged log but no log.
 MAX_CORRUPT_SHARE = 0.25
 MIN_CORRUPT_LINES = 3

@@ -28,6 +28,13 @@ from workbench.history.readers.jsontext import (
     jsonl_bytes_records,
     strip_bom,
 )
+from workbench.history.readers.opencode_store import (
+    SESSION_MARK,
+    is_storage_session_file,
+    load_opencode_db,
+    load_opencode_storage_session,
+    looks_like_opencode_db,
+)
 from workbench.history.readers.parse import FROM_RECORDS, parse_history
 from workbench.history.readers.parse_bounds import check_parse_cost, parse_budget, parse_cost, too_costly
 from workbench.history.readers.stagewise_store import load_stagewise_sqlite
@@ -74,13 +81,20 @@ def check_history_file(path: Path, *, max_bytes: int | None = None, what: str = 
 
 def load_history(path: str | Path, *, format: str | None = None, chat_id: str | None = None,
                  max_bytes: int | None = None) -> History:
-    """Read a history file; a stagewise SQLite store needs ``chat_id`` unless it holds a single chat.
+    """Read a history file; a stagewise SQLite store or OpenCode database needs ``chat_id`` unless it holds a single
+    chat (``opencode.db#<session id>`` names one session of an OpenCode database; a session file of OpenCode's older
+    storage folder is read with its message and part files).
 
     Only regular files up to ``max_bytes`` (default :func:`max_history_bytes`) are read.
     """
     p = Path(path)
     source = str(p)
     limit = max_history_bytes() if max_bytes is None else max_bytes
+    if SESSION_MARK in p.name and not p.exists():  # ``opencode.db#<session>``: one session of OpenCode's database
+        db_name, _, session = p.name.partition(SESSION_MARK)
+        db = p.with_name(db_name)
+        check_history_file(db, max_bytes=limit)
+        return load_opencode_db(db, session or chat_id)
     size = check_history_file(p, max_bytes=limit)
     try:
         with p.open("rb") as fh:
@@ -88,8 +102,13 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
     except OSError as exc:
         raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
     try:
+        if format == "opencode" and head == _SQLITE_MAGIC or (format is None and head == _SQLITE_MAGIC
+                                                              and looks_like_opencode_db(p)):
+            return load_opencode_db(p, chat_id)
         if format == "stagewise_sqlite" or (format is None and head == _SQLITE_MAGIC):
             return _one_chat(p, chat_id)
+        if format in (None, "opencode") and is_storage_session_file(p):
+            return load_opencode_storage_session(p, max_bytes=limit)
         gzipped = head[:2] == _GZIP_MAGIC
         if format in (None, "canonical") and not gzipped:
             streamed = _load_canonical_lines(p, source=source)
