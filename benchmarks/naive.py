@@ -42,7 +42,8 @@ class NaiveSums(ContextSums):
         inside, _ = self._lists()
         return sum(inside[boundary : i + 1])
 
-    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool) -> int:
+    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool,
+                    measured: bool = False) -> int:
         none = len(self.checks)
         end = min(end, none)
         if start >= end:
@@ -51,7 +52,7 @@ class NaiveSums(ContextSums):
             return start
         checks = self._checks_list()
         for kk in range(start, end):
-            ctx = base + self.verbatim(boundary, checks[kk])
+            ctx = base + self.verbatim(boundary, checks[kk]) - (self.measured_lag(kk) if measured else 0)
             if ctx > tokens or (not strict and ctx >= tokens):
                 return kk
         return none

@@ -235,8 +235,16 @@ def sections(large: Path, small: Path) -> list[str]:
         f"{min(summaries, default=0):,}-{max(summaries, default=0):,} chars whatever the length of what they fold: a "
         "floor fits them best), Codex's is encrypted, so its size is what the first "
         "call after it billed beyond the rest of the predicted context, fitted without the predicted session. Then "
-        "`compaction_restore_tokens` is the median of what is left. Both go into the YAML `workbench calibrate` writes, "
-        "and the presets carry the fits on the large set.",
+        "`compaction_restore_tokens` is the median of what is left where the hidden prefix is the log's own (a log that "
+        "starts mid-session has a fitted one, whose error would land in it). Both go into the YAML `workbench "
+        "calibrate` writes, and the presets carry the fits on the large set.",
+        "",
+        "What Claude Code re-attaches is worked out from the transcript by its own rules (`counting.restore`, read from "
+        "its bundles: the 5 files of its read state with the newest mtime, one over 5,000 tokens as a one-line note, "
+        "the skills, todo list and plan file; a resumed session rebuilds its read state from its whole reads and "
+        "writes only, 2.1.25 `H9A`, where the log shows a `SessionStart:resume` hook). Each file is sized by what the "
+        "provider billed for its reads (the billed counter's counts, a range read scaled to the whole file), which "
+        "needs no tokenizer; chars / 4 calls code files under or over the 5,000-token limit they are not.",
         "",
         f"**Target ≥ 70% within ±{AFTER_TOLERANCE:.0%} of the logged context.** On the large set, with usage: "
         f"{_share(a_hit_s, a_n_s)} with each session left out of the fits, {_share(a_hit, a_n)} with its whole "
@@ -254,10 +262,12 @@ def sections(large: Path, small: Path) -> list[str]:
         _table(["file", "real index", "trigger", "tokens after (logged)", "predicted tokens after", "error"],
                _after_rows_small(small_runs)),
         "",
-        "What is left is mostly what Claude Code re-attaches after compacting, which it does not log and "
-        "`counting.restore` works out only roughly from the transcript (files re-read whole, skills, the todo list), "
-        "and the hidden prefix of a log that starts mid-session (its first call read context the file lacks), which "
-        "no first call measures.",
+        "What is left is mostly what Claude Code re-attaches after compacting, which it does not log: which files its "
+        "read state held with which mtime (a file a shell command changed, a checkout or a merge, sorts where the "
+        "transcript cannot tell) and their size as the provider bills them; the hidden prefix of a log that starts "
+        "mid-session (its first call read context the file lacks), which no first call measures; and Codex's manual "
+        "/compact, whose replacement history leaves out the rules and environment context it sends again after it "
+        "(`codex__f4_771ece9d37_0` at message 202 above: the replay keeps them pinned as well).",
         "",
         "## The bill (`bill` beside `logged_bill`)",
         "",

@@ -212,10 +212,16 @@ def _free_replay_section(sessions_dir: Path) -> list[str]:
             "and the user's /compact, no flags, replayed from the log's start; after its own compaction it goes on "
             "from its own briefing (the size model), what the agent re-attaches and its kept tail, never from the "
             "log's later bills. Its n-th compression (the first message after it, `index_started + 1`) is scored "
-            "against the n-th logged compaction, automatic ones only, by repository. `log_counter: billed`, the "
-            "default on a log with usage, counts every message as the provider billed it (`counting/billed.py`); "
-            "`estimate` counts the transcript with the preset's ratio and hidden prefix, what the main replay ran on "
-            "before.", "", markdown(dirs).rstrip("\n"), ""]
+            "against the n-th logged compaction, automatic ones only, by repository (a compaction a log starts at is "
+            "no replay's to make: left out). `log_counter: billed`, the default on a log with usage, counts every "
+            "message as the provider billed it (`counting/billed.py`), and its threshold compares the agent's own "
+            "measure, the last call's bill and answer plus its estimate of what came since (a tool result's bill is "
+            "more than Claude Code's chars / 4 of it: on the bill alone the replay compacts a call early); the API's "
+            "limit (reactive compaction) compares the billed context. `estimate` counts the transcript with the "
+            "preset's ratio and hidden prefix, what the main replay ran on before. The last column scores the "
+            "compactions after each log's first: those the replay reaches from its own compaction (its briefing, "
+            "what the agent re-attaches, its kept tail), where the first are the log's own count.", "",
+            markdown(dirs).rstrip("\n"), ""]
 
 
 def _image_section(histories: list[Any]) -> list[str]:

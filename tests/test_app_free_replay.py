@@ -86,3 +86,15 @@ def test_a_real_log_on_the_charts_tab_shows_the_replay_beside_the_agent():
     spec = json.loads(context_spec(at))
     marks = next(t for t in spec["data"] if t.get("name") == "the agent compacted")
     assert marks["x"] == [c.index for c in h.log.compactions]
+
+
+def test_a_real_log_that_starts_at_a_compaction_says_so_on_the_charts_tab():
+    """A real Claude Code log cut to start at its compact_boundary record: the Charts tab says the context it
+    summarised is not in the file, and the replay is set beside the one compaction it could have made."""
+    path = need_shared(shared_dir() / "real_sessions" / "claude_code__ad_ff0201aecb_0.jsonl")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next(n for n, line in enumerate(lines) if '"subtype":"compact_boundary"' in line)
+    at = opened("\n".join(lines[start:]).encode(), name="from_compaction.jsonl")
+    no_errors(at)
+    assert any("The log starts at a compaction" in w.value for w in at.warning)
+    assert against_text(at).startswith("The agent compacted once; this replay once, at +0 messages")

@@ -49,8 +49,11 @@ def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     assert list(frame["delta (messages)"]) == [0]
     assert frame["tokens after (logged)"][0] == 52_000  # the call after the compaction, as the log billed it
     # this log's first call billed 160,000 tokens for one short message: that is its hidden prefix, then the
-    # restore (2,053), the summary floor (11,928 chars / 4 = 2,982) and "go on"
-    assert 160_000 + 2_053 + 2_982 - 100 < frame["predicted tokens after"][0] < 160_000 + 2_053 + 2_982 + 100
+    # preset's restore constant, the summary floor (11,928 chars / 4 = 2,982) and "go on"
+    from workbench.presets import get_preset
+
+    restore = get_preset("claude_code").compaction_restore_tokens
+    assert 160_000 + restore + 2_982 - 100 < frame["predicted tokens after"][0] < 160_000 + restore + 2_982 + 100
     bills = bill.value
     assert list(bills[""]) == ["calls", "uncached input", "cache reads", "cache writes", "output (reasoning included)"]
     assert bills["modelled"][0] == bills["logged"][0] == 3  # the replay's calls are the log's

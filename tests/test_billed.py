@@ -12,7 +12,7 @@ import pytest
 from tests.agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
 from workbench.analysis.real_logs.agent_settings import agent_settings
 from workbench.counting.billed import billed_counts, billed_tokens, system_tokens, uses_billed
-from workbench.counting.counters import trigger_tokens, walk_tokens
+from workbench.counting.counters import check_points, trigger_lag, trigger_tokens, walk_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.readers import parse_history
 from workbench.knobs import Knobs
@@ -190,7 +190,7 @@ def test_the_factual_replay_compacts_where_the_agent_did_and_then_from_its_own_s
     assert knobs.log_counter == "billed"
     run = simulate(h, knobs)
     (real,) = h.log.compactions
-    assert run.compressions[0].index_started + 1 in range(real.index - 2, real.index + 1)
+    assert run.compressions[0].index_started + 1 == real.index
     assert any("provider billed" in n for n in run.notes)
     # After its compaction the replay's context is its own (hidden prefix + briefing + restore + what followed):
     # the log's later bills move its second compaction not at all.
@@ -225,14 +225,57 @@ def test_the_knobs_the_billed_counter_does_not_read_say_so():
     assert "boundary_counter" not in estimate and "hidden_prefix_tokens" not in estimate
 
 
-def test_an_agent_that_measures_its_last_bill_alone_sees_each_message_at_the_next_call():
-    """Claude Code up to 2.1.1 (count_added_since_call off): the trigger's tokens move to the next assistant message,
-    the boundary walk keeps them where they are."""
+def test_an_agent_that_measures_its_last_bill_alone_compares_that_bill_and_its_answer():
+    """Claude Code up to 2.1.1 (count_added_since_call off): the trigger compares the last call's bill and answer
+    alone; the per-message counts stay the provider's, for the trigger and the boundary walk alike."""
     h = parse_history(claude_steps([40_000, 41_000, 43_500]).text(), source="c.jsonl")
     counts = CountCache().counts_for(h)
     knobs = PRESET.replace(count_added_since_call=False)
-    deferred, billed = trigger_tokens(counts, knobs), billed_counts(counts, knobs).tokens
-    assert int(deferred.sum()) == int(billed.sum()) and not np.array_equal(deferred, billed)
-    assert np.array_equal(walk_tokens(counts, knobs), billed)
-    assistants = [i for i, m in enumerate(h.messages) if m.role == "assistant"]
-    assert all(deferred[i] == 0 for i in range(len(h.messages) - 1) if i not in assistants)
+    billed = billed_counts(counts, knobs)
+    assert np.array_equal(trigger_tokens(counts, knobs), billed.tokens)
+    assert np.array_equal(walk_tokens(counts, knobs), billed.tokens)
+    lag = trigger_lag(counts, knobs)
+    checks = check_points(counts, knobs.check_point)
+    for k, i in enumerate(checks):
+        last = max(c.index for c in h.log.calls if c.index <= i)
+        usage = h.messages[last].usage
+        held = billed.hidden_prefix + int(billed.tokens[: i + 1].sum())
+        assert held - int(lag[k]) == usage.total_tokens  # 40,005, 41,005, 43,505: each bill and its answer
+
+
+def test_the_trigger_compares_the_last_bill_and_the_agents_estimate_since():
+    """Claude Code 2.1.2+: its measure at a check is the last call's bill and answer plus chars / 4 of what came after;
+    the provider billed more for the same tool result, so the bill crosses the threshold a call before the agent
+    does. The factual replay compacts where the agent did, at the agent's measure (its logged preTokens)."""
+    log = claude_steps([40_000 + 9_000 * k for k in range(15)])  # ... 166,000; each result ~500 tokens by chars / 4
+    log.assistant([tool_use("tx")], input_total=167_200, output=5).tool_result("tx", "word " * 400)
+    log.compact("auto", 167_705, "Summary. " * 200)
+    h = parse_history(claude_steps([60_000, 70_000], log=log).text(), source="c.jsonl")
+    knobs = agent_settings(h).knobs
+    counts = CountCache().counts_for(h)
+    billed = billed_counts(counts, knobs)
+    (real,) = h.log.compactions
+    call = real.index - 2  # the call that billed 167,200, then its tool result
+    assert billed.hidden_prefix + int(billed.tokens[:call].sum()) == 167_200  # the bill is over 167,000 there
+    run = simulate(h, knobs)
+    first = run.compressions[0]
+    assert first.index_started + 1 == real.index  # not one call early, where the bill crossed
+    assert first.tokens_before == 167_205 + round(len("word " * 400) / 4)  # the agent's measure: its preTokens
+    assert first.tokens_before == real.tokens_before
+    early = simulate(h, knobs.replace(log_counter="estimate", trigger_counter="usage")).compressions[0]
+    assert early.index_started + 1 == real.index  # the usage counter (which follows the log) agrees
+
+
+def test_the_reactive_trigger_compares_what_the_context_holds():
+    """The API refuses a call over the window by what the call holds, not by the agent's estimate of it."""
+    h = parse_history(crossing_log().text(), source="c.jsonl")
+    knobs = agent_settings(h).knobs.replace(proactive_compaction=False, context_window_tokens=167_500,
+                                             manual_compact_checks="")
+    run = simulate(h, knobs)
+    counts = CountCache().counts_for(h)
+    billed = billed_counts(counts, knobs)
+    checks = check_points(counts, knobs.check_point)
+    held = [billed.hidden_prefix + int(billed.tokens[: i + 1].sum()) for i in checks]
+    first = next(k for k, t in enumerate(held) if t > 167_500)
+    assert run.compressions[0].check_started == first
+    assert run.compressions[0].trigger == "reactive"

@@ -38,6 +38,8 @@ def test_the_summary_counts_automatic_compactions_only():
     s = summary(rows)
     assert (s["auto_compactions"], s["missed"], s["within_0"], s["within_2"], s["within_5"]) == (3, 1, 0, 1, 1)
     assert s["median_abs_error"] == 4.5
+    later = summary(rows, later=True)  # after each log's first compaction: 50 (+8) and 90 (none)
+    assert (later["auto_compactions"], later["missed"], later["within_5"]) == (2, 1, 0)
 
 
 def test_the_report_groups_logs_by_repository(tmp_path):
@@ -49,6 +51,7 @@ def test_the_report_groups_logs_by_repository(tmp_path):
     assert sorted(by_repo) == ["else/two", "someone/one"] and not skipped
     rows = replay_report.table_rows(by_repo)
     assert rows[-1][:6] == ["**all**", 2, 2, "2 (100%)", "2 (100%)", "2 (100%)"]
+    assert rows[-1][-1] == "–"  # one compaction each: none after a log's first
 
 
 def test_on_the_real_sessions_the_free_replay_compacts_where_the_agents_did():
@@ -59,3 +62,53 @@ def test_on_the_real_sessions_the_free_replay_compacts_where_the_agents_did():
     assert s["auto_compactions"] == 14 and s["within_5"] >= 12
     estimate = summary([r for rows in replay_report.replay_directory(directory, "estimate")[0].values() for r in rows])
     assert estimate["within_5"] < s["within_5"]
+
+
+def test_on_the_real_sessions_every_first_automatic_compaction_is_where_the_agent_compacted():
+    """Until its first compaction the free replay counts what the provider billed and triggers on the agent's own
+    measure (the last call's bill and answer plus its estimate since): it compacts at the agent's own message, not a
+    call early where the bill alone crossed the threshold (5 of these logs were 2 messages early before)."""
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.free_replay import against_log
+    from workbench.history.readers import load_history
+    from workbench.replay import simulate
+
+    directory = need_shared(shared_dir() / "real_sessions")
+    firsts = 0
+    for path in sorted(directory.glob("*.jsonl")):
+        h = load_history(path)
+        row = against_log(simulate(h, agent_settings(h, dollars=False).knobs), h)
+        assert row is not None and row.logged
+        if row.triggers[0] == "auto":
+            firsts += 1
+            assert row.errors[0] == 0, path.name
+    assert firsts == 9  # the other two logs open with the user's /compact
+
+
+def test_a_1m_session_compacts_where_the_api_refused_the_call_not_at_its_threshold():
+    """Claude Code 2.1.105+ on a 1M window ("[1m]" model id) compacts reactively: the API refuses a call over the
+    window, and the agent's own measure then (its preTokens) is a little under it (the logs: near 998,000), because
+    its chars / 4 counts the last results short of what the provider bills. The free replay compacts at that check:
+    the context it holds there (the last bill plus the billed estimate of what came after) is over the window."""
+    from agent_log_builders import ClaudeLog, text_block, tool_use
+
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.free_replay import against_log
+    from workbench.history.readers import parse_history
+    from workbench.replay import simulate
+
+    log = ClaudeLog(version="2.1.110", model="claude-opus-4-6[1m]").user("task: port the parser")
+    bills = [60_000 + 20_000 * k for k in range(47)]  # ... 980,000: past the 967,000 threshold, which is off
+    for k, bill in enumerate(bills):
+        log.assistant([text_block(f"step {k}"), tool_use(f"t{k}")], input_total=bill, output=20)
+        log.tool_result(f"t{k}", "word " * (8_000 if k == len(bills) - 1 else 3_000))
+    log.compact("auto", 990_020 + 10_000, "Summary. " * 400)  # the agent's measure when the call was refused
+    for k in range(3):
+        log.assistant([tool_use(f"a{k}")], input_total=60_000 + 5_000 * k, output=20).tool_result(f"a{k}", "ok")
+    h = parse_history(log.text(), source="m.jsonl")
+    settings = agent_settings(h, dollars=False)
+    assert settings.window == 1_000_000 and not settings.knobs.proactive_compaction
+    run = simulate(h, settings.knobs)
+    row = against_log(run, h)
+    assert row is not None and row.errors == (0,)
+    assert run.compressions[0].trigger == "reactive"

@@ -334,6 +334,59 @@ def test_a_real_codex_log_with_two_glued_records_reads_the_rest(tmp_path, capsys
     assert f"codex_glued.jsonl:{i + 1}:" in err
 
 
+def test_a_real_claude_code_log_with_two_glued_records_reads_the_rest(tmp_path, capsys):
+    """Two records of a real Claude Code log written as one line (a killed writer's append): that line is skipped
+    with a warning naming it, the rest is read, both compactions stay, and reality checks them as on the whole log."""
+    src = need_shared(shared_dir() / "real_sessions" / "claude_code__ad_ff0201aecb_0.jsonl")
+    lines = src.read_text(encoding="utf-8").split("\n")
+    whole = load_history(src)
+    i = next(n for n in range(500, len(lines) - 1)
+             if '"type":"progress"' in lines[n] and '"type":"progress"' in lines[n + 1])
+    lines[i : i + 2] = [lines[i] + lines[i + 1]]
+    path = tmp_path / "cc_glued.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    h = load_history(path)
+    (w,) = [w for w in h.warnings if "glued" in w.message]
+    assert w.line == i + 1 and "skipped" in w.message
+    assert [m.text for m in h.messages] == [m.text for m in whole.messages]  # two progress records lost, no message
+    assert [c.index for c in h.log.compactions] == [c.index for c in whole.log.compactions] == [144, 288]
+    code, out, err = run(capsys, "reality", str(path), "--json")
+    clean(code, err)
+    assert f"cc_glued.jsonl:{i + 1}:" in err
+    (session,) = json.loads(out)["sessions"]
+    assert [c["predicted_index"] for c in session["compactions"]] == [144, 288]
+
+
+def test_a_real_claude_code_log_that_starts_at_a_compaction_says_so(tmp_path, capsys):
+    """A real log cut to start at its compact_boundary record (the part file of a session whose earlier context is
+    in another file): the reader, reality's report and its JSON say the summarised context is not in the file."""
+    src = need_shared(shared_dir() / "real_sessions" / "claude_code__ad_ff0201aecb_0.jsonl")
+    lines = src.read_text(encoding="utf-8").split("\n")
+    start = next(n for n, line in enumerate(lines) if '"subtype":"compact_boundary"' in line)
+    path = tmp_path / "cc_from_compaction.jsonl"
+    path.write_text("\n".join(lines[start:]), encoding="utf-8")
+    h = load_history(path)
+    assert h.log.compactions[0].index == 0 and h.log.starts_mid_session
+    assert h.log.start_note.startswith("the log starts at a compaction")
+    code, out, err = run(capsys, "reality", str(path))
+    clean(code, err)
+    assert "cc_from_compaction.jsonl: the log starts at a compaction" in err
+    assert "1 automatic compaction; within ±0: 1 (100%)" in out  # the one it starts at is not scored
+    code, out, err = run(capsys, "reality", str(path), "--json")
+    report = json.loads(out)
+    (session,) = report["sessions"]
+    assert any("starts at a compaction" in n for n in report["summary"]["per_session"][0]["notes"])
+    assert [c["real_index"] for c in session["compactions"]] == [0, 144]
+    assert report["summary"]["auto_compactions"] == 1 and report["summary"]["missed"] == 0
+    # The free replay (simulate) meets the log's first compaction it could have made, at +0.
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.free_replay import against_log
+    from workbench.replay import simulate
+
+    row = against_log(simulate(h, agent_settings(h, dollars=False).knobs), h)
+    assert row is not None and row.logged == (144,) and row.errors == (0,)
+
+
 # ── item 9: symbolic links out of a folder, memory of a parse, upload names ──────────────────────
 
 

@@ -70,8 +70,8 @@ def test_a_landing_resets_the_cache_to_the_system_prompt():
 class _Snapshots(ContextSums):
     """ContextSums that keeps a copy of its prefix sums after every elision (for the test only)."""
 
-    def __init__(self, tokens: np.ndarray, checks: np.ndarray) -> None:
-        super().__init__(tokens, checks)
+    def __init__(self, tokens: np.ndarray, checks: np.ndarray, lag: np.ndarray | None = None) -> None:
+        super().__init__(tokens, checks, lag)
         self.snapshots = [self.in_context_prefix.copy()]
 
     def stub(self, indices: list[int], freeable: np.ndarray) -> int:

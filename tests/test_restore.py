@@ -213,3 +213,66 @@ def test_the_walks_a_cache_keeps_are_bounded_across_knob_sets() -> None:
                            cache=cache)
     assert len(cache.restore_walks) <= _PARAMS_KEPT
     assert all(len(walks) <= _WALKS_KEPT for walks in cache.restore_walks.values())
+
+
+def _whole_read(log: ClaudeLog, call_id: str, path: str, lines: int) -> ClaudeLog:
+    """A Read of the whole file (no offset or limit), as a resumed session rebuilds readFileState from."""
+    log.assistant([tool_use(call_id, "Read", file_path=path)], input_total=50_000, output=10)
+    content = {"type": "tool_result", "tool_use_id": call_id, "content": _numbered(range(1, lines + 1))}
+    return log.user([content], toolUseResult={"type": "text", "file": {
+        "filePath": path, "content": LINE * lines, "numLines": lines, "startLine": 1, "totalLines": lines}})
+
+
+def _resume(log: ClaudeLog) -> ClaudeLog:
+    """The records Claude Code writes as a session is resumed: its SessionStart hook of source resume."""
+    obj = log._base("progress")
+    obj["data"] = {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:resume",
+                   "command": "true"}
+    log.lines.append(obj)
+    return log
+
+
+def test_a_resumed_session_rebuilds_its_read_state_from_whole_reads_and_writes() -> None:
+    """Claude Code's REPL, loading a transcript to resume it, rebuilds readFileState from its whole reads and writes
+    only, each stamped with its message's time (2.1.25 cli.js H9A; 2.1.39 the same): an edit or a range read before
+    the resume is gone from it, a whole read comes back with the time it was read, and the skills (in-process state)
+    are forgotten."""
+    log = ClaudeLog().user("go")
+    _whole_read(log, "r1", "/repo/whole.py", 20)
+    _read(log, "r2", "/repo/range.py", 1, 5, 30)
+    _edit(log, "e1", "/repo/range.py")
+    _read(log, "r3", "/repo/edited.py", 1, 8, 8)
+    _edit(log, "e2", "/repo/edited.py")
+    log.assistant([tool_use("s1", "Skill", skill="tdd")], input_total=50_000, output=10)
+    log.tool_result("s1", "Launching skill: tdd").user("# TDD\n" * 50, isMeta=True)
+    before = [(r.kind, r.name) for r in _items(log)]
+    assert ("file", "/repo/edited.py") in before and ("skill", "tdd") in before
+    _resume(log).user("go on")
+    history = parse_claude_code(log.text())
+    assert [i for i, m in enumerate(history.messages) if m.meta("resumed")] == [len(history.messages) - 1]
+    assert [(r.kind, r.name) for r in _items(log)] == [("file", "/repo/whole.py")]
+    _read(log, "r4", "/repo/later.py", 1, 5, 5)  # read after the resume: its mtime, older than whole.py's stamp
+    _edit(log, "e3", "/repo/range.py")  # changed after the resume: the newest
+    assert [r.name for r in _items(log)] == ["/repo/range.py", "/repo/whole.py", "/repo/later.py"]
+
+
+def test_with_the_logs_bill_a_read_file_is_sized_by_what_its_read_was_billed() -> None:
+    """Given what the provider billed for each message (the billed counter's counts), a file is restored at its
+    read's bill (a range read scaled to the whole file), and called over the limit by the bill of its bare lines;
+    a message the bill says nothing of (0: the bill fell there) falls back to the counter."""
+    log = ClaudeLog().user("go")
+    _whole_read(log, "r1", "/repo/whole.py", 40)
+    _read(log, "r2", "/repo/range.py", 1, 10, 40)
+    _read(log, "r3", "/repo/big.py", 1, 10, 40)
+    history = parse_claude_code(log.text())
+    results = [i for i, m in enumerate(history.messages) if m.meta("readLines")]
+    billed = [0] * len(history.messages)
+    billed[results[0]], billed[results[1]], billed[results[2]] = 900, 300, 2_000
+    items = {r.name: r for r in restored_items(history.messages, files=5, per_file_tokens=5_000, billed=billed)}
+    header = count_text_tokens('Called the Read tool with the following input: {"file_path": "/repo/whole.py"}\n'
+                               "Result of calling the Read tool: ", "estimate")
+    assert items["/repo/whole.py"].tokens == 900 + header
+    assert 4 * 300 - 10 < items["/repo/range.py"].tokens - header < 4 * 300 + 10  # 10 of 40 lines: x4
+    assert items["/repo/big.py"].kind == "reference"  # 2,000 x 4 of its bare lines is over 5,000
+    unbilled = restored_items(history.messages, files=5, per_file_tokens=5_000, billed=[0] * len(billed))
+    assert unbilled == restored_items(history.messages, files=5, per_file_tokens=5_000)

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.counting.per_message import base_tokens, deferred_to_calls
+from workbench.counting.per_message import base_tokens
 from workbench.counting.usage import is_user_turn
 from workbench.knobs import KnobView, counting_view
 
@@ -90,19 +90,77 @@ def uses_billed(history: History, knobs: Knobs | KnobView) -> bool:
 
 
 def billed_trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
-    """The trigger's per-message tokens under the billed counter: the billed counts, each moved to the next
-    assistant message for an agent that measures only its last call's bill (``count_added_since_call`` off:
-    Claude Code up to 2.1.1), as the estimate's are."""
-    tokens = billed_counts(counts, knobs).tokens
-    if knobs.count_added_since_call:
-        return tokens
-    key = ("billed-deferred", counting_view(knobs))
+    """The trigger's per-message tokens under the billed counter: the billed counts themselves. Where the agent's
+    own measure differs from them (it reads a call's bill and estimates what came after), the replay's trigger
+    compares that measure (``billed_lag``), never per-message counts bent to it."""
+    return billed_counts(counts, knobs).tokens
+
+
+def billed_lag(counts: HistoryCounts, knobs: Knobs | KnobView, estimate: np.ndarray, checks: np.ndarray) -> np.ndarray:
+    """Per check of ``knobs.check_point``: how far the billed context runs ahead of the agent's own measure there
+    (``agent_measure_on_bill``), the tokens the replay's proactive trigger takes off the billed context it holds.
+
+    The agent compacts on its measure: the last call's bill and answer plus its own estimate of what was added
+    since (Claude Code's chars / 4 of text and tool results; the trigger counter's estimate for Codex); up to
+    Claude Code 2.1.1 the last call's total alone (``count_added_since_call`` off). A tool result's billed count
+    is more than that estimate, so the bill reaches a threshold a message or two before the agent does
+    (claude_code__9b_04c3d92e38_2: the call at message 128 billed 167,213, over its 167,000 threshold; the agent
+    compacted one call later, its ``preTokens`` 167,361). The reactive trigger (the API refuses a call over the
+    window) compares the billed context itself. ``estimate``: the agent's own estimate of each message, ``checks``:
+    the check points (``counting.counters.trigger_lag`` gives both)."""
+    view = counting_view(knobs)
+    key = ("billed-lag", view)
     found = counts.derived.get(key)
-    if found is None:
-        found = deferred_to_calls(counts, tokens)
-        found.flags.writeable = False
-        counts.derived[key] = found
+    if found is not None:
+        return found
+    history = counts.history
+    billed = billed_counts(counts, view).tokens
+    log = history.log
+    hidden = billed_counts(counts, view).hidden_prefix
+    logged = {c.index - 1: c.tokens_before - hidden for c in (log.compactions if log is not None else ())
+              if c.tokens_before is not None and c.index > 0}
+    measure = agent_measure_on_bill(history.messages, billed, estimate, logged=logged,
+                                    reasoning_ratio=view.reasoning_carry_ratio if view.count_added_since_call else 0.0)
+    found = (np.cumsum(billed, dtype=np.int64)[checks] - measure[checks]) if len(billed) else np.zeros(0, np.int64)
+    found.flags.writeable = False
+    counts.derived[key] = found
     return found
+
+
+def agent_measure_on_bill(messages: Sequence[Any], billed: np.ndarray, estimate: np.ndarray, *,
+                          logged: dict[int, int] | None = None, reasoning_ratio: float = 0.0) -> np.ndarray:
+    """The agent's own measure after each message, on the billed counts (minus the hidden prefix): through a call's
+    message, the billed counts of everything before it plus its answer (the call's bill and output, as the agent
+    reads them back); after it, its ``estimate`` of each message added (its own summary 0; Codex's re-count of a
+    finished turn's reasoning at the next user turn), until the next call. Before the first call, the billed
+    counts. ``logged``: what the agent logged of its context after a message (the ``tokens_before`` of a compaction
+    that follows it, minus the hidden prefix), where it is more: Claude Code's ``preTokens`` is this measure, and a
+    tool result missing from the file is in it (claude_code__ad_ff0201aecb_0 logged 167,066 where the last bill and
+    answer give 164,865); Codex's is its last call's total, without the reasoning it re-counts, so less."""
+    logged = logged or {}
+    n = len(messages)
+    billed_before = np.concatenate(([0], np.cumsum(billed, dtype=np.int64)))  # billed counts of messages < i
+    measure = np.empty(n, dtype=np.int64)
+    called = False
+    running = reasoning = 0  # reasoning billed since the last re-count or compaction, as billed_tokens keeps it
+    for i, msg in enumerate(messages):
+        usage = msg.usage if msg.role == "assistant" else None
+        if usage is not None and usage.context_tokens > 0:
+            running = int(billed_before[i]) + max(0, usage.total_tokens - usage.context_tokens)
+            called = True
+            reasoning += usage.reasoning_tokens
+        elif not called:
+            running = int(billed_before[i + 1])
+        else:
+            if msg.meta("isCompactSummary") is not True:
+                running += int(estimate[i])
+            if reasoning_ratio and reasoning and is_user_turn(msg):
+                running += math.ceil(reasoning * reasoning_ratio)
+                reasoning = 0
+        if i in logged and logged[i] > running:
+            running = logged[i]
+        measure[i] = running
+    return measure
 
 
 def billed_counts(counts: HistoryCounts, knobs: Knobs | KnobView) -> Billed:

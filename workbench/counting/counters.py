@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.counting.billed import billed_counts, billed_trigger_tokens, uses_billed
+from workbench.counting.billed import billed_counts, billed_lag, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.per_message import base_tokens, deferred_to_calls
 from workbench.counting.structure import dropped_tokens, replaced_tokens, structure_tokens, uses_structure
@@ -98,6 +98,21 @@ def trigger_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray
     if uses_billed(counts.history, view):
         return billed_trigger_tokens(counts, view)
     return knob_keyed(counts, "trigger", view, lambda v: _trigger(counts, v))
+
+
+def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | None:
+    """Per check: what the proactive trigger takes off the context the replay holds, so that it compares the
+    agent's own measure (on a log counted as billed: ``billed_lag``); None where the two are the same."""
+    view = counting_view(knobs)
+    if not uses_billed(counts.history, view):
+        return None
+    if not view.count_added_since_call:
+        estimate = np.zeros(len(counts.history.messages), dtype=np.int64)  # the last call's bill alone
+    elif view.agent_estimate == "text":
+        estimate = _text_estimates(counts, view)
+    else:
+        estimate = base_tokens(counts, "estimate", view)
+    return billed_lag(counts, view, estimate, check_points(counts, view.check_point))
 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:

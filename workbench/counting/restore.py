@@ -18,33 +18,22 @@ the 2.1.88 source map (compact.ts, attachments.ts):
 
 None of it is logged. A read's size comes from its result; a range read is scaled to the whole file by the
 line counts Claude Code logs with it (``toolUseResult.file.totalLines``, kept by the reader as the tool
-message's ``readLines``); a write gives the content. Tokens are counted like the rest of the context: the
-trigger counter times ``token_ratio``. Pure; no I/O.
+message's ``readLines``); a write gives the content (``counting.restore_files``). With the log's bill, a read
+counts what the provider billed for it; else tokens are counted like the rest of the context: the trigger
+counter times ``token_ratio``. A resumed session (the reader marks where its ``SessionStart:resume`` hook ran)
+rebuilds ``readFileState`` from the transcript's whole reads and writes only (2.1.25 [H9A]). Pure; no I/O.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import operator
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from workbench.counting.attachments import (
-    _LINE_NUMBER,
-    _bare_floor,
-    _numbered,
-    _numbered_len,
-    _shown,
-    _shown_len,
-    _text,
-    _text_len,
-    _unreminded,
-)
-from workbench.counting.encodings import count_text_tokens
+from workbench.counting.restore_files import Counts, _billed_message, _billed_part, _Counter, _File, _read
 from workbench.counting.tokens import CountCache
-from workbench.history.session_log import MAX_FILE_LINES
 
 RESTORE_BUDGET_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read", "read_file", "view", "read"})
@@ -64,103 +53,6 @@ _TODO = ("Your todo list has changed. DO NOT mention this explicitly to the user
          "your todo list:\n\n{todos}. Continue on with the tasks at hand if applicable.")
 _PLAN = ("A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\nIf this plan is relevant "
          "to the current work and not already complete, continue working on it.")
-
-
-@dataclass
-class _File:
-    """What the transcript tells of one file: the reads (or the write) that size it, and its mtime rank.
-
-    Texts are built and counted only for the files a restore picks (a handful per compaction), not for every read."""
-
-    path: str
-    whole: tuple[Any, tuple[Any, ...], bool] | None = None  # (the read's output or the written content, key, written)
-    ranges: list[tuple[Any, tuple[Any, ...], int]] = field(default_factory=list)  # (output, key, lines shown)
-    total_lines: int = 0
-    modified: int = 0  # order of the session's last change to it (0: never changed in the session)
-    read: int = 0  # order of its last read
-
-    def tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
-        """(tokens as restored, whether the bare content is within the per-file ``limit``), or None when the size
-        is unknown.
-
-        The bare content is counted only when the restored text (a superset of it) is over the limit, and not
-        even then when a floor of its count is over the limit too (``_bare_floor``)."""
-        if self.whole is not None:
-            raw, key, written = self.whole
-            if written:  # restored as the Read tool would show it: numbered
-                if count.by_length:
-                    restored = count.of_length(lambda: _shown_len(self.path) + _numbered_len(raw), ("whole", *key))
-                else:
-                    restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
-                return restored, restored <= limit or count(raw, ("bare", *key)) <= limit
-            if count.by_length:
-                restored = count.of_length(lambda: _shown_len(self.path) + _text_len(raw), ("whole", *key))
-            else:
-                restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
-            if restored <= limit:
-                return restored, True
-            body = _unreminded(_text(raw))
-            if ("bare", *key) not in count.store and count.floor(body) > limit:
-                return restored, False
-            return restored, count(lambda: _LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
-        shown = sum(lines for _, _, lines in self.ranges)
-        if not shown or not self.total_lines:
-            return None
-        restored = notice = 0
-        bodies = []
-        for raw, key, _ in self.ranges:  # the file's reminder notice (if any) is restored once, not scaled
-            text = _shown(self.path, _text(raw))
-            body = _unreminded(text)
-            if len(body) < len(text):
-                notice = count(text[len(body):] if text.startswith(body) else "", ("notice", *key))
-            restored += count(body, ("range", *key))
-            bodies.append((body, key))
-        scale = max(1.0, self.total_lines / shown)
-        whole = round(restored * scale)
-        if whole <= limit:
-            return whole + notice, True
-        if (all(("range-bare", *key) not in count.store for _, key in bodies)
-                and round(sum(count.floor(body) for body, _ in bodies) * scale) > limit):
-            return whole + notice, False
-        bare = sum(count(_LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
-        return whole + notice, round(bare * scale) <= limit
-
-
-def _digest(msg: Any) -> str:
-    return str(msg.digest)
-
-
-class _Counter:
-    """Tokens of a text as billed: the trigger counter times ``token_ratio``; counts kept in the CountCache."""
-
-    def __init__(self, counter: str, token_ratio: float, chars_per_token: float, cache: CountCache | None) -> None:
-        self.counter = "estimate" if counter == "usage" else counter
-        self.ratio = token_ratio
-        self.cpt = chars_per_token
-        self.store = (cache.restore_counts if cache is not None else {}).setdefault((self.counter, self.cpt), {})
-        self.key: Callable[[Any], Any] = cache.parts_key if cache is not None else _digest
-        self.by_length = self.counter == "estimate"  # the count is a function of the UTF-16 length alone
-
-    def __call__(self, text: str | Callable[[], str], key: tuple[Any, ...] | None = None) -> int:
-        """Tokens of ``text`` (or of what it builds: built only when ``key`` has no count yet)."""
-        found = self.store.get(key) if key is not None else None
-        if found is None:
-            found = count_text_tokens(text if isinstance(text, str) else text(), self.counter, chars_per_token=self.cpt)
-            if key is not None:
-                self.store[key] = found
-        return math.ceil(found * self.ratio)
-
-    def of_length(self, length: Callable[[], int], key: tuple[Any, ...]) -> int:
-        """For the estimate: the tokens of a text of UTF-16 ``length()``, the text not built (the same count as
-        ``count_text_tokens``: ceil(length / cpt))."""
-        found = self.store.get(key)
-        if found is None:
-            found = self.store[key] = math.ceil(length() / self.cpt)
-        return math.ceil(found * self.ratio)
-
-    def floor(self, text: str) -> int:
-        """A floor of the tokens of ``_LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
-        return math.ceil(math.ceil(_bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
 
 
 def _path_of(data: dict[str, Any]) -> str | None:
@@ -188,18 +80,23 @@ class Restored:
 def restored_items(
     messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
     counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+    billed: Counts | None = None,
 ) -> tuple[Restored, ...]:
     """Everything Claude Code re-attaches after compacting at the end of ``messages``: files newest first
     (whole, or a reference note for one over ``per_file_tokens``), then skills, the todo list and the plan.
 
-    With a ``cache``, the walk of the log is kept and resumed: the restores of a log's compactions (each at the
-    end of a longer prefix of the same messages) walk it once in all, not once per compaction."""
+    ``billed``: per message of the log (``messages`` is a start of it), what the provider billed for it (the billed
+    counter's counts): a file read is then sized by what its reads were billed, a skill by its messages' bill, and
+    the counter counts only the rest (a written file, the notes, the todo list, the plan). With a ``cache``, the
+    walk of the log is kept and resumed: the restores of a log's compactions (each at the end of a longer prefix of
+    the same messages) walk it once in all, not once per compaction."""
     if files <= 0:
         return ()
     if cache is None:
-        walk = _Walk(_Counter(counter, token_ratio, chars_per_token, None), files, per_file_tokens)
+        walk = _Walk(_Counter(counter, token_ratio, chars_per_token, None, billed), files, per_file_tokens)
     else:
-        walk = _resumable(cache, messages, (counter, token_ratio, chars_per_token, files, per_file_tokens))
+        walk = _resumable(cache, messages, (counter, token_ratio, chars_per_token, files, per_file_tokens),
+                          billed)
     walk.advance(messages)
     return walk.result()
 
@@ -208,9 +105,12 @@ _WALKS_KEPT = 4  # walks kept per parameter set (a run interleaves a few logs at
 _PARAMS_KEPT = 8  # parameter sets whose walks are kept
 
 
-def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ...]) -> _Walk:
+def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ...],
+               billed: Counts | None = None) -> _Walk:
     """The cache's walk whose messages so far are the same objects as the start of ``messages`` (the longest),
-    or a new one."""
+    or a new one. A walk with ``billed`` counts keeps them (so their identity keys it: no other array can take
+    it while the walk is kept)."""
+    params = (*params, None if billed is None else id(billed))
     walks: list[_Walk] | None = cache.restore_walks.get(params)
     if walks is None:
         if len(cache.restore_walks) >= _PARAMS_KEPT:  # a long app session tries many knob sets: keep the last few
@@ -223,8 +123,8 @@ def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ..
                 and all(map(operator.is_, seen, messages))):
             best = walk
     if best is None:
-        counter, token_ratio, chars_per_token, files, per_file_tokens = params
-        best = _Walk(_Counter(counter, token_ratio, chars_per_token, cache), files, per_file_tokens)
+        counter, token_ratio, chars_per_token, files, per_file_tokens, _ = params
+        best = _Walk(_Counter(counter, token_ratio, chars_per_token, cache, billed), files, per_file_tokens)
         if len(walks) >= _WALKS_KEPT:
             walks.pop(0)
         walks.append(best)
@@ -246,6 +146,7 @@ class _Walk:
         self.todo: int | None = None
         self.plan: tuple[str, str] | None = None
         self.order = 0
+        self.compacted = 0  # order at the last compaction: a resumed session rebuilds its state from after it
 
     def advance(self, messages: Sequence[Any]) -> None:
         """Walk the messages past those already walked (``messages`` starts with them)."""
@@ -256,15 +157,25 @@ class _Walk:
         count, known, pending, skills = self.count, self.known, self.pending, self.skills
         files, per_file_tokens = self.files, self.per_file_tokens
         state, skill_call, todo, plan, order = self.state, self.skill_call, self.todo, self.plan, self.order
-        for msg in messages[start:]:
+        billed = count.billed
+        for i, msg in enumerate(messages[start:], start):
             role = msg.role
+            if msg.meta("resumed") is True:
+                state = self._resumed()
+                skills.clear()
             if msg.meta("isCompactSummary"):
                 state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
+                for kept in state:  # re-read: stored with its mtime again
+                    known[kept].resumed_at = 0
+                self.compacted = order
                 continue
             if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
                 skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
             elif role == "user" and skill_call is not None:
-                skills[skill_call] = skills.get(skill_call, 0) + count(msg.text, ("skill", count.key(msg)))
+                size = _billed_message(billed, i)
+                if size is None:
+                    size = count(msg.text, ("skill", count.key(msg)))
+                skills[skill_call] = skills.get(skill_call, 0) + size
             for j, part in enumerate(msg.parts or ()):
                 data = part.data
                 if not isinstance(data, dict):
@@ -294,17 +205,20 @@ class _Walk:
                         continue
                     order += 1
                     file = known.get(path) or known.setdefault(path, _File(path))
+                    file.resumed_at = 0  # used again: stored with its mtime
                     if name in WRITE_TOOLS:
                         content = args.get("content") if isinstance(args.get("content"), str) else ""
-                        file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True), []
-                        file.modified = order
+                        file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True, None), []
+                        file.modified = file.whole_at = order
                         state.add(path)
                     elif name in EDIT_TOOLS:
                         file.modified = order
                         state.add(path)
                     elif name in READ_TOOLS:
+                        if args.get("offset") is None and args.get("limit") is None:
+                            file.whole_at = order
                         if "output" in data:  # the result sits in the call (AI SDK shape)
-                            _read(file, data["output"], None, (count.key(msg), j), path)
+                            _read(file, data["output"], None, (count.key(msg), j), path, None)
                             file.read = order
                             state.add(path)
                         elif part.tool_call_id:
@@ -314,9 +228,20 @@ class _Walk:
                     path = pending.pop(part.tool_call_id or "")
                     if data.get("isError"):  # the read failed: the tool stored nothing
                         continue
-                    _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path)
+                    _read(known[path], data.get("output"), msg.meta("readLines"), (count.key(msg), j), path,
+                          _billed_part(billed, i, msg, j))
                     state.add(path)
         self.state, self.skill_call, self.todo, self.plan, self.order = state, skill_call, todo, plan, order
+
+    def _resumed(self) -> set[str]:
+        """readFileState when the session is resumed (the process started again on the same transcript): rebuilt
+        from the conversation since the last compaction, only its whole reads and writes, each stamped with its
+        message's time, which puts it among the files changed then (2.1.25 cli.js ``H9A``, called as the REPL
+        loads a resumed conversation); edits and range reads before it are gone."""
+        state = {path for path, f in self.known.items() if f.whole_at > self.compacted}
+        for path in state:
+            self.known[path].resumed_at = self.known[path].whole_at
+        return state
 
     def result(self) -> tuple[Restored, ...]:
         """The restore at the end of the messages walked so far."""
@@ -332,28 +257,11 @@ class _Walk:
         return tuple(out)
 
 
-def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str) -> None:
-    """What one read result tells of the file's size (counted later, if the file is picked)."""
-    valid = (isinstance(lines, list) and len(lines) == 3  # a hand-edited canonical file may hold anything here
-             and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_FILE_LINES for v in lines))
-    shown, total = (lines[1], lines[2]) if valid else (0, 0)
-    if not total or shown >= total:  # the whole file (or all the log tells of it)
-        file.whole = (output, (path, *key), False)
-        file.ranges = []
-        file.total_lines = total
-        return
-    if file.whole is not None and file.total_lines == total:
-        return  # a range of a file already seen whole: the whole read tells more
-    file.whole = None
-    file.ranges.append((output, (path, *key), shown))
-    file.total_lines = total
-
-
 def _pick(
     known: dict[str, _File], state: set[str], files: int, per_file_tokens: int, count: _Counter
 ) -> tuple[Restored, ...]:
     """The restore of the files in ``state``: newest mtime first, each whole or as a reference note."""
-    newest = sorted(state, key=lambda p: (known[p].modified, known[p].read), reverse=True)[:files]
+    newest = sorted(state, key=lambda p: known[p].stamp(), reverse=True)[:files]
     total = 0
     out = []
     for path in newest:
@@ -377,20 +285,24 @@ def restore_args(knobs: Any) -> dict[str, Any]:
             "token_ratio": knobs.token_ratio}
 
 
-def compaction_restore(messages: Sequence[Any], knobs: Any, *, cache: CountCache | None = None) -> int:
+def compaction_restore(messages: Sequence[Any], knobs: Any, *, cache: CountCache | None = None,
+                       billed: Counts | None = None) -> int:
     """Everything a replay adds to the context right after compacting at the end of ``messages``: the knobs'
-    constant ``compaction_restore_tokens`` plus what the restore works out from the transcript."""
-    return knobs.compaction_restore_tokens + restored_tokens(messages, **restore_args(knobs), cache=cache)
+    constant ``compaction_restore_tokens`` plus what the restore works out from the transcript (``billed``: the
+    log's billed counts per message, ``restored_items``)."""
+    return knobs.compaction_restore_tokens + restored_tokens(messages, **restore_args(knobs), cache=cache,
+                                                             billed=billed)
 
 
 def restored_tokens(
     messages: Sequence[Any], *, files: int, per_file_tokens: int, chars_per_token: float = 4.0,
     counter: str = "estimate", token_ratio: float = 1.0, cache: CountCache | None = None,
+    billed: Counts | None = None,
 ) -> int:
     """Tokens Claude Code re-attaches after compacting at the end of ``messages`` (``restored_items``)."""
     return sum(r.tokens for r in restored_items(messages, files=files, per_file_tokens=per_file_tokens,
                                                  chars_per_token=chars_per_token, counter=counter,
-                                                 token_ratio=token_ratio, cache=cache))
+                                                 token_ratio=token_ratio, cache=cache, billed=billed))
 
 
 def restored_files(

@@ -72,9 +72,10 @@ class ContextSums:
     the same prefix through check k's message, the sorted array the threshold search runs on.
     """
 
-    def __init__(self, tokens: np.ndarray, checks: np.ndarray) -> None:
+    def __init__(self, tokens: np.ndarray, checks: np.ndarray, lag: np.ndarray | None = None) -> None:
         self.tokens = tokens
         self.checks = checks
+        self.lag = lag  # per check: what the agent's own measure is short of the context (``trigger_lag``)
         n = len(tokens)
         self.prefix_tokens = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(tokens, out=self.prefix_tokens[1:])
@@ -83,6 +84,7 @@ class ContextSums:
         self.saved_prefix = np.zeros(n + 1, dtype=np.int64)
         self.in_context_prefix = self.prefix_tokens.copy()
         self.in_context_at_checks = self._at_checks()
+        self.measured_at_checks = self._measured()
 
     @property
     def elisions(self) -> int:
@@ -93,6 +95,20 @@ class ContextSums:
         if len(self.checks):
             return self.in_context_prefix[self.checks + 1]
         return np.zeros(0, dtype=np.int64)
+
+    def _measured(self) -> np.ndarray:
+        """The prefix at each check as the agent measures it: ``in_context_at_checks`` less the lag, as its
+        running maximum (the threshold search needs it non-decreasing: a check is found where the measure first
+        reached the threshold)."""
+        if self.lag is None or not len(self.checks):
+            return self.in_context_at_checks
+        return np.maximum.accumulate(self.in_context_at_checks - self.lag)
+
+    def measured_lag(self, k: int) -> int:
+        """Tokens the agent's measure at check k is short of the context held there (0 without a lag)."""
+        if self.lag is None:
+            return 0
+        return int(self.in_context_at_checks[k] - self.measured_at_checks[k])
 
     # -- reading -------------------------------------------------------------------------------
     def verbatim(self, boundary: int, i: int) -> int:
@@ -117,10 +133,12 @@ class ContextSums:
         idx = self.checks[k0 : k1 + 1]
         return self.saved_prefix[idx + 1] - self.saved_prefix[boundary]
 
-    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool) -> int:
+    def first_above(self, start: int, end: int, tokens: float, base: int, boundary: int, strict: bool,
+                    measured: bool = False) -> int:
         """The first check in [start, end) whose context (``base`` + verbatim) is above ``tokens``.
 
-        ">=" instead of ">" when not ``strict``; ``len(checks)`` if there is none.
+        ">=" instead of ">" when not ``strict``; ``len(checks)`` if there is none. ``measured``: the context as
+        the agent measures it (less the lag), for its own threshold.
         """
         none = len(self.checks)
         end = min(end, none)
@@ -130,7 +148,8 @@ class ContextSums:
             return start
         target = tokens - base + float(self.in_context_prefix[boundary])
         side: Literal["left", "right"] = "right" if strict else "left"
-        found = start + int(np.searchsorted(self.in_context_at_checks[start:end], target, side=side))
+        sums = self.measured_at_checks if measured else self.in_context_at_checks
+        found = start + int(np.searchsorted(sums[start:end], target, side=side))
         return found if found < end else none
 
     # -- changing --------------------------------------------------------------------------------
@@ -145,6 +164,7 @@ class ContextSums:
         np.cumsum(self.savings, out=self.saved_prefix[1:])
         self.in_context_prefix = self.prefix_tokens - self.saved_prefix
         self.in_context_at_checks = self._at_checks()
+        self.measured_at_checks = self._measured()
         return saved
 
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from workbench.briefing.base import Briefer, BriefRecord
 from workbench.briefing.simulated import SimulatedBriefer
-from workbench.counting.billed import system_tokens
+from workbench.counting.billed import billed_counts, system_tokens, uses_billed
 from workbench.counting.checks import check_indices
-from workbench.counting.counters import check_points, elidable_tokens, trigger_tokens, walk_tokens
+from workbench.counting.counters import check_points, elidable_tokens, trigger_lag, trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache, HistoryCounts
@@ -119,7 +119,8 @@ class _Replay:
         self.messages = len(history.messages)
         self.checks = check_points(counts, knobs.check_point)
         self.check_count = len(self.checks)
-        self.sums = self.sums_type(self.counter_tokens, self.checks)
+        # The agent's own measure where it differs from the context held (a log counted as billed).
+        self.sums = self.sums_type(self.counter_tokens, self.checks, trigger_lag(counts, knobs))
         system = system_tokens(counts, knobs)  # the hidden prefix: a log's own, when its bill is the counter
         self.state = InContext(system_tokens=system)
         self.timeline = TimelineRows(self.checks, system)
@@ -161,14 +162,15 @@ class _Replay:
         return self._elidable
 
     def view(self, k: int, context: int, trigger: str = "threshold") -> ReplayState:
-        """What the policy may look at, at check k."""
+        """What the policy may look at, at check k (``context``: what it holds there). Its context is the agent's
+        own measure (``measured``); the window is overflowed by what it holds."""
         st = self.state
         return ReplayState(
             history=self.history,
             knobs=self.knobs,
             check=k,
             index=int(self.checks[k]) if self.check_count else -1,
-            context_tokens=context,
+            context_tokens=self.measured(k, context),
             boundary=st.boundary,
             briefing_chars=st.briefing_chars,
             briefing_tokens=st.briefing_tokens,
@@ -189,13 +191,20 @@ class _Replay:
             layout_of=self.layout,
         )
 
+    def measured(self, k: int, context: int) -> int:
+        """The agent's own measure at check k of the ``context`` held there: less the lag where its measure
+        differs (``counting.counters.trigger_lag``: on a log counted as billed, its last bill and its estimate
+        since), what its threshold compares."""
+        return context - self.sums.measured_lag(k)
+
     # -- where the next decision falls ---------------------------------------------------------
-    def first_above(self, start: int, tokens: float, strict: bool, end: int | None = None) -> int:
+    def first_above(self, start: int, tokens: float, strict: bool, end: int | None = None, *,
+                    measured: bool = False) -> int:
         """The first check in [start, end) whose context is above ``tokens`` (>= if not strict); the
-        number of checks if none."""
+        number of checks if none. ``measured``: as the agent measures it (``measured``), not as held."""
         st = self.state
         end = self.check_count if end is None else end
-        return self.sums.first_above(start, end, tokens, st.base_tokens, st.boundary, strict)
+        return self.sums.first_above(start, end, tokens, st.base_tokens, st.boundary, strict, measured)
 
     def next_decision(self, k: int, view: ReplayState) -> tuple[int, str, float | None]:
         """(check, trigger, displayed threshold) of the next decision from check k on.
@@ -220,9 +229,9 @@ class _Replay:
             for w in watches:
                 start = max(k, int(np.searchsorted(self.checks, w.from_index, side="left")))
                 if w.cooldown and guards.cooling(start):
-                    held = min(held, self.first_above(start, w.tokens, w.strict, guards.cool_until))
+                    held = min(held, self.first_above(start, w.tokens, w.strict, guards.cool_until, measured=True))
                     start = guards.cool_until
-                found = self.first_above(start, w.tokens, w.strict)
+                found = self.first_above(start, w.tokens, w.strict, measured=True)
                 if found < best:
                     best, reason = found, w.reason
             stop = min(guards.cool_until, best)
@@ -304,7 +313,9 @@ class _Replay:
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
-        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache)
+        billed = billed_counts(self.counts, self.knobs).tokens if uses_billed(self.history, self.knobs) else None
+        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache,
+                                                billed=billed)  # files sized by what their reads were billed
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"
@@ -387,7 +398,7 @@ class _Replay:
                         self.timeline.event(
                             k_evt, trigger, f"{trigger} compaction at {self.context_at(i_evt):,} tokens"
                         )
-                    self.start(k_evt, self.context_at(i_evt), act, trigger)
+                    self.start(k_evt, self.measured(k_evt, self.context_at(i_evt)), act, trigger)
                     acted = started = True
                     break  # never two compressions at once
             if acted:

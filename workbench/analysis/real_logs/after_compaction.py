@@ -51,6 +51,7 @@ class AfterCompaction:
     features: dict[str, Any] = dataclasses.field(default_factory=dict)
     actual_chars: int | None = None
     opaque: bool = False
+    own_prefix: bool = False  # the hidden prefix is this log's own (its first call measured it), not a fitted one
 
     @property
     def error(self) -> float | None:
@@ -87,14 +88,16 @@ def predict_after(
     cache: CountCache,
     restored: int | None = None,
     briefer: SimulatedBriefer | None = None,
+    own_prefix: bool = False,
 ) -> AfterCompaction:
     """The replay's context at the first call after ``real``.
 
     ``segment`` is the window that ends at it (``analysis.real_logs.reality``'s segment: what the agent carried into the
     window, then the log's messages), ``cut`` the number of its messages before the compaction, ``end`` the
     log index where the next window ends (the call must come before it). ``restored`` is what the agent re-attaches
-    (``counting.restore.compaction_restore`` over the whole log before the compaction, which ``analysis.real_logs.reality``
-    also starts the next window with); None works it out here."""
+    (``counting.restore.compaction_restore`` over the whole log before the compaction, which
+    ``analysis.real_logs.reality`` also starts the next window with); None works it out here. ``own_prefix``: the
+    knobs' hidden prefix is this log's own (``measured_prefix``), kept on the record for the fits."""
     knobs = counting_knobs(knobs)
     call = first_call_after(history, real, end)
     logged = logged_context_at(history, call)
@@ -105,7 +108,8 @@ def predict_after(
     forced = knobs.replace(restore_files=0, compaction_restore_tokens=0)
     comp = compaction_at_end(segment, forced, briefer or SimulatedBriefer(), cache=cache, before=cut)
     if comp is None or comp.tokens_after is None or call is None:
-        return AfterCompaction(index=real.index, call_index=call, predicted_tokens=None, logged_tokens=logged)
+        return AfterCompaction(index=real.index, call_index=call, predicted_tokens=None, logged_tokens=logged,
+                               own_prefix=own_prefix)
     between = [m for m in history.messages[real.index:call] if not _is_agent_summary(m, real)]
     between_tokens = _tokens(between, knobs, cache, segment) if between else 0
     instructions = request_instructions(history)
@@ -133,7 +137,7 @@ def predict_after(
                            between_tokens=int(between_tokens), rest_tokens=int(predicted - comp.briefing_tokens),
                            restore_knob=knobs.compaction_restore_tokens, chars_per_token=knobs.chars_per_token,
                            instructions_tokens=int(instructions_tokens), logged_tokens=logged, features=features,
-                           actual_chars=actual, opaque=opaque)
+                           actual_chars=actual, opaque=opaque, own_prefix=own_prefix)
 
 
 def counting_knobs(knobs: Knobs) -> Knobs:

@@ -162,20 +162,22 @@ def follow_log(
     cache = cache or CountCache(by_identity=True)
     checks: list[CompactionCheck] = []
     extra: list[int] = []
-    after_knobs = _after_knobs(history, base, use_usage, cache)
+    after_knobs, own_prefix = _after_knobs(history, base, use_usage, cache)
     afters: dict[int, AfterCompaction] = {}
     bill_windows: list[BillWindow] = []
     windows = _windows(history)
     restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
-    # window's: counting_knobs counts as the usage counter's restore does, so one walk of the log serves both)
+    # window's, counted alike, so one walk of the log serves both)
+    restoring = counting_knobs(base)
+    billed = _billed_for_restore(history, settings.knobs, cache) if use_usage else None
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
         if window.after is not None:
             restored = restores.get(window.after.index)
             if restored is None:
-                restored = compaction_restore(history.messages[: window.after.index], counting_knobs(base),
-                                              cache=cache)
+                restored = compaction_restore(history.messages[: window.after.index], restoring, cache=cache,
+                                              billed=billed)
             if restored:
                 seg_knobs = base.replace(hidden_prefix_tokens=base.hidden_prefix_tokens + restored)
         real = window.real
@@ -183,10 +185,11 @@ def follow_log(
         if real is not None:
             following = windows[n + 1].real if n + 1 < len(windows) else None
             end = following.index if following is not None else len(history.messages)
-            restores[real.index] = compaction_restore(history.messages[: real.index], counting_knobs(base),
-                                                      cache=cache)
+            restores[real.index] = compaction_restore(history.messages[: real.index], restoring, cache=cache,
+                                                      billed=billed)
             after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
-                                                       end=end, cache=cache, restored=restores[real.index])
+                                                       end=end, cache=cache, restored=restores[real.index],
+                                                       own_prefix=own_prefix)
         bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
                                          None if window.after is None else afters.get(window.after.index),
                                          use_usage=use_usage))
@@ -222,15 +225,26 @@ def follow_log(
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
 
 
-def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> Knobs:
+def _billed_for_restore(history: History, knobs: Knobs, cache: CountCache) -> Any:
+    """What the provider billed for each message of the log (``counting.billed``), spread between two calls by
+    the estimate: what Claude Code re-attaches after a compaction is sized by what its reads were billed
+    (``counting.restore``). Counted by chars / 4 instead, code files come out short or long enough to be called
+    under or over the 5,000-token limit they are not; a tokenizer would count them as well but takes ~0.4 s of CPU
+    to load, more than reading the small set's logs (benchmarks: ``workbench reality`` within 2x of that)."""
+    from workbench.counting.billed import billed_counts
+
+    return billed_counts(cache.counts_for(history), knobs.replace(trigger_counter="estimate", log_counter="billed")).tokens
+
+
+def _after_knobs(history: History, base: Knobs, use_usage: bool, cache: CountCache) -> tuple[Knobs, bool]:
     """The knobs the context after each compaction is predicted with: with usage, the hidden prefix this log's
-    first call measured (usage before every compaction), else the knobs' own."""
+    first call measured (usage before every compaction), else the knobs' own; and whether it is the log's own."""
     knobs = counting_knobs(base)
     if use_usage:
         prefix = measured_prefix(history, knobs, cache)
         if prefix is not None:
-            knobs = knobs.replace(hidden_prefix_tokens=prefix)
-    return knobs
+            return knobs.replace(hidden_prefix_tokens=prefix), True
+    return knobs, False
 
 
 def _bill_window(history: History, window: _Window, seg: History, offset: int, knobs: Knobs, cache: CountCache,
@@ -325,7 +339,8 @@ def _measure_before(run: Any, index: int) -> int | None:
 
 def reality_summary(sessions: Sequence[SessionReality]) -> dict[str, Any]:
     """Counts over every automatic compaction: how many predicted within 0, 2 and 5 messages, missed, extra."""
-    auto = [c for s in sessions for c in s.compactions if c.trigger == "auto"]
+    # A compaction the log starts at (nothing before it in the file) cannot be predicted: not scored.
+    auto = [c for s in sessions for c in s.compactions if c.trigger == "auto" and c.real_index > 0]
     errors = [abs(c.error) for c in auto if c.error is not None]
     out: dict[str, Any] = {
         "sessions": len(sessions),

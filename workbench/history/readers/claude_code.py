@@ -52,11 +52,14 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     meta: dict[str, Any] = {"summaries": []}
     skipped: Counter[str] = Counter()
     unknown: dict[str, Record] = {}
+    restarts: list[int] = []  # lines where the agent's process started again on this transcript (resumed)
     for record in records:
         obj = record[2]
         if not isinstance(obj, dict):
             raise locate(HistoryError(f"expected a JSON object, got {type_name(obj)}"), record, source=source)
         kind = record_type(obj)
+        if kind == "progress" and _resumed(obj) and record[0] is not None:
+            restarts.append(record[0])
         if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") in _BOUNDARIES):
             (side if obj.get("isSidechain") else main).append(record)
         elif kind == "summary":  # a session title for the picker, pointing at the leaf it describes
@@ -85,7 +88,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
     reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)},
-                         source=source)
+                         source=source, restarts=restarts)
     for record in chosen:
         try:
             reader.line(record[2], record[0])
@@ -133,6 +136,13 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _resumed(obj: dict[str, Any]) -> bool:
+    """A record that says the session was resumed: the SessionStart hook of source ``resume`` ran (a hook_progress
+    record, ``SessionStart:resume``), which Claude Code does as it loads a transcript to go on with it."""
+    data = obj.get("data")
+    return isinstance(data, dict) and data.get("hookName") == "SessionStart:resume"
+
+
 class _ClaudeCode:
     """Turns Claude Code lines into messages; lines of one API response (same ``message.id``) merge.
 
@@ -142,8 +152,9 @@ class _ClaudeCode:
     of the final count).
     """
 
-    def __init__(self, uuids: set[str] | None = None, *, source: str = "<text>") -> None:
+    def __init__(self, uuids: set[str] | None = None, *, source: str = "<text>", restarts: list[int] | None = None) -> None:
         self.b = HistoryBuilder()
+        self._restarts = sorted(restarts or [], reverse=True)  # the next one last
         self.by_api_id: dict[str, int] = {}
         self._compactions: list[dict[str, Any]] = []
         self.microcompactions: list[list[Any]] = []  # [first message after it, [cleared tool call ids]]
@@ -183,6 +194,10 @@ class _ClaudeCode:
         metadata: dict[str, Any] = {"createdAt": stamp} if isinstance(stamp, str) else {}
         if number is not None:
             metadata["sourceLine"] = number
+            if self._restarts and self._restarts[-1] < number:  # the first message after the session was resumed
+                while self._restarts and self._restarts[-1] < number:
+                    self._restarts.pop()
+                metadata["resumed"] = True
         if obj["type"] == "assistant":
             api_id = message.get("id")
             usage = self._usage(message.get("usage"))

@@ -1,0 +1,199 @@
+"""One file as the transcript tells it, sized as Claude Code's restore re-attaches it (``counting.restore``).
+
+A file's reads (or its write) size it: a whole read by its result, a range read scaled to the whole file by the
+line counts Claude Code logs with it, a write by its content; by what the provider billed for its reads when the
+log's bill is given, else by the counter (the trigger counter times ``token_ratio``). Texts are built and counted
+only for the files a restore picks. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+from workbench.counting.attachments import (
+    _LINE_NUMBER,
+    _bare_floor,
+    _numbered,
+    _numbered_len,
+    _shown,
+    _shown_len,
+    _text,
+    _text_len,
+    _unreminded,
+)
+from workbench.counting.encodings import count_text_tokens
+from workbench.counting.tokens import CountCache
+from workbench.history.session_log import MAX_FILE_LINES
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Counts = Union[Sequence[int], "np.ndarray"]  # per message of a log: the billed counter's tokens
+
+@dataclass
+class _File:
+    """What the transcript tells of one file: the reads (or the write) that size it, and its mtime rank.
+
+    Texts are built and counted only for the files a restore picks (a handful per compaction), not for every read."""
+
+    path: str
+    # (the read's output or the written content, key, written, the read's billed tokens or None)
+    whole: tuple[Any, tuple[Any, ...], bool, int | None] | None = None
+    ranges: list[tuple[Any, tuple[Any, ...], int, int | None]] = field(default_factory=list)  # (..., lines shown, billed)
+    total_lines: int = 0
+    modified: int = 0  # order of the session's last change to it (0: never changed in the session)
+    read: int = 0  # order of its last read
+    whole_at: int = 0  # order of its last whole read (no offset or limit) or write: what a resumed session rebuilds
+    resumed_at: int = 0  # the stamp a resumed session gave it (its whole read's or write's time), until used again
+
+    def stamp(self) -> tuple[int, int]:
+        """Its place in readFileState's order, newest last: the file's mtime as last stored (the session's last
+        change to it, or the time a resumed session stamped it), then its last read."""
+        return max(self.modified, self.resumed_at), self.read
+
+    def tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
+        """(tokens as restored, whether the bare content is within the per-file ``limit``), or None when the size
+        is unknown.
+
+        The bare content is counted only when the restored text (a superset of it) is over the limit, and not
+        even then when a floor of its count is over the limit too (``_bare_floor``)."""
+        if self.whole is not None:
+            raw, key, written, billed = self.whole
+            if billed is not None:
+                return _billed_size(self.path, [(_text(raw), billed)], 1.0, count, limit)
+            if written:  # restored as the Read tool would show it: numbered
+                if count.by_length:
+                    restored = count.of_length(lambda: _shown_len(self.path) + _numbered_len(raw), ("whole", *key))
+                else:
+                    restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
+                return restored, restored <= limit or count(raw, ("bare", *key)) <= limit
+            if count.by_length:
+                restored = count.of_length(lambda: _shown_len(self.path) + _text_len(raw), ("whole", *key))
+            else:
+                restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
+            if restored <= limit:
+                return restored, True
+            body = _unreminded(_text(raw))
+            if ("bare", *key) not in count.store and count.floor(body) > limit:
+                return restored, False
+            return restored, count(lambda: _LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
+        shown = sum(lines for _, _, lines, _ in self.ranges)
+        if not shown or not self.total_lines:
+            return None
+        scale = max(1.0, self.total_lines / shown)
+        if all(b is not None for *_, b in self.ranges):
+            return _billed_size(self.path, [(_text(raw), b or 0) for raw, _, _, b in self.ranges], scale, count, limit)
+        restored = notice = 0
+        bodies = []
+        for raw, key, _, _ in self.ranges:  # the file's reminder notice (if any) is restored once, not scaled
+            text = _shown(self.path, _text(raw))
+            body = _unreminded(text)
+            if len(body) < len(text):
+                notice = count(text[len(body):] if text.startswith(body) else "", ("notice", *key))
+            restored += count(body, ("range", *key))
+            bodies.append((body, key))
+        whole = round(restored * scale)
+        if whole <= limit:
+            return whole + notice, True
+        if (all(("range-bare", *key) not in count.store for _, key in bodies)
+                and round(sum(count.floor(body) for body, _ in bodies) * scale) > limit):
+            return whole + notice, False
+        bare = sum(count(_LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
+        return whole + notice, round(bare * scale) <= limit
+
+
+def _billed_size(path: str, reads: list[tuple[str, int]], scale: float, count: _Counter,
+                 limit: int) -> tuple[int, bool]:
+    """(tokens as restored, whether within ``limit``) of a file from what the provider billed for its reads
+    (``reads``: each read's result text and billed tokens; ``scale``: whole file over the lines shown): the same
+    numbered lines the restore re-attaches, so their bill is its count, and the bare content's share of it (the
+    text without line numbers and reminder) is what the limit is checked on."""
+    restored = bare = 0.0
+    notice = 0
+    for text, billed in reads:
+        body = _unreminded(text)
+        body_tokens = billed * len(body) / len(text) if text else 0.0
+        notice = max(notice, int(billed - body_tokens))  # a reminder is re-attached once, not scaled
+        restored += body_tokens
+        bare += body_tokens * len(_LINE_NUMBER.sub("", body)) / len(body) if body else 0.0
+    header = count(_shown(path, ""), ("header", path))
+    return round(restored * scale) + notice + header, round(bare * scale) <= limit
+
+
+def _digest(msg: Any) -> str:
+    return str(msg.digest)
+
+
+class _Counter:
+    """Tokens of a text as billed: the trigger counter times ``token_ratio``; counts kept in the CountCache."""
+
+    def __init__(self, counter: str, token_ratio: float, chars_per_token: float, cache: CountCache | None,
+                 billed: Counts | None = None) -> None:
+        self.billed = billed  # per message of the log, what the provider billed for it (``counting.billed``), or None
+        self.counter = "estimate" if counter == "usage" else counter
+        self.ratio = token_ratio
+        self.cpt = chars_per_token
+        self.store = (cache.restore_counts if cache is not None else {}).setdefault((self.counter, self.cpt), {})
+        self.key: Callable[[Any], Any] = cache.parts_key if cache is not None else _digest
+        self.by_length = self.counter == "estimate"  # the count is a function of the UTF-16 length alone
+
+    def __call__(self, text: str | Callable[[], str], key: tuple[Any, ...] | None = None) -> int:
+        """Tokens of ``text`` (or of what it builds: built only when ``key`` has no count yet)."""
+        found = self.store.get(key) if key is not None else None
+        if found is None:
+            found = count_text_tokens(text if isinstance(text, str) else text(), self.counter, chars_per_token=self.cpt)
+            if key is not None:
+                self.store[key] = found
+        return math.ceil(found * self.ratio)
+
+    def of_length(self, length: Callable[[], int], key: tuple[Any, ...]) -> int:
+        """For the estimate: the tokens of a text of UTF-16 ``length()``, the text not built (the same count as
+        ``count_text_tokens``: ceil(length / cpt))."""
+        found = self.store.get(key)
+        if found is None:
+            found = self.store[key] = math.ceil(length() / self.cpt)
+        return math.ceil(found * self.ratio)
+
+    def floor(self, text: str) -> int:
+        """A floor of the tokens of ``_LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
+        return math.ceil(math.ceil(_bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
+
+
+def _billed_message(billed: Counts | None, i: int) -> int | None:
+    """What the provider billed for message ``i`` (None without a bill, or where the billed counter gives it 0:
+    the bill fell there, so it tells nothing of the message)."""
+    if billed is None or i >= len(billed) or billed[i] <= 0:
+        return None
+    return int(billed[i])
+
+
+def _billed_part(billed: Counts | None, i: int, msg: Any, j: int) -> int | None:
+    """The billed tokens of tool result ``j`` of message ``i``: its share by length of the message's results."""
+    total = _billed_message(billed, i)
+    if total is None:
+        return None
+    sizes = [len(_text(p.data.get("output"))) if p.kind == "tool-result" and isinstance(p.data, dict) else 0
+             for p in msg.parts or ()]
+    whole = sum(sizes)
+    return round(total * sizes[j] / whole) if whole and j < len(sizes) and sizes[j] else None
+
+
+def _read(file: _File, output: Any, lines: Any, key: tuple[Any, ...], path: str, billed: int | None) -> None:
+    """What one read result tells of the file's size (counted later, if the file is picked); ``billed``: what the
+    provider billed for it, when known."""
+    valid = (isinstance(lines, list) and len(lines) == 3  # a hand-edited canonical file may hold anything here
+             and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_FILE_LINES for v in lines))
+    shown, total = (lines[1], lines[2]) if valid else (0, 0)
+    if not total or shown >= total:  # the whole file (or all the log tells of it)
+        file.whole = (output, (path, *key), False, billed)
+        file.ranges = []
+        file.total_lines = total
+        return
+    if file.whole is not None and file.total_lines == total:
+        return  # a range of a file already seen whole: the whole read tells more
+    file.whole = None
+    file.ranges.append((output, (path, *key), shown, billed))
+    file.total_lines = total
