@@ -135,36 +135,49 @@ def reasoning_tokens(counts: HistoryCounts, knobs: KnobView | Any) -> np.ndarray
     return out
 
 
+def cleared_results(counts: HistoryCounts) -> tuple[tuple[int, tuple[tuple[int, float], ...]], ...]:
+    """Where the agent cleared tool results (Claude Code's microcompaction, ``clearedToolIds`` on the first message
+    after it): (that message, ((message holding a cleared result, its share of that message's results), ...)).
+    Found once per history; empty for almost every log."""
+    found = counts.derived.get("cleared_results")
+    if found is None:
+        events = []
+        holder: dict[str, int] = {}  # tool call id -> the message holding its result
+        results: dict[int, int] = {}  # message -> how many results it holds
+        for k, m in enumerate(counts.history.messages):
+            ids = m.meta("clearedToolIds")
+            if isinstance(ids, list) and ids:
+                gone: dict[int, int] = {}
+                for call_id in ids:
+                    j = holder.pop(call_id, None) if isinstance(call_id, str) else None
+                    if j is not None:
+                        gone[j] = gone.get(j, 0) + 1
+                events.append((k, tuple((j, n / max(1, results.get(j, 1))) for j, n in gone.items())))
+            for part in m.parts or ():
+                data = part.data
+                if isinstance(data, dict) and data.get("type") == "tool-result" and isinstance(data.get("toolCallId"),
+                                                                                                str):
+                    holder[data["toolCallId"]] = k
+                    results[k] = results.get(k, 0) + 1
+        found = counts.derived["cleared_results"] = tuple(events)
+    return found
+
+
 def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | Any, *,
                    carry: bool = True) -> np.ndarray:
     """Per message, the tokens the context loses right before it: the tool results the agent cleared there (Claude
-    Code's microcompaction, ``clearedToolIds`` on the first message after it: the results' tokens in ``tokens``)
-    and, with ``reasoning_dropped_at_turn``, at a user turn the reasoning of the turns before it, less what the
-    agent goes on counting of it (``reasoning_carry_ratio``: Codex re-counts it x 1.26, so its measure gains; not with
-    ``carry`` off, the context the provider bills)."""
-    msgs = counts.history.messages
-    out = np.zeros(len(msgs), dtype=np.float64)
-    holder: dict[str, int] = {}  # tool call id -> the message holding its result
-    results: dict[int, int] = {}  # message -> how many results it holds
-    reasoning = reasoning_tokens(counts, knobs) if knobs.reasoning_dropped_at_turn else None
-    since_turn = 0.0
-    for k, m in enumerate(msgs):
-        ids = m.meta("clearedToolIds")
-        if isinstance(ids, list) and ids:
-            gone: dict[int, int] = {}
-            for call_id in ids:
-                j = holder.pop(call_id, None) if isinstance(call_id, str) else None
-                if j is not None:
-                    gone[j] = gone.get(j, 0) + 1
-            out[k] += sum(float(tokens[j]) * n / max(1, results.get(j, 1)) for j, n in gone.items())
-        if reasoning is not None:
-            if is_user_turn(m):
-                out[k] += since_turn * (1.0 - (knobs.reasoning_carry_ratio if carry else 0.0))
-                since_turn = 0.0
-            since_turn += float(reasoning[k])
-        for part in m.parts or ():
-            data = part.data
-            if isinstance(data, dict) and data.get("type") == "tool-result" and isinstance(data.get("toolCallId"), str):
-                holder[data["toolCallId"]] = k
-                results[k] = results.get(k, 0) + 1
+    Code's microcompaction: the results' tokens in ``tokens``) and, with ``reasoning_dropped_at_turn``, at a user
+    turn the reasoning of the turns before it, less what the agent goes on counting of it
+    (``reasoning_carry_ratio``: Codex re-counts it x 1.26, so its measure gains; not with ``carry`` off, the
+    context the provider bills)."""
+    out = np.zeros(len(counts.history.messages), dtype=np.float64)
+    for k, gone in cleared_results(counts):
+        out[k] += sum(float(tokens[j]) * share for j, share in gone)
+    if knobs.reasoning_dropped_at_turn and len(out):
+        reasoning = reasoning_tokens(counts, knobs)
+        turns = np.flatnonzero(structure_matrix(counts)[:, 1] > 0)
+        if len(turns):
+            before = np.concatenate(([0.0], np.cumsum(reasoning)))  # before[k]: reasoning of messages < k
+            starts = np.concatenate(([0], turns[:-1]))  # each turn drops what came since the turn before it
+            out[turns] += (before[turns] - before[starts]) * (1.0 - (knobs.reasoning_carry_ratio if carry else 0.0))
     return out
