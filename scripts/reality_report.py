@@ -115,7 +115,8 @@ def build(sessions_dir: Path, large_dir: Path | None = None) -> str:
         "",
         "**" + _summary_line(held) + "**",
         "",
-        "With the presets' shipped values (fitted on all 11 logs, so in-sample): " + _summary_line(s_without),
+        "With the presets' shipped values (their estimate fitted on `../shared/real_sessions_large` only, other "
+        "sessions of the same and other repositories: see the held-out section below): " + _summary_line(s_without),
         "",
     ]
     notes = sorted({f"`{s.file}`: {n}" for s in with_usage for n in s.notes})

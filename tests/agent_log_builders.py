@@ -78,8 +78,21 @@ class ClaudeLog:
         self.lines.append(obj)
         return self.user(summary, isCompactSummary=True)
 
+    def microcompact(self, cleared: list[str], tokens_saved: int = 0) -> ClaudeLog:
+        """Claude Code clearing tool results from the context (``microcompact_boundary``)."""
+        obj = self._base("system")
+        obj.update({"subtype": "microcompact_boundary", "content": "Context microcompacted",
+                    "microcompactMetadata": {"trigger": "auto", "tokensSaved": tokens_saved,
+                                             "compactedToolIds": cleared}})
+        self.lines.append(obj)
+        return self
+
     def text(self) -> str:
         return "\n".join(json.dumps(o) for o in self.lines) + "\n"
+
+
+def thinking_block(text: str, signature: str = "") -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": signature}
 
 
 def text_block(text: str) -> dict[str, Any]:

@@ -139,7 +139,9 @@ def _header(fit: Any, preset: str | None, held_out: dict[str, Any], after: Any =
              + ", ".join(fit.sessions),
              f"# from preset {preset}; fitted: hidden_prefix_tokens {fit.hidden_prefix_tokens:,}, "
              f"token_ratio {fit.token_ratio:.3f}, compaction_restore_tokens {fit.compaction_restore_tokens:,} "
-             f"({counted(fit.checks, 'check')}, median error {fit.residual_tokens_median:,.0f} tokens)"]
+             f"({counted(fit.checks, 'call interval')}, median error {fit.residual_tokens_median:,.0f} tokens)"]
+    if fit.structure:
+        lines.append("# the structure's weights: " + ", ".join(f"{k} {v:g}" for k, v in fit.structure.items()))
     if after is not None:
         m = after.model
         lines.append(f"# briefing size fitted to {after.pairs} logged summaries: sim_new_chars_ratio "
@@ -170,8 +172,9 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-FIT_COLUMNS = ["agent", "logs", "hidden prefix", "token ratio", "restore", "checks", "median error", "p90 error",
-               "image tokens", "trigger share of window"]
+FIT_COLUMNS = ["agent", "logs", "hidden prefix", "token ratio", "per tool call", "per user turn", "per reasoning block",
+               "per encrypted char", "restore", "intervals", "median error", "p90 error", "image tokens",
+               "trigger share of window"]
 
 
 def fit_rows(fits: Any, *, none: str = "-") -> list[list[Any]]:
@@ -180,7 +183,11 @@ def fit_rows(fits: Any, *, none: str = "-") -> list[list[Any]]:
     for f in fits:
         trigger = "; ".join(f"{p} {lo:.2%}–{hi:.2%}" for p, (lo, hi) in f.trigger_intervals.items()) or none
         images = "; ".join(f"{n}: {m:,} billed vs {r:,} by the rule" for n, m, r in f.image_tokens_measured) or none
+        weights = [f.structure.get(k) for k in ("tool_call_tokens", "user_turn_tokens", "reasoning_block_tokens")]
+        per_char = f.structure.get("reasoning_encrypted_ratio")
         rows.append([f.agent, len(f.sessions), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}",
+                     *(none if w is None else f"{w:,.0f}" for w in weights),
+                     none if per_char is None else f"{per_char:.4f}",
                      f"{f.compaction_restore_tokens:,}", f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}",
                      f"{f.residual_tokens_p90:,.0f}", images, trigger])
     return rows
@@ -190,7 +197,7 @@ def _print_fits(result: Any) -> None:
     from workbench.cli.progress import print_table
 
     print_table(FIT_COLUMNS, fit_rows(result.fits), title="Fitted to the logs' billed usage",
-                right=[False, True, True, True, True, True, True, True, False, False], width=240)
+                right=[False, *[True] * 11, False, False], width=240)
     held = result.held_out
     if held:
         rows = []
@@ -217,6 +224,7 @@ def _as_json(result: Any, written: list[tuple[str, Path]]) -> dict[str, Any]:
     for f in result.fits:
         fits.append({"agent": f.agent, "sessions": list(f.sessions), "hidden_prefix_tokens": f.hidden_prefix_tokens,
                      "token_ratio": round(f.token_ratio, 4), "compaction_restore_tokens": f.compaction_restore_tokens,
+                     "structure": dict(f.structure),
                      "checks": f.checks, "residual_tokens_median": round(f.residual_tokens_median, 1),
                      "residual_tokens_p90": round(f.residual_tokens_p90, 1),
                      "image_tokens_measured": [{"file": a, "billed": b, "rule": c} for a, b, c in

@@ -25,6 +25,7 @@ import numpy as np
 from workbench.counting.billed import billed_counts, billed_lag, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.per_message import base_tokens, deferred_to_calls
+from workbench.counting.structure import dropped_tokens, replaced_tokens, structure_tokens, uses_structure
 from workbench.counting.usage import text_estimate_counts, usage_tokens
 from workbench.knobs import KnobView, counting_view
 
@@ -119,10 +120,13 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
     else:
-        base = base_tokens(counts, "estimate" if usage else knobs.trigger_counter, knobs)
+        counter = "estimate" if usage else knobs.trigger_counter
+        base = base_tokens(counts, counter, knobs)
         # The ratio turns a count into a bill; the usage counter already has the bill, and what it adds between
-        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio.
-        if knobs.token_ratio != 1.0 and not usage:
+        # calls is the agent's own arithmetic (Codex: bytes / 4), so it takes no ratio (nor the structure).
+        if not usage and uses_structure(knobs):
+            base = _with_structure(counts, counter, base, knobs)
+        elif knobs.token_ratio != 1.0 and not usage:
             base = np.rint(base * knobs.token_ratio).astype(np.int64)
         if not usage:
             base = _with_logged(counts, base)
@@ -133,6 +137,44 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
         base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
                             count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
     return np.array(base, dtype=np.int64, copy=True)
+
+
+def context_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:
+    """Per-message tokens whose running sum is the context the provider bills at each message: the trigger's tokens,
+    except that what the context loses (``counting.structure.dropped_tokens``: cleared tool results, earlier turns'
+    reasoning, none of it re-counted) is taken out where it goes, so a message may count less than 0 (the bill's
+    calls read it; the trigger's running sum stays at its running maximum instead)."""
+    view = counting_view(knobs)
+    if view.trigger_counter == "usage" or uses_billed(counts.history, view) or not uses_structure(view):
+        return trigger_tokens(counts, view)
+    return knob_keyed(counts, "context", view, lambda v: _context(counts, v))
+
+
+def _context(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
+    total = _structured(counts, knobs.trigger_counter, base_tokens(counts, knobs.trigger_counter, knobs), knobs)
+    dropped = dropped_tokens(counts, total, knobs, carry=False)
+    return np.diff(np.rint(np.cumsum(total - dropped)), prepend=0.0).astype(np.int64)
+
+
+def _structured(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
+    """The counted text times the ratio plus what the structure adds, per message (floats)."""
+    text = base
+    if knobs.reasoning_encrypted_ratio:
+        text = np.maximum(0, base - replaced_tokens(counts, counter, knobs.chars_per_token))
+    total: np.ndarray = np.maximum(0.0, text * knobs.token_ratio + structure_tokens(counts, knobs))
+    return total
+
+
+def _with_structure(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
+    """The counted text times the ratio, plus what the structure adds (``counting.structure``): tool calls, user
+    turns and reasoning blocks, a reasoning block with an encrypted form counted by it instead of its text."""
+    total = _structured(counts, counter, base, knobs)
+    dropped = dropped_tokens(counts, total, knobs)
+    if dropped.any():  # what the context loses (cleared results, earlier turns' reasoning): the running sum is the
+        # running maximum of the context, so the first check above a threshold is where the context first got there
+        running = np.rint(np.maximum.accumulate(np.cumsum(total - dropped)))
+        return np.diff(running, prepend=0.0).astype(np.int64)
+    return np.maximum(0, np.rint(total)).astype(np.int64)
 
 
 def elidable_tokens(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray:

@@ -85,7 +85,10 @@ class CountCache:
             key = id(history)
             self._held.setdefault(key, history)
         else:
-            key = history.digest
+            # A table's arrays read its history's log too (the billed counter counts a log with usage by its bill):
+            # the same messages with and without a billed log (a window of a log replayed without usage) get two.
+            log = history.log
+            key = history.digest + ("+billed" if log is not None and log.calls else "")
         table = self.tables.get(key)
         if table is None:
             table = HistoryCounts(history=history, cache=self)

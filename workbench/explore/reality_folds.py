@@ -1,7 +1,7 @@
 """Held-out checks of what ``workbench reality`` predicts: each session predicted by fits that never saw it.
 
-Two predictions are checked against the logs (``analysis.real_logs.reality.follow_log``): the context right after each
-logged compaction (``predicted_tokens_after``, against the billed input + cache reads + writes of the first call
+Three predictions are checked against the logs (``analysis.real_logs.reality.follow_log``): where each automatic
+compaction falls (without usage: the estimate alone), the context right after each logged compaction (``predicted_tokens_after``, against the billed input + cache reads + writes of the first call
 after it) and the session's bill (in bill units). For every session, the models are fitted on other sessions
 of its agent only, leaving out the session itself (``fold="session"``) or every session of its repository
 (``fold="repository"``, another person's work): the counting knobs (``analysis.real_logs.calibration.fit_agent``, when the
@@ -20,13 +20,14 @@ from typing import Any
 from workbench.analysis.real_logs.agent_settings import agent_settings
 from workbench.analysis.real_logs.bill import Bill, BillModel, bill_family, fit_bill_model
 from workbench.analysis.real_logs.calibration import fit_agent
+from workbench.analysis.real_logs.estimate_fit import own_prefix as measured_own_prefix
 from workbench.analysis.real_logs.reality import SessionReality, follow_log
 from workbench.counting.tokens import CountCache
 from workbench.explore.briefer_calibration import AfterFit, fit_after
 from workbench.history.model import History
-from workbench.knobs import Knobs
+from workbench.knobs import Knobs, clamp_knob
 
-PREFIX_FROM = "first_call"  # the counting fit's hidden prefix (analysis.real_logs.calibration.fit_agent)
+PREFIX_FROM = "growth"  # the counting fit (analysis.real_logs.calibration.fit_agent): on the billed growth
 AFTER_TOLERANCE = 0.10
 BILL_TOLERANCE = 0.10
 
@@ -98,8 +99,9 @@ class Folds:
         return [s for s in self.sessions if s.group == "large" and s.agent == test.agent
                 and (s.file != test.file if fold == "session" else s.repo != test.repo)]
 
-    def knobs(self, test: Session, train: list[Session], *, usage: bool) -> Knobs:
-        """``test``'s settings with the fold's counting knobs (without usage) and its size model and restore."""
+    def knobs(self, test: Session, train: list[Session], *, usage: bool, own_prefix: bool = False) -> Knobs:
+        """``test``'s settings with the fold's counting knobs (without usage) and its size model and restore; with
+        ``own_prefix``, the hidden prefix ``test``'s own first call measures (a diagnostic: the prefix known)."""
         key = frozenset(s.file for s in train)
         own = agent_settings(test.history, dollars=False)
         knobs = own.knobs
@@ -109,6 +111,10 @@ class Folds:
                 fit = self._counting[key] = fit_agent([s.history for s in train], cache=self.cache,
                                                       rows_of=self.rows_of, prefix_from=PREFIX_FROM)
             knobs = fit.knobs_for(knobs)
+            measured = measured_own_prefix(test.history, fit.token_ratio, fit.structure, self.cache) if own_prefix \
+                else None
+            if measured is not None:
+                knobs = knobs.replace(hidden_prefix_tokens=int(clamp_knob("hidden_prefix_tokens", measured)))
         after = self._after.get(key)
         if after is None:
             after = self._after[key] = fit_after([a for s in train for a in s.reality.afters], knobs)
@@ -125,8 +131,9 @@ class Folds:
                                                      family=name)
         return found
 
-    def held_out(self, *, usage: bool, fold: str, groups: Sequence[str] = ("large", "small")) -> list[Held]:
-        """Every session of ``groups`` predicted by the fold's fits."""
+    def held_out(self, *, usage: bool, fold: str, groups: Sequence[str] = ("large", "small"),
+                 own_prefix: bool = False) -> list[Held]:
+        """Every session of ``groups`` predicted by the fold's fits (``own_prefix``: see ``knobs``)."""
         out = []
         for test in self.sessions:
             if test.group not in groups:
@@ -134,7 +141,7 @@ class Folds:
             train = self.train(test, fold)
             run = None
             if train:
-                knobs = self.knobs(test, train, usage=usage)
+                knobs = self.knobs(test, train, usage=usage, own_prefix=own_prefix)
                 run = follow_log(test.history, knobs=knobs, usage=usage, bill_model=self.bill_model(test, train),
                                  cache=self.cache)
             out.append(Held(file=test.file, repo=test.repo, group=test.group, agent=test.agent, family=test.family,

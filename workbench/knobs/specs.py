@@ -155,6 +155,37 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         help="Billed tokens per counted token, for the trigger counter: the provider's tokenizer against the estimate "
         "(billed growth over counted growth in a log; `workbench calibrate` measures it). 1 = as counted.",
     ),
+    "tool_call_tokens": KnobSpec(
+        "Per tool call (tokens)", "tokens", 0, 100_000, group=G.COUNTING,
+        help="Tokens each tool call adds to the trigger counter's estimate beyond its counted text: the wrapping of "
+        "the call and its result for the model, and what the agent appends to results (counting/structure.py). "
+        "Fitted per agent by `workbench calibrate` (billed growth between calls in its logs). 0 = off.",
+    ),
+    "user_turn_tokens": KnobSpec(
+        "Per user turn (tokens)", "tokens", 0, 100_000, group=G.COUNTING,
+        help="Tokens each real user message adds to the estimate beyond its text (what the agent injects with a "
+        "turn). Fitted by `workbench calibrate`. 0 = off.",
+    ),
+    "reasoning_block_tokens": KnobSpec(
+        "Per reasoning block (tokens)", "tokens", -10_000, 100_000, group=G.COUNTING,
+        help="Tokens each reasoning block adds to the estimate: with reasoning_encrypted_ratio, the intercept of its "
+        "size against its encrypted form's length (negative: the envelope); alone, the mean size of a block whose "
+        "text the log does not show (Codex's encrypted reasoning). Fitted by `workbench calibrate`. 0 = off.",
+    ),
+    "reasoning_encrypted_ratio": KnobSpec(
+        "Reasoning per encrypted char (tokens)", "tokens / char", 0.0, 10.0, group=G.COUNTING,
+        help="A reasoning block with an encrypted form (Anthropic's thinking signature or redacted data, OpenAI's "
+        "encrypted_content) counts this many tokens per character of it instead of its text, which is a summary: the "
+        "billed reasoning is the full one (Codex estimates its own as 3/4 byte per character, 650 bytes off, / 4: "
+        "0.1875; codex-rs history.rs estimate_reasoning_length). Fitted by `workbench calibrate`. 0 = count the text.",
+    ),
+    "reasoning_dropped_at_turn": KnobSpec(
+        "Earlier turns' reasoning dropped", "", group=G.COUNTING,
+        help="With the structure's weights: a new user turn drops the reasoning blocks of the turns before it from the "
+        "context (Anthropic: Claude Sonnet 4.5, Opus 4.1, Haiku 4.5 and earlier keep only the current turn's "
+        "thinking; Opus 4.5+ and Sonnet 4.6+ keep all; platform.claude.com/docs/en/build-with-claude/extended-thinking; "
+        "Codex: not billed again, as its rollouts show). Set by the log's model (analysis/real_logs/agent_settings.py).",
+    ),
     "image_token_rule": KnobSpec(
         "Images count as", "", choices=IMAGE_TOKEN_RULES, group=G.COUNTING,
         help="How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "
@@ -184,7 +215,8 @@ KNOB_SPECS: dict[str, KnobSpec] = {
     ),
     "reasoning_carry_ratio": KnobSpec(
         "Earlier reasoning carried (× tokens)", "× reasoning tokens", 0.0, 10.0, group=G.COUNTING,
-        help="With the usage counter: add this many tokens per reasoning token billed in earlier turns. Codex "
+        help="With the usage counter: add this many tokens per reasoning token billed in earlier turns (with the "
+        "estimate and reasoning_dropped_at_turn: per reasoning token a new turn drops). Codex "
         "re-counts earlier turns' encrypted reasoning the provider no longer bills (codex-rs history.rs "
         "get_non_last_reasoning_items_tokens); 1.26 reproduces its estimate on ../shared/real_sessions. 0 = off.",
     ),

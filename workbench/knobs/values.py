@@ -46,6 +46,11 @@ class Knobs:
     chars_per_token: float = 4.0
     hidden_prefix_tokens: int = 0
     token_ratio: float = 1.0
+    tool_call_tokens: int = 0
+    user_turn_tokens: int = 0
+    reasoning_block_tokens: int = 0
+    reasoning_encrypted_ratio: float = 0.0
+    reasoning_dropped_at_turn: bool = False
     image_token_rule: str = "serialized"
     image_default_tokens: int = 1_600
     tool_output_max_tokens: int = 0

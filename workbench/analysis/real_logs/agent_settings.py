@@ -7,6 +7,7 @@ the agent did" must start from those, not from stagewise's defaults (the newer a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from workbench.analysis.real_logs.agent_windows import agent_window
@@ -42,6 +43,13 @@ CLAUDE_CODE_REACTIVE_1M_FROM = (2, 1, 105)
 CLAUDE_CODE_REACTIVE_FROM = (2, 1, 153)
 CLAUDE_CODE_MODEL_DEFAULT_FROM = (2, 1, 161)
 CLAUDE_CODE_MODEL_DEFAULT_MODELS = ("claude-sonnet-4-6", "claude-opus-4-6")
+# Which Claude models keep their earlier turns' thinking in context: "Claude Opus 4.5 and later Opus models keep all
+# prior thinking blocks; Claude Opus 4.1 and earlier keep only the last assistant turn's thinking; Sonnet 4.6 and later
+# keep all, Sonnet 4.5 and earlier only the last turn; all Haiku models through Haiku 4.5 only the last turn"
+# (platform.claude.com/docs/en/build-with-claude/extended-thinking). The logs agree: at a new user turn the bill of a
+# claude-sonnet-4-5 session falls by its last turn's thinking (0.17 tokens per signature character, against 0.18 the
+# thinking adds; 0.00 for claude-opus-4-5 and 4-6; ../shared/real_sessions_large). (family, first version keeping all)
+CLAUDE_THINKING_KEPT_FROM = (("opus", (4, 5)), ("sonnet", (4, 6)), ("haiku", (99,)))
 CLAUDE_CODE_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
 CLAUDE_CODE_BUFFER = 13_000
@@ -103,6 +111,20 @@ def claude_code_compacts_reactively(version: str | None, model: str | None, wind
                   and any(m in name for m in CLAUDE_CODE_MODEL_DEFAULT_MODELS))
         return not exempt
     return v >= CLAUDE_CODE_REACTIVE_1M_FROM and window >= CLAUDE_CODE_1M_WINDOW
+
+
+def claude_drops_earlier_thinking(model: str | None) -> bool:
+    """Whether a Claude model drops the thinking of earlier turns at a new user turn (``CLAUDE_THINKING_KEPT_FROM``):
+    claude-3.x and the 4.x models before the ones that keep it; an unknown name or a later family keeps it."""
+    name = (model or "").lower()
+    if re.search(r"claude-3([-.]|$)", name):
+        return True
+    for family, kept_from in CLAUDE_THINKING_KEPT_FROM:
+        found = re.search(rf"{family}-(\d+)(?:-(\d)(?!\d))?", name)
+        if found:
+            version = (int(found.group(1)), int(found.group(2) or 0))
+            return version < kept_from
+    return False
 
 
 def claude_code_reserve(version: str | None, model: str | None) -> int:
@@ -184,6 +206,10 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
         window = rule.window
         notes.extend(rule.notes)
         changes.update(rule.changes)
+    if log.agent == "claude_code" and claude_drops_earlier_thinking(model) != knobs.reasoning_dropped_at_turn:
+        changes["reasoning_dropped_at_turn"] = not knobs.reasoning_dropped_at_turn
+        if changes["reasoning_dropped_at_turn"]:
+            notes.append(f"{model} drops earlier turns' thinking at a new user turn")
     if window:
         changes["context_window_tokens"] = window
     manual = logged_manual_checks(history, knobs.check_point)

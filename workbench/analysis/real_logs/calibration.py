@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from workbench.analysis.real_logs.agent_settings import agent_settings
+from workbench.analysis.real_logs.estimate_fit import NO_STRUCTURE, fit_growth, growth_rows
 from workbench.analysis.real_logs.reality import SessionReality, _segment, _windows, follow_log, reality_summary
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import trigger_tokens
@@ -54,11 +55,15 @@ class Fit:
     # per preset: (exclusive low, inclusive high) of the trigger threshold, as a share of the window
     trigger_intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # What the messages' structure adds to the estimate (``counting.structure``; ``estimate_fit.STRUCTURE_KNOBS``),
+    # fitted on the billed growth between calls (``prefix_from="growth"``); empty: the counted text alone.
+    structure: dict[str, float] = field(default_factory=dict)
 
     def knobs_for(self, knobs: Knobs, *, trigger: bool = False, preset: str | None = None) -> Knobs:
         """``knobs`` with the fitted values (and, when asked, the trigger fitted on the logs of ``preset``)."""
         out = knobs.replace(hidden_prefix_tokens=self.hidden_prefix_tokens, token_ratio=round(self.token_ratio, 3),
-                            compaction_restore_tokens=self.compaction_restore_tokens)
+                            compaction_restore_tokens=self.compaction_restore_tokens,
+                            **{k: structure_knob(k, v) for k, v in self.structure.items()})
         measured = [billed for _, billed, _ in self.image_tokens_measured if billed > 0]
         if measured:  # what an image of unknown pixel size costs, as the bill showed it
             out = out.replace(image_default_tokens=int(clamp_knob("image_default_tokens", int(np.median(measured)))))
@@ -102,7 +107,7 @@ def _session_rows(
     log = history.log
     assert log is not None
     counter = counter or (knobs.trigger_counter if knobs.trigger_counter != "usage" else "estimate")
-    counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0)
+    counted_knobs = knobs.replace(trigger_counter=counter, token_ratio=1.0, hidden_prefix_tokens=0, **NO_STRUCTURE)
     usage_knobs = knobs.replace(trigger_counter="usage", hidden_prefix_tokens=0)
     for w in _windows(history):
         if w.after is None and log.starts_mid_session:
@@ -178,18 +183,30 @@ def _name(history: History) -> str:
     return (history.source_path or history.id).replace("\\", "/").rsplit("/", 1)[-1]
 
 
+def structure_knob(name: str, value: float) -> float:
+    """A fitted structure weight as its knob takes it (a whole number of tokens, or a ratio), in its range."""
+    value = float(clamp_knob(name, value))
+    return round(value, 4) if isinstance(getattr(Knobs(), name), float) else int(round(value))
+
+
 def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, fit_trigger: bool = False,
-              rows_of: dict[int, Any] | None = None, prefix_from: str = "fit") -> Fit:
+              rows_of: dict[Any, Any] | None = None, prefix_from: str = "growth") -> Fit:
     """Fit hidden prefix, token ratio and restore tokens to the logs of one agent.
 
+    ``prefix_from="growth"`` (the default) fits the estimate on the billed growth between consecutive calls
+    (``analysis.real_logs.estimate_fit``): the token ratio and what the messages' structure adds (tool calls, user turns,
+    reasoning blocks by their encrypted forms), then measures the hidden prefix at the first calls and the restore
+    at the first call after each compaction with those weights. The other two fit the ratio alone:
     ``prefix_from="first_call"`` measures the hidden prefix as the knob describes it, the median over the logs of
     the first call's billed context minus the counted messages before it (logs that start mid-session left out),
-    and fits the ratio and restore with it held; the default fits all three by least squares over every check,
+    and fits the ratio and restore with it held; ``prefix_from="fit"`` fits all three by least squares over every check,
     which trades prefix against ratio to match the long contexts where the trigger fires (on
     ../shared/real_sessions_large: 47,319 and 1.030, where the first calls measure ~40,000). ``rows_of`` keeps
     each history's rows (keyed by the object) for the next fit: folds of a held-out check fit the same sessions
     over and over."""
     cache = cache or CountCache()
+    if prefix_from == "growth":
+        return _fit_growth(histories, cache, fit_trigger=fit_trigger, rows_of=rows_of)
     notes: list[str] = []
     rows = _Rows()
     images = []
@@ -239,6 +256,39 @@ def fit_agent(histories: Sequence[History], *, cache: CountCache | None = None, 
                compaction_restore_tokens=int(fitted_knobs["compaction_restore_tokens"]), checks=len(y),
                residual_tokens_median=float(np.median(residual)), residual_tokens_p90=float(np.percentile(residual, 90)),
                image_tokens_measured=tuple(images), trigger_intervals=intervals, notes=tuple(notes))
+
+
+def _fit_growth(histories: Sequence[History], cache: CountCache, *, fit_trigger: bool,
+                rows_of: dict[Any, Any] | None) -> Fit:
+    """``fit_agent`` by the billed growth between calls (``analysis.real_logs.estimate_fit``)."""
+    notes: list[str] = []
+    rows = []
+    images = []
+    for h in histories:
+        key = ("growth", id(h))
+        found = rows_of.get(key) if rows_of is not None else None
+        if found is None:
+            log = h.log
+            if log is not None and log.starts_mid_session:
+                notes.append(f"{_name(h)}: {MID_SESSION_NOTE}")
+            found = (growth_rows(h, cache), _image_measure(h, agent_settings(h).knobs, cache))
+            if rows_of is not None:
+                rows_of[key] = found
+        rows.append(found[0])
+        if found[1] is not None:
+            images.append(found[1])
+    fit = fit_growth(rows)
+    agent = histories[0].log.agent if histories[0].log else "unknown"
+    fitted = {name: _in_range(name, value, notes) for name, value in
+              (("hidden_prefix_tokens", max(0, round(fit.hidden_prefix_tokens))), ("token_ratio", fit.token_ratio),
+               ("compaction_restore_tokens", max(0, round(fit.restore_tokens))))}
+    return Fit(agent=agent, sessions=tuple(_name(h) for h in histories),
+               hidden_prefix_tokens=int(fitted["hidden_prefix_tokens"]), token_ratio=fitted["token_ratio"],
+               compaction_restore_tokens=int(fitted["compaction_restore_tokens"]), checks=fit.intervals,
+               residual_tokens_median=fit.residual_median, residual_tokens_p90=fit.residual_p90,
+               image_tokens_measured=tuple(images),
+               trigger_intervals=trigger_intervals(histories, cache=cache) if fit_trigger else {},
+               notes=tuple(dict.fromkeys(notes)), structure={k: structure_knob(k, v) for k, v in fit.structure.items()})
 
 
 def _in_range(name: str, value: float, notes: list[str]) -> float:

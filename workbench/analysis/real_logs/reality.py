@@ -28,7 +28,7 @@ from workbench.analysis.real_logs.after_compaction import (
 from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_settings
 from workbench.analysis.real_logs.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
 from workbench.briefing.simulated import SimulatedBriefer
-from workbench.counting.counters import trigger_tokens
+from workbench.counting.counters import context_tokens
 from workbench.counting.prices import Prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
@@ -257,7 +257,7 @@ def _bill_window(history: History, window: _Window, seg: History, offset: int, k
     if after is not None and not use_usage:
         base += after.instructions_tokens + (after.briefing_tokens if after.opaque else 0)
     hi = window.real.index if window.real is not None else len(history.messages)
-    return BillWindow(segment=seg, offset=offset, lo=window.start, hi=hi, tokens=trigger_tokens(counts, knobs),
+    return BillWindow(segment=seg, offset=offset, lo=window.start, hi=hi, tokens=context_tokens(counts, knobs),
                       base=base, reset=window.after is not None)
 
 

@@ -27,6 +27,9 @@ from workbench.history.session_log import MAX_FILE_LINES, LoggedCompaction, Sess
 from workbench.history.warnings import LoadWarning, shown, with_warnings
 
 # Record types the log is known to hold besides messages; any other type is skipped with a warning.
+# System records the reader follows: the agent's compactions, and its microcompactions (tool results it cleared from
+# the context, ``microcompactMetadata.compactedToolIds``: 2.1.17 and 2.1.20 logs in ../shared/real_sessions_large).
+_BOUNDARIES = ("compact_boundary", "microcompact_boundary")
 _CLAUDE_OTHER_TYPES = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress", "pr-link"})
 
 
@@ -57,7 +60,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
         kind = record_type(obj)
         if kind == "progress" and _resumed(obj) and record[0] is not None:
             restarts.append(record[0])
-        if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") == "compact_boundary"):
+        if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") in _BOUNDARIES):
             (side if obj.get("isSidechain") else main).append(record)
         elif kind == "summary":  # a session title for the picker, pointing at the leaf it describes
             meta["summaries"].append({"summary": obj.get("summary"), "leafUuid": obj.get("leafUuid")})
@@ -92,12 +95,17 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
     meta["tool_calls"] = reader.b.calls
+    for index, ids in reader.microcompactions:  # on the first message after it: a window of the log keeps it
+        if index < len(reader.b):
+            reader.b.extend(index, [], metadata={"clearedToolIds": ids})
     history = reader.b.build(source=source, source_format="claude_code", meta=meta)
     models = tuple(dict.fromkeys(model for m in history.messages if isinstance(model := m.meta("model"), str)))
     # A log whose first record already has a parent it does not hold is a later part of a longer session:
     # the context its first call reads is more than the transcript shows.
     first = next((r[2].get("parentUuid") for r in records if isinstance(r[2], dict) and "parentUuid" in r[2]), None)
-    extra = {"starts_mid_session": True} if isinstance(first, str) and first not in reader._uuids else {}
+    extra: dict[str, Any] = {"starts_mid_session": True} if isinstance(first, str) and first not in reader._uuids else {}
+    if reader.microcompactions:
+        extra["microcompactions"] = reader.microcompactions
     log = SessionLog(agent="claude_code", version=meta.get("version"), models=models,
                      calls=logged_calls(history.messages), compactions=tuple(reader.compactions()),
                      session_id=meta.get("sessionId"), extra=extra)
@@ -149,6 +157,7 @@ class _ClaudeCode:
         self._restarts = sorted(restarts or [], reverse=True)  # the next one last
         self.by_api_id: dict[str, int] = {}
         self._compactions: list[dict[str, Any]] = []
+        self.microcompactions: list[list[Any]] = []  # [first message after it, [cleared tool call ids]]
         self._uuids = uuids or set()
         self.source = source
         self.warnings: list[LoadWarning] = []
@@ -170,6 +179,12 @@ class _ClaudeCode:
     def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         stamp = obj.get("timestamp")
         self._line = number
+        if obj.get("type") == "system" and obj.get("subtype") == "microcompact_boundary":
+            info = obj.get("microcompactMetadata")
+            ids = info.get("compactedToolIds") if isinstance(info, dict) else None
+            if isinstance(ids, list):
+                self.microcompactions.append([len(self.b), [i for i in ids if isinstance(i, str)]])
+            return
         if obj.get("type") == "system":  # compact_boundary: the following user line is the summary
             self._compactions.append(self._boundary(obj, stamp, number))
             return
