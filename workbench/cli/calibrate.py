@@ -50,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(str(h.source_path or h.id) for h in histories[:5]) + (" ..." if len(histories) > 5 else "")
         raise ValueError(f"{names}: no agent log with billed usage among them (Claude Code, Codex, OpenCode, Gemini CLI, "
                          "Pi): nothing to fit")
-    result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    try:
+        result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    except ValueError as exc:  # the fit's own words name no file: say which logs were fitted
+        names = ", ".join(str(h.source_path or h.id) for h in usable[:5]) + (" ..." if len(usable) > 5 else "")
+        raise ValueError(f"{names}: {exc}") from None
     afters, bills = _after_and_bill_fits(usable)
     written: list[tuple[str, Path]] = []
     outputs: dict[str, str] = {}
