@@ -245,6 +245,14 @@ class HistoryCounts:
             self._chunk_chars[i] = value
         return value
 
+    def serialized_chars_at(self, indices: np.ndarray) -> np.ndarray:
+        """``serialized_chars`` of each message in ``indices`` (an int array), as an array."""
+        if self._chunk_chars is None:
+            self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
+        for j in indices[self._chunk_chars[indices] == -2]:
+            self.serialized_chars(int(j))
+        return self._chunk_chars[indices]
+
     def serialized_span(self, lo: int, hi: int) -> tuple[int, int]:
         """(sum of chunk UTF-16 lengths, number of chunks) over messages [lo, hi); serializes each once."""
         if hi <= lo:

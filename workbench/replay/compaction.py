@@ -52,6 +52,7 @@ class MessageSpan(Sequence[Message]):
     Equal to the tuple of the same messages."""
 
     def __init__(self, messages: Sequence[Message], lo: int, hi: int, skip: frozenset[int] = frozenset()) -> None:
+        lo, hi = min(lo, len(messages)), min(hi, len(messages))
         self._messages, self._lo, self._hi = messages, lo, max(lo, hi)
         self._skip = skip
         self._items: tuple[Message, ...] | None = None
@@ -98,10 +99,12 @@ def _chunks(counts: HistoryCounts, lo: int, hi: int, skip: frozenset[int]) -> li
 def _chunk_chars(counts: HistoryCounts, lo: int, hi: int, skip: frozenset[int]) -> tuple[int, int]:
     """(sum of chunk UTF-16 lengths, number of chunks) for messages [lo, hi), pinned ones skipped."""
     total, count = counts.serialized_span(lo, hi)
-    for j in skip:
-        if lo <= j < hi and (length := counts.serialized_chars(j)) >= 0:
-            total -= length
-            count -= 1
+    if skip:
+        pins = np.fromiter(skip, dtype=np.int64, count=len(skip))
+        lengths = counts.serialized_chars_at(pins[(pins >= lo) & (pins < hi)])
+        lengths = lengths[lengths >= 0]
+        total -= int(lengths.sum())
+        count -= len(lengths)
     return total, count
 
 

@@ -258,7 +258,7 @@ class _Replay:
         i = int(self.checks[k])
         if len(self.knob_pinned):
             knob_pins = self.knob_pinned[: int(np.searchsorted(self.knob_pinned, act.boundary))]
-            act = replace(act, pinned=tuple(sorted(set(act.pinned) | {int(j) for j in knob_pins})))
+            act = replace(act, pinned=tuple(np.union1d(np.asarray(act.pinned, dtype=np.int64), knob_pins).tolist()))
         if trigger in FORCED and act.reason in ("threshold", ""):
             act = replace(act, reason=trigger)
         request = briefing_request(self.history, self.knobs, self.counts, st, act, chain_index)
@@ -311,7 +311,8 @@ class _Replay:
         old_boundary = st.boundary
         st.boundary = act.boundary
         # The policy names every pinned message (knob pins were merged in at the start); others are folded.
-        st.pinned = {j for j in act.pinned if j < st.boundary}
+        pinned = np.asarray(act.pinned, dtype=np.int64)
+        st.pinned = set(pinned[pinned < st.boundary].tolist())
         st.pinned_tokens = self.sums.in_context_tokens(st.pinned)
         if act.summarize:
             st.briefing_chars = rec.chars
