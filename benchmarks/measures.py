@@ -24,6 +24,7 @@ from workbench.counting.encodings import get_encoding, render_for_tokenizer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
+from workbench.presets import get_preset
 from workbench.replay import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,8 @@ class Config:
     sweep_runs: int  # knob sets per sweep
     sweep_growth: tuple[int, ...]
     app_growth: tuple[int, ...]
+    growth_sizes: tuple[int, int] = (10_000, LARGE)  # the replay's growth rows: time per message, large over small
+    growth_runs: int = 3
 
     def runs_at(self, n: int) -> int:
         return self.large_runs if n >= LARGE else self.runs
@@ -61,45 +64,67 @@ def _json_lines(path: Path) -> list[object]:
     return [loads(line) for line in path.read_bytes().decode("utf-8").split("\n") if line]
 
 
+GROWTH_PRESETS = ("stagewise", "claude_code", "codex_cli")  # "stagewise": the default knobs
+
+
 def replay(cfg: Config) -> list[Result]:
-    """Replay with warm counts vs json.loads of the file, and vs the naive re-summing replay."""
+    """Replay with warm counts vs json.loads of the file; then how the time per message grows with the history."""
     knobs = Knobs()
     sizes = sorted(set(cfg.sizes) | {cfg.replay_size})
     ours: dict[int, Series] = {}
     vs_json: dict[int, Series] = {}
-    vs_naive: dict[int, Series] = {}
-    naive_t: dict[int, Series] = {}
     notes = []
     for n in sizes:
         history = cfg.histories.fresh(n)
         path = cfg.histories.file(n)
         cache = CountCache()
         run = simulate(history, knobs, cache=cache)  # counts tokens once: the replays below are warm
-        if not same_run(run, naive_simulate(history, knobs, cache=cache)):
+        if n == min(sizes) and not same_run(run, naive_simulate(history, knobs, cache=cache)):
             raise AssertionError(f"naive replay disagrees with simulate at {n:,} messages")
         if n == cfg.replay_size:
             notes.append(f"{n:,} messages, {path.stat().st_size / 1e6:.0f} MB, {run.metrics.checks:,} checks, "
                          f"{run.metrics.compressions} compressions (default knobs)")
-        ours[n], vs_json[n], vs_naive[n], naive_t[n] = Series(), Series(), Series(), Series()
+        ours[n], vs_json[n] = Series(), Series()
         for r in range(cfg.runs_at(n)):
             t_ours, t_json = timed_pair(lambda h=history, c=cache: simulate(h, knobs, cache=c),
                                         lambda path=path: _json_lines(path), r, ref_timer=timed_paused)
-            t_naive = timed(lambda h=history, c=cache: naive_simulate(h, knobs, cache=c))
             ours[n].add(t_ours)
-            naive_t[n].add(t_naive)
             vs_json[n].add(t_ours / t_json)
-            vs_naive[n].add(t_naive / t_ours)
     head = cfg.replay_size
     return [
         Result("replay", f"replay of a {head:,}-message history (tokens already counted)",
                "`json.loads` of the same file (read + decode + loads per line, GC paused)", "<= 0.5x",
                vs_json[head], "x", vs_json[head].median <= 0.5, ours[head],
                {n: s.median for n, s in ours.items()}, {n: s.median for n, s in vs_json.items()}, notes=notes),
-        Result("replay_naive", "same replay", "naive replay re-summing the context at every check (same counts)",
-               ">= 50x faster", vs_naive[head], "x faster", vs_naive[head].median >= 50, ours[head],
-               {n: s.median for n, s in naive_t.items()}, {n: s.median for n, s in vs_naive.items()},
-               notes=["growth column: the naive replay's time"]),
+        *replay_growth(cfg),
     ]
+
+
+def replay_growth(cfg: Config) -> list[Result]:
+    """Time per message of a replay of the agent-format history at the large size over that at the small size, per
+    preset: 1.0 is linear. Both replays warm (counts cached), taken back to back, who goes first alternating."""
+    small, large = cfg.growth_sizes
+    histories = {n: cfg.histories.agent(n) for n in (small, large)}
+    caches = {n: CountCache() for n in histories}  # one per size: the presets share its counts
+    out = []
+    for name in GROWTH_PRESETS:
+        knobs = Knobs() if name == "stagewise" else get_preset(name)
+        made = {n: simulate(h, knobs, cache=caches[n]) for n, h in histories.items()}  # counts once
+        ratio, times = Series(), {small: Series(), large: Series()}
+        for r in range(cfg.growth_runs):
+            t_large, t_small = timed_pair(lambda k=knobs: simulate(histories[large], k, cache=caches[large]),
+                                          lambda k=knobs: simulate(histories[small], k, cache=caches[small]), r)
+            times[large].add(t_large)
+            times[small].add(t_small)
+            ratio.add((t_large / large) / (t_small / small))
+        label = "default knobs" if name == "stagewise" else f"`{name}` preset"
+        out.append(Result(
+            f"replay_growth_{name}", f"replay time per message at {large:,} messages, {label}",
+            f"the same at {small:,} messages (agent-format history: Claude Code sample logs chained, tokens counted)",
+            "<= 1.5x", ratio, "x", ratio.median <= 1.5, times[large], {n: s.median for n, s in times.items()},
+            notes=[f"{made[small].metrics.compressions:,} and {made[large].metrics.compressions:,} compressions at "
+                   f"{small:,} and {large:,} messages"]))
+    return out
 
 
 # -- token counting -------------------------------------------------------------------------------
