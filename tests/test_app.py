@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
 from app_charts import charts, fast_charts
+from conftest import REPO
 from knob_values import moved_knobs
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -31,7 +32,6 @@ from workbench.replay import simulate
 from workbench.ui import fast_chart
 from workbench.ui import state as ui_state
 
-REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "workbench" / "app.py")
 SHORT = "sample_histories/short.jsonl"
 CARDS = 10  # two rows of five metric cards

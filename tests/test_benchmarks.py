@@ -8,16 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO
 
 
 @pytest.mark.slow
 def test_quick_replay_benchmark_prints_a_table() -> None:
     """`run.py --quick --only replay` checks the naive replay against simulate and prints both rows."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "replay", "--runs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "replay", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
@@ -29,7 +28,7 @@ def test_quick_replay_benchmark_prints_a_table() -> None:
 
 def test_naive_replay_agrees_with_simulate() -> None:
     """The naive reference computes the same run as the engine, compressions and timeline included."""
-    spec = importlib.util.spec_from_file_location("bench_naive", ROOT / "benchmarks" / "naive.py")
+    spec = importlib.util.spec_from_file_location("bench_naive", REPO / "benchmarks" / "naive.py")
     assert spec is not None and spec.loader is not None
     naive = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(naive)
@@ -55,7 +54,7 @@ def test_naive_replay_agrees_with_simulate() -> None:
 @pytest.mark.browser
 def test_browser_benchmark_measures_both_waits() -> None:
     """`benchmarks/browser.py` serves the app, times a cold start and a slider move in Chromium (no timing asserted)."""
-    spec = importlib.util.spec_from_file_location("bench_browser", ROOT / "benchmarks" / "browser.py")
+    spec = importlib.util.spec_from_file_location("bench_browser", REPO / "benchmarks" / "browser.py")
     assert spec is not None and spec.loader is not None
     browser = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = browser  # its dataclasses look their module up
@@ -72,8 +71,8 @@ def _reality_table(env: dict[str, str]) -> str:
     import os
 
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "reality", "--runs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, **env},
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "reality", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=REPO, env={**os.environ, **env},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout

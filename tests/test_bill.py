@@ -5,11 +5,10 @@ log's usage when told not to (a log with its usage stripped gives the same numbe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
-from conftest import need_shared, shared_dir
+from conftest import REPO, need_shared, shared_dir
 
 from workbench.analysis.real_logs.bill import (
     BILL_UNITS,
@@ -217,7 +216,7 @@ def test_the_fit_measures_misses_resets_and_output_on_the_logged_calls():
 # -- the context right after a compaction -------------------------------------------------------------------------
 
 def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check():
-    history = load_history(Path(__file__).parents[1] / "sample_histories" / "long.jsonl")
+    history = load_history(REPO / "sample_histories" / "long.jsonl")
     from workbench.knobs import Knobs
 
     knobs = Knobs()

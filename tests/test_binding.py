@@ -3,17 +3,14 @@ knobs currently do nothing (and those claims hold when the knob is moved), and w
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 
 from workbench.analysis.binding import knob_notes, live_range, live_ranges
 from workbench.analysis.health import run_findings
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs
 from workbench.replay import simulate
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted import tool_history
@@ -152,11 +153,10 @@ def test_a_2000_message_replay_with_about_20_compressions_takes_under_two_second
 
 def test_every_planted_decision_of_the_short_sample_survives():
     """short.jsonl lists the decisions and constraints planted in its user turns; each folded one is kept."""
-    from pathlib import Path
 
     from workbench.history.readers import load_history
 
-    path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
+    path = REPO / "sample_histories" / "short.jsonl"
     history = load_history(path)
     where = {m.id: i for i, m in enumerate(history.messages)}
     run = simulate(history, Knobs(context_window_tokens=8_000, min_kept_messages=5), ExtractiveBriefer())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import regex  # type: ignore[import-untyped]
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,11 +72,10 @@ def _stops_with_the_budget_error(history, pattern: str) -> str:
 
 def test_a_slow_pattern_on_the_long_sample_stops_at_the_runs_budget(small_budget):
     """`(\\w+\\s?)+$` stays under any per-message bound on each message, and took 20 s over the whole sample."""
-    from pathlib import Path
 
     from workbench.history.readers import load_history
 
-    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl")
+    history = load_history(REPO / "sample_histories" / "long.jsonl")
     _stops_with_the_budget_error(history, r"(\w+\s?)+$")
 
 

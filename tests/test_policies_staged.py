@@ -8,9 +8,8 @@ budget, 20% of the window) 4,000 tokens: the newest tool result and its call.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 from policy_scripts import agent, plain
 
 from workbench.history.readers import load_history
@@ -28,7 +27,7 @@ STAGED = plain(
     briefing_mode="anchored",
     check_point="step",
 )
-LONG = Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"
+LONG = REPO / "sample_histories" / "long.jsonl"
 
 
 def elisions(run) -> list[tuple[int, str]]:

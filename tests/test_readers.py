@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from conftest import shared_dir as shared_root
 
 from workbench.history import (
@@ -596,7 +597,7 @@ def test_canonical_load_is_close_to_json_loads():
 
 
 def _canonical_files() -> list[Path]:
-    root = Path(__file__).resolve().parents[1] / "sample_histories"
+    root = REPO / "sample_histories"
     return sorted(root.glob("*.jsonl")) + sorted(FIXTURES.glob("*.jsonl"))
 
 

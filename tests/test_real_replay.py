@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from real_histories import real_history_paths
 
 from workbench import Knobs, load_history, simulate
 from workbench.cli import main
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_histories"
+SAMPLES = REPO / "sample_histories"
 
 
 @pytest.mark.parametrize("window", [32_000, 200_000], ids=["32k", "200k"])

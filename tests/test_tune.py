@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import REPO
 from real_histories import real_history_paths
 
 from workbench.briefing.extractive import ExtractiveBriefer
@@ -14,8 +13,6 @@ from workbench.explore.tune import Constraints, check_config, default_space, par
 from workbench.history.model import History, Message, text_part
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, load_knobs
-
-REPO = Path(__file__).resolve().parents[1]
 
 REAL_CONSTRAINTS = Constraints(max_overflows=0, min_retention=0.12, max_compressions=20)
 
