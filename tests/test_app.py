@@ -99,12 +99,12 @@ def media(monkeypatch):
 # -- opening -------------------------------------------------------------------------------------
 
 
-def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
+def test_opens_ready_on_the_long_sample_with_stagewise_defaults(long_run):
     """With no input at all, the app replays the long sample under the defaults and shows its numbers."""
     at = app(history=None)
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value == "sample_histories/long.jsonl"
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
+    run = long_run
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
     assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
     assert len(at.metric) == CARDS
@@ -127,7 +127,7 @@ def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace(
     assert len(charts(at)) == 3 and at._tree.children[0].children[0].type == "empty"
 
 
-def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures():
+def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures(long_run):
     """The Charts tab's three figures go to the basic-bundle component (plotly.js 4's scatter/bar/pie build,
     served from workbench/static/), each with the figure JSON st.plotly_chart would send and its config;
     nothing goes through st.plotly_chart, so the browser never loads Streamlit's full 4.7 MB plotly.js."""
@@ -141,8 +141,7 @@ def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures():
     drawn = dict(fast_charts(at))
     assert sorted(k.rsplit("-", 1)[-1] for k in drawn) == ["briefing", "context", "cost"]
     context = json.loads(next(v for k, v in drawn.items() if k.endswith("-context")))
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
-    expected = json.loads(plots.context_figure(run).to_json())
+    expected = json.loads(plots.context_figure(long_run).to_json())
     assert [t["name"] for t in context["data"]] == [t["name"] for t in expected["data"]]
     assert context["layout"]["yaxis"]["range"] == expected["layout"]["yaxis"]["range"]
     assert context["config"] == {"displaylogo": False}
@@ -310,12 +309,12 @@ def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way
     assert row["B better"] in ("neither", "")
 
 
-def test_thrash_and_a_large_briefing_target_are_cards_and_warnings():
+def test_thrash_and_a_large_briefing_target_are_cards_and_warnings(long_history):
     """A 16k window with the 30,000-char target: the briefing target is ~47% of the window and compactions
     thrash; the cards count them and the warnings say what to change."""
     at = app(history="sample_histories/long.jsonl", knob_context_window_tokens=16_000)
     no_errors(at)
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs(context_window_tokens=16_000))
+    run = simulate(long_history, Knobs(context_window_tokens=16_000))
     assert metric(at, "thrash") == f"{run.metrics.thrash_events:,}" != "0"
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Thrash:") and f"{run.metrics.compressions:,} compactions in" in w for w in warnings)

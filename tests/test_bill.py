@@ -8,7 +8,7 @@ import json
 
 import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
-from conftest import REPO, need_shared, shared_dir
+from conftest import need_shared, shared_dir
 
 from workbench.analysis.real_logs.bill import (
     BILL_UNITS,
@@ -215,8 +215,8 @@ def test_the_fit_measures_misses_resets_and_output_on_the_logged_calls():
 
 # -- the context right after a compaction -------------------------------------------------------------------------
 
-def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check():
-    history = load_history(REPO / "sample_histories" / "long.jsonl")
+def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check(long_history):
+    history = long_history
     from workbench.knobs import Knobs
 
     knobs = Knobs()
