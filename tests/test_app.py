@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -869,26 +868,21 @@ def test_test_the_models_sends_one_tiny_request_each():
         assert provider.total_requests == 1 and any("answered" in s.value for s in at.success)
 
 
-# -- speed ---------------------------------------------------------------------------------------
+# -- a large upload (its speed is benchmarks/run.py's ``app`` row: a rerun after a slider move) ---------------
 
 
-def test_a_slider_move_on_a_5000_message_history_rerenders_fast():
-    """After the first load, moving the threshold re-runs the whole page in well under a second."""
+def test_a_5000_message_upload_reruns_after_each_slider_move(long_history):
+    """An uploaded 5,000-message history opens with its compactions and reruns without an error at each move."""
     import dataclasses
 
     from workbench.history.model import History
 
-    long = load_history(REPO / "sample_histories" / "long.jsonl")
-    copies = [dataclasses.replace(m, id=f"{m.id}-{k}") for k in range(3) for m in long.messages]
+    copies = [dataclasses.replace(m, id=f"{m.id}-{k}") for k in range(3) for m in long_history.messages]
     big = History(id="big", messages=tuple(copies[:5_000]))
     label = ui_state.UPLOAD_PREFIX + "big.jsonl"
     at = app(history=label, **{ui_state.UPLOADED: {label: big}})
     no_errors(at)
     assert metric(at, "compressions") != "0"
-    times = []
     for ratio in (0.5, 0.55, 0.6):
-        start = time.perf_counter()
         widget(at, "knob_trigger_ratio").set_value(ratio).run()
-        times.append(time.perf_counter() - start)
-    no_errors(at)
-    assert min(times) < 0.8, times
+        no_errors(at)
