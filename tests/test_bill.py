@@ -5,7 +5,6 @@ log's usage when told not to (a log with its usage stripped gives the same numbe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
@@ -216,8 +215,8 @@ def test_the_fit_measures_misses_resets_and_output_on_the_logged_calls():
 
 # -- the context right after a compaction -------------------------------------------------------------------------
 
-def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check():
-    history = load_history(Path(__file__).parents[1] / "sample_histories" / "long.jsonl")
+def test_compaction_at_end_is_simulates_manual_compaction_at_the_last_check(long_history):
+    history = long_history
     from workbench.knobs import Knobs
 
     knobs = Knobs()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted import tool_history
@@ -139,24 +138,21 @@ def test_links_from_the_replay_span_survive_in_every_landed_briefing():
         assert {f"[](path:w1/f{i}.py)" for i in range(c.boundary)} <= found
 
 
-def test_a_2000_message_replay_with_about_20_compressions_takes_under_two_seconds():
+def test_a_2000_message_replay_briefs_each_of_its_about_20_compressions():
+    """Every compression of a 2,001-message tool history gets a briefing text (its speed: benchmarks/run.py's
+    ``extractive`` row)."""
     history = tool_history(1_000, output_chars=8_000)  # 2,001 messages
-    knobs = Knobs(context_window_tokens=200_000)
-    start = time.perf_counter()
-    run = simulate(history, knobs, ExtractiveBriefer())
-    elapsed = time.perf_counter() - start
+    run = simulate(history, Knobs(context_window_tokens=200_000), ExtractiveBriefer())
     assert 15 <= run.metrics.compressions <= 40
     assert all(c.record.text for c in run.compressions)
-    assert elapsed < 2.0, f"{elapsed:.2f}s"
 
 
 def test_every_planted_decision_of_the_short_sample_survives():
     """short.jsonl lists the decisions and constraints planted in its user turns; each folded one is kept."""
-    from pathlib import Path
 
     from workbench.history.readers import load_history
 
-    path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
+    path = REPO / "sample_histories" / "short.jsonl"
     history = load_history(path)
     where = {m.id: i for i, m in enumerate(history.messages)}
     run = simulate(history, Knobs(context_window_tokens=8_000, min_kept_messages=5), ExtractiveBriefer())

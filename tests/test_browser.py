@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
 # benchmarks/browser.py serves the app and finds chromium for the timings; the tests use the same code.
 _spec = importlib.util.spec_from_file_location("bench_browser", REPO / "benchmarks" / "browser.py")
 assert _spec is not None and _spec.loader is not None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block
-from conftest import need_shared, shared_dir
+from conftest import REPO, need_shared, shared_dir
 
 from workbench.cli import main
 from workbench.history.errors import HistoryError
@@ -459,7 +459,7 @@ def test_a_file_no_history_looks_like_is_refused_before_it_fills_memory(tmp_path
 def test_real_logs_are_well_inside_the_parse_bound():
     from workbench.history.readers.parse_bounds import MAX_PARSE_FACTOR, parse_cost
 
-    for path in (Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"):
+    for path in (REPO / "sample_histories").glob("*.jsonl"):
         data = path.read_bytes()
         assert parse_cost(data) < MAX_PARSE_FACTOR / 2 * len(data), path
 
@@ -491,7 +491,7 @@ def test_an_upload_of_any_name_is_read_or_refused_in_one_clear_line(name):
 
     from workbench.ui.sources import read_upload
 
-    short = (Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl").read_bytes()
+    short = (REPO / "sample_histories" / "short.jsonl").read_bytes()
     chat = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'
     for data in (stagewise_store_bytes(), short, chat):
         (h, *_) = read_upload(name, data)

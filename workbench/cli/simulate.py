@@ -160,6 +160,8 @@ def trigger_words(result) -> str:  # noqa: ANN001 - a Run
 
 
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
+    from workbench.replay import METRIC_SPECS
+
     m = result.metrics
     k = result.knobs
     lines = [
@@ -173,13 +175,10 @@ def format_summary(result) -> str:  # noqa: ANN001 - a Run
         f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
         f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
     ]
-    guards = (m.ineffective_compressions, m.thrash_events, m.reactive_compressions, m.manual_compressions,
-              m.cooldown_skips)
-    if any(guards):
-        lines.append(
-            f"guards      {guards[0]} ineffective, {guards[1]} thrash, {guards[2]} reactive, {guards[3]} manual, "
-            f"{guards[4]} checks held by the cooldown"
-        )
+    guards = ("ineffective_compressions", "thrash_events", "reactive_compressions", "manual_compressions",
+              "cooldown_skips")
+    if any(getattr(m, name) for name in guards):  # each counter in its METRIC_SPECS words
+        lines.append("guards      " + ", ".join(f"{getattr(m, name)} {METRIC_SPECS[name].short}" for name in guards))
     if result.compressions:
         lines.append("")
         lines.append(" #  status     check  boundary  folded  kept  tokens before→after   briefing chars  bucket")
