@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from agent_log_builders import ClaudeLog, text_block, tool_use
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench.cli import main
@@ -80,6 +81,31 @@ def test_probe_with_a_preset_given_uses_that_preset(claude_file, capsys):
     assert "preset claude_code" not in captured.err
 
 
+def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_path, capsys):
+    """A Gemini CLI session file names no version: "replaying as gemini_cli does", not "gemini_cli  does"."""
+    import json
+
+    from native_log_builders import GeminiLog
+
+    log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
+    path = tmp_path / "session-gemini.json"
+    path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    assert main(["probe", str(path)]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "replaying as" in line]
+    assert len(said) == 1 and "replaying as gemini_cli does (preset gemini_cli," in said[0], err
+    assert "  " not in said[0]
+
+
+def test_the_agent_and_version_words_have_one_home():
+    from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_words
+    from workbench.knobs import Knobs
+
+    assert agent_words("claude_code", "2.1.25") == "claude_code 2.1.25"
+    assert agent_words("gemini_cli", None) == agent_words("gemini_cli", "") == "gemini_cli"
+    assert AgentSettings(preset=None, knobs=Knobs(), agent="codex", version=None).who == "codex"
+
+
 # -- item 8: simulate's header names the trigger the run used ---------------------------------------------------
 
 
@@ -100,6 +126,48 @@ def test_simulate_header_derives_its_words_from_the_runs_limits(history_file, ca
     out = capsys.readouterr().out
     run = simulate(load_history(history_file), Knobs(context_window_tokens=32_000))
     assert run.limits.trigger.describe() in out  # "trigger 20,800 tokens = 0.65 × window (hard cap ...)"
+
+
+PRESETS = sorted(p.stem for p in (REPO / "workbench" / "presets").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_presets_header_says_the_trigger_its_replay_fires_at(preset, claude_file, capsys):
+    """One engine function (``policies.trigger_words``, for the app too) says the trigger the policy uses; the header
+    prints it, it equals the Run's own limits, and a threshold compaction of the run started at that number."""
+    from workbench.history.readers import load_history
+    from workbench.policies import knob_limits, trigger_words
+    from workbench.presets import get_preset
+    from workbench.replay import simulate
+
+    knobs = get_preset(preset)
+    assert main(["simulate", str(claude_file), "--preset", preset]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    words = trigger_words(knobs)
+    assert header.endswith(f"; {words}"), (header, words)
+    assert "trigger ratio" not in words and "-1" not in words
+    limits = knob_limits(knobs)
+    run = simulate(load_history(claude_file), knobs)
+    assert run.limits == limits and trigger_words(limits=run.limits) == words
+    if limits.trigger.tokens is None or not knobs.proactive_compaction:
+        assert words.startswith("trigger: off")  # Claude Code 2.1.153: only the API's refusal (reactive) compacts
+        assert not [c for c in run.compressions if c.reason == "threshold"]
+        return
+    assert words.startswith(f"trigger {limits.trigger.tokens:,.0f} tokens")
+    for c in run.compressions:
+        if c.reason == "threshold":
+            assert c.trigger_tokens == limits.trigger.tokens
+            assert c.tokens_before >= limits.trigger.tokens, (c.chain_index, c.tokens_before)
+
+
+def test_claude_codes_trigger_is_the_window_less_its_reserve_for_each_version():
+    """167,000 = 200,000 − 33,000 (2.1.25 on), 155,000 = 200,000 − 45,000 (2.1.1-2.1.20): never "ratio -1"."""
+    from workbench.policies import trigger_words
+    from workbench.presets import get_preset
+
+    assert trigger_words(get_preset("claude_code")).startswith("trigger 167,000 tokens = window − 33,000 reserve")
+    assert trigger_words(get_preset("claude_code_2_1_1")).startswith("trigger 155,000 tokens = window − 45,000 reserve")
+    assert trigger_words(get_preset("codex_cli")).startswith("trigger 244,800 tokens = 0.9 × window")
 
 
 # -- item 12: --set with a typo, plurals, one progress total ---------------------------------------------------

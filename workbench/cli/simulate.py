@@ -77,7 +77,7 @@ def knobs_for_history(args: argparse.Namespace, history):  # noqa: ANN001, ANN20
     from workbench.knobs import knobs_from_dict, parse_knob_assignment
 
     settings = agent_settings(history)
-    note(f"{history.id}: replaying as {settings.agent} {settings.version or ''} does (preset {settings.preset}, "
+    note(f"{history.id}: replaying as {settings.who} does (preset {settings.preset}, "
          f"window {settings.knobs.context_window_tokens:,}, model {settings.knobs.model}); "
          "--preset stagewise replays it with stagewise's defaults")
     for warning in settings.warnings:
@@ -151,20 +151,14 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     }
 
 
-def trigger_words(result) -> str:  # noqa: ANN001 - a Run
-    """What fired this run, from its own limits ("trigger 167,000 tokens = window − 33,000 reserve"), not the knobs."""
-    lim = result.limits
-    if lim is None:
-        return "trigger: not described by this policy"
-    return "; ".join([lim.trigger.describe(), *lim.clauses])
-
-
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
+    from workbench.policies import trigger_words
+
     m = result.metrics
     k = result.knobs
     lines = [
         f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
-        f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(result)}",
+        f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(limits=result.limits)}",
         f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
         f"  (no compaction: {m.baseline_peak_tokens:,})",
         f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"
