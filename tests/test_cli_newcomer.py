@@ -16,6 +16,7 @@ from scripted import uniform_history
 from workbench.cli import main
 from workbench.history.samples import synth
 from workbench.history.writers import write_canonical_jsonl
+from workbench.knobs import Knobs
 
 
 @pytest.fixture
@@ -192,6 +193,39 @@ def test_counted_nouns_take_the_right_plural():
     assert [counted(n, "file") for n in (0, 1, 2, 1234)] == ["0 files", "1 file", "2 files", "1,234 files"]
     assert counted(1, "history", "histories") == "1 history" and counted(3, "history", "histories") == "3 histories"
     assert counted(1, "test request") == "1 test request"
+
+
+ONE_PLURAL = re.compile(r"(?<![\d,.])1 (?:[a-z]+ )?(?:checks|runs|elisions|facts|messages|compactions|turns|chats|"
+                        r"bundles|briefings|requests|files|summaries)\b")
+
+
+def test_simulates_summary_counts_one_of_each_in_the_singular(history_file):
+    """Every counted noun of the summary says "1 check", "1 run", "1 elision": the words read for any count."""
+    import dataclasses
+
+    from workbench.cli.simulate import format_summary
+    from workbench.history.readers import load_history
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    run = simulate(load_history(history_file), Knobs(context_window_tokens=32_000))
+    ones = dataclasses.replace(run.metrics, messages=1, checks=1, overflows=1, overflow_events=1, elisions=1,
+                               cooldown_skips=1, thrash_events=1)
+    text = format_summary(dataclasses.replace(run, metrics=ones))
+    assert not ONE_PLURAL.findall(text), ONE_PLURAL.findall(text)
+    assert "(1 message, 1 check)" in text and "1 check above the window in 1 run" in text
+    assert "; 1 elision" in text and "1 check held by the cooldown" in text
+
+
+def test_a_one_turn_trigger_and_a_one_chat_bundle_are_singular(history_file, tmp_path, capsys):
+    from workbench.policies import trigger_words
+
+    assert "more than 1 turn in context" in trigger_words(Knobs(strategy="summarize", trigger_max_turns=1))
+    assert main(["bundles", str(history_file), "--out", str(tmp_path / "b"), "--set", "context_window_tokens=32000",
+                 "--set", "trigger_ratio=0.9"]) == 0
+    out = capsys.readouterr().out
+    assert not ONE_PLURAL.findall(out), out
+    assert " for 1 chat into " in out
 
 
 def test_a_sweep_of_one_history_and_one_config_says_so_in_the_singular(history_file, capsys):

@@ -113,7 +113,7 @@ def format_report(report: ProbeReport) -> str:
     lines = [
         f"history   {report.history_id}  (briefer: {report.briefer})",
         f"probed    {counted(s['probe_compressions'], 'compression')}, {counted(s['facts_checked'], 'fact check')}",
-        f"retention {s['retention']:.1%} ({s['facts_retained']:,} kept); {s['facts_at_risk']:,} facts at risk",
+        f"retention {s['retention']:.1%} ({s['facts_retained']:,} kept); {counted(s['facts_at_risk'], 'fact')} at risk",
         "by probe  " + "  ".join(f"{p} {s[f'retention_{p}']:.0%}"
                                  for p in ("recall", "artifact", "continuation", "decision")),
     ]

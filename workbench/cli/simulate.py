@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
 from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
+from workbench.history.words import counted
 from workbench.io.files import json_text, write_stream
 
 NAME = "simulate"
@@ -157,13 +158,13 @@ def format_summary(result) -> str:  # noqa: ANN001 - a Run
     m = result.metrics
     k = result.knobs
     lines = [
-        f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
+        f"history     {result.history_id}  ({counted(m.messages, 'message')}, {counted(m.checks, 'check')})",
         f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(limits=result.limits)}",
         f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
         f"  (no compaction: {m.baseline_peak_tokens:,})",
         f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"
-        f"; {m.elisions} elisions",
-        f"overflows   {m.overflows} checks above the window in {m.overflow_events} runs",
+        f"; {counted(m.elisions, 'elision')}",
+        f"overflows   {counted(m.overflows, 'check')} above the window in {counted(m.overflow_events, 'run')}",
         f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
         f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
     ]
@@ -172,7 +173,7 @@ def format_summary(result) -> str:  # noqa: ANN001 - a Run
     if any(guards):
         lines.append(
             f"guards      {guards[0]} ineffective, {guards[1]} thrash, {guards[2]} reactive, {guards[3]} manual, "
-            f"{guards[4]} checks held by the cooldown"
+            f"{counted(guards[4], 'check')} held by the cooldown"
         )
     if result.compressions:
         lines.append("")

@@ -164,7 +164,7 @@ def watch_clauses(knobs: Knobs, *, count: bool = True) -> tuple[str, ...]:
     if count and k.trigger_max_messages > 0:
         out.append(f"more than {counted(k.trigger_max_messages, 'message')} in context")
     if count and k.trigger_max_turns > 0:
-        out.append(f"more than {k.trigger_max_turns:,} turns in context")
+        out.append(f"more than {counted(k.trigger_max_turns, 'turn')} in context")
     if not k.proactive_compaction:
         out.append(PROACTIVE_OFF)
     if k.reactive_compaction:
