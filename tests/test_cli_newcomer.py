@@ -271,6 +271,45 @@ def _reality_table(monkeypatch, path, columns: int | None) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
 
 
+def _printed(monkeypatch, argv: list[str], columns: int | None) -> str:
+    """What ``workbench ARGV`` prints on stdout on a terminal ``columns`` wide, or into a pipe (None)."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    out = _Terminal() if columns else io.StringIO()
+    if columns:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(argv) == 0
+    monkeypatch.undo()
+    return re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+
+
+@pytest.mark.parametrize("columns", [80, 120, None], ids=["80-columns", "120-columns", "piped"])
+def test_calibrates_wide_tables_are_never_cut_on_a_terminal(monkeypatch, columns):
+    """``workbench calibrate``'s fit tables (14 columns) on a terminal narrower than them: each row a block of
+    "column  value" lines, not every header and number cut to "…"; a pipe gets the whole table."""
+    from workbench.cli.calibrate import FIT_COLUMNS
+
+    text = _printed(monkeypatch, ["calibrate", str(REPO / "sample_histories" / "claude_code.jsonl")], columns)
+    assert "…" not in text, text
+    lines = text.splitlines()
+    if columns:
+        assert max(len(line.rstrip()) for line in lines) <= columns, text
+        for name in FIT_COLUMNS:  # every column named, beside its whole value
+            assert any(line.strip().startswith(f"{name} ") or line.strip() == name for line in lines), name
+        assert "  hidden prefix" in text and "  sim_new_chars_ratio" in text
+    else:
+        header = next(line for line in lines if line.lstrip().startswith("agent"))
+        assert header.split()[:4] == ["agent", "logs", "hidden", "prefix"]
+
+
+def test_a_table_that_fits_stays_a_table_on_a_terminal(monkeypatch, history_file):
+    text = _printed(monkeypatch, ["sweep", str(history_file), "--workers", "1", "--no-progress"], 80)
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("config"))
+    assert header.split()[:2] == ["config", "tokens/task"] and "row 1 of" not in text
+
+
 def _compacted_log(tmp_path):
     log = ClaudeLog()
     log.user("Refactor the parser.")
