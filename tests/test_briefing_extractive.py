@@ -320,3 +320,10 @@ def test_no_real_sessions_briefing_opens_its_intent_with_an_injected_block():
         assert intents and all(intents), path.name
         for intent in intents:
             assert not intent.startswith(("<", "[Request interrupted")), (path.name, intent[:80])
+
+
+def test_the_progress_line_counts_one_tool_call_in_the_singular():
+    msgs = [user(0, "Fix it."), assistant(1, tool_call_part("read", "c1", {"path": "a.py"}, state="output-available",
+                                                             output={"x": 1}))]
+    progress = parse_briefing(write_briefing(req(msgs))).progress
+    assert progress == ["Compression 1: messages 0–1 folded (1 from the user, 1 from you, 1 tool call)."]
