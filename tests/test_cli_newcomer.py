@@ -98,6 +98,21 @@ def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_p
     assert "  " not in said[0]
 
 
+def test_probe_of_a_log_that_never_compacts_says_nothing_was_probed(tmp_path, capsys):
+    """Gemini CLI's 1,048,576-token window: no compaction, so no retention to report (it said "100.0% (0 kept)")."""
+    import json
+
+    from native_log_builders import GeminiLog
+
+    log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
+    path = tmp_path / "session-gemini.json"
+    path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    assert main(["probe", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "probed    0 compressions, 0 fact checks" in out
+    assert "nothing was compacted" in out and "100.0%" not in out and "by probe" not in out
+
+
 def test_the_agent_and_version_words_have_one_home():
     from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_words
     from workbench.knobs import Knobs
