@@ -327,3 +327,13 @@ def test_the_progress_line_counts_one_tool_call_in_the_singular():
                                                              output={"x": 1}))]
     progress = parse_briefing(write_briefing(req(msgs))).progress
     assert progress == ["Compression 1: messages 0–1 folded (1 from the user, 1 from you, 1 tool call)."]
+
+
+def test_a_hostile_request_of_many_unclosed_blocks_is_read_in_one_pass():
+    """200,000 opening tags with no closing one, and a closing tag far after many openings: the words stay, once."""
+    from workbench.briefing.message_facts import own_words
+
+    text = "Fix it. " + "<system_reminder>" * 200_000
+    assert own_words(user(0, text), text) == text.strip()
+    text = "<current_datetime>now</current_datetime> Fix it." + " <current_datetime>x" * 100_000
+    assert own_words(user(0, text), text).startswith("Fix it.")

@@ -56,7 +56,7 @@ INJECTED_USER_PREFIXES = (*CONTEXTUAL_USER_PREFIXES, "<system-reminder>", "<loca
 INJECTED_FLAGS = ("isMeta", "isCompactSummary")
 # Blocks an agent wraps around a user's words: GitHub Copilot CLI's <current_datetime> and <system_reminder> (with an
 # underscore: ../shared/agent_formats/copilot-cli, real_sessions_large/copilot_cli__*).
-_WRAPPING_BLOCK_RE = re.compile(r"\s*<(current_datetime|system_reminder)>.*?</\1>\s*", re.S)
+WRAPPING_BLOCK_TAGS = ("current_datetime", "system_reminder")
 # Where the files a user's @-mention pulled in start, appended after the words: Gemini CLI's "--- Content from
 # referenced files ---" (../shared/agent_formats/gemini-cli) and OpenCode's synthetic Read (agent_formats/opencode).
 REFERENCED_FILES_MARKS = ("--- Content from referenced files ---", "Called the Read tool with the following input: ")
@@ -77,19 +77,39 @@ def own_words(msg: Message, text: str) -> str:
     if msg.role != "user" or any(msg.meta(flag) is True for flag in INJECTED_FLAGS):
         return ""
     words = without_reminders(text)
-    if "<" in words:
-        words = _WRAPPING_BLOCK_RE.sub("\n", words)
+    for tag in WRAPPING_BLOCK_TAGS:
+        words = _without_blocks(words, tag)
     for mark in REFERENCED_FILES_MARKS:
         words = words.partition(mark)[0]
     words = words.strip()
     if words.startswith(INJECTED_USER_PREFIXES):
         return ""
-    command = _COMMAND_NAME_RE.search(words) if "<command-" in words else None
+    command = _COMMAND_NAME_RE.search(words) if words.startswith("<command-") else None
     if command is not None:
         found = _COMMAND_ARGS_RE.search(words)
         args = found.group(1).strip() if found else ""
         return f"{command.group(1)} {args}" if args else ""
     return words
+
+
+def _without_blocks(text: str, tag: str) -> str:
+    """``text`` without its ``<tag>...</tag>`` blocks, each found with ``str.find`` (linear: a log of a million
+    opening tags and no closing one costs one pass, not one scan to the end per tag, as a lazy regex would)."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    at = text.find(opening)
+    if at < 0:
+        return text
+    kept: list[str] = []
+    done = 0
+    while at >= 0:
+        end = text.find(closing, at + len(opening))
+        if end < 0:
+            break
+        kept.append(text[done:at])
+        done = end + len(closing)
+        at = text.find(opening, done)
+    kept.append(text[done:])
+    return "\n".join(kept)
 
 
 def _clip(text: str, limit: int) -> str:
