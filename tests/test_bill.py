@@ -306,7 +306,7 @@ def test_calibrate_writes_the_size_model_into_the_yaml(tmp_path, capsys):
     assert (knobs.sim_min_chars, knobs.compaction_restore_tokens) == (fitted["sim_min_chars"],
                                                                       fitted["compaction_restore_tokens"])
     assert round(knobs.sim_new_chars_ratio, 4) == fitted["sim_new_chars_ratio"]
-    assert "# briefing size fitted to 1 logged summaries" in out.read_text()
+    assert "# briefing size fitted to 1 logged summary:" in out.read_text()
 
 
 def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and_the_bill():
