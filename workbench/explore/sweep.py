@@ -158,6 +158,8 @@ def _history_of(source: str | History | ShippedHistory, data: bytes | None = Non
             history = load_history(source.path) if data is None else load_history_bytes(data, source=source.path)
         else:
             history = load_history(source)
+        if len(_WORKER_HISTORIES) >= _WORKER_CACHE.max_tables:  # a long-lived (cluster) worker stays bounded
+            _WORKER_HISTORIES.pop(next(iter(_WORKER_HISTORIES)))
         _WORKER_HISTORIES[key] = history
         _WORKER_LOADS[key] += 1
     return history
