@@ -483,6 +483,18 @@ def reality(cfg: Config) -> list[Result]:
     ]
 
 
+def scale(cfg: Config) -> list[Result]:
+    """Sweeps on ../shared/real_sessions_large: per-core rate, 2 over 1 worker (pool, cluster), shipping, growth."""
+    from scale import scale as measure
+
+    folder = shared_dir() / "real_sessions_large"
+    if not any(folder.glob("*.jsonl.gz")):
+        reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
+        return [Result.skip("scale_rate", "replays per core on real_sessions_large", "json.loads of the same logs",
+                            "<= 0.5x", reason)]
+    return measure(cfg, folder)
+
+
 MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "replay": replay,
     "counting": counting,
@@ -492,6 +504,7 @@ MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "memory": memory,
     "browser": browser,
     "reality": reality,
+    "scale": scale,
 }
 
 

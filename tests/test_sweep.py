@@ -269,6 +269,8 @@ def test_folders_expand_to_gzipped_logs_too(tmp_path):
 
 def test_ctrl_c_in_this_process_share_kills_the_pool_it_started(history_files, monkeypatch):
     """This process runs tasks too: Ctrl-C there cancels the queued tasks and kills the workers, not waits for them."""
+    import workbench.replay as replay
+
     pools = []
     real_pool = sweep_module.default_executor
 
@@ -278,14 +280,22 @@ def test_ctrl_c_in_this_process_share_kills_the_pool_it_started(history_files, m
 
     workers = []
 
-    def interrupted(task, data=None):
+    def interrupted(*args, **kwargs):
         workers.extend(pools[0]._processes.values())  # started by the first submits, before this process's share
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_module, "default_executor", recorded)
-    monkeypatch.setattr(sweep_module, "_run_task", interrupted)  # this process's share only: workers import their own
+    monkeypatch.setattr(replay, "simulate", interrupted)  # in this process only: the workers import their own
     knobs = knob_grid({"trigger_ratio": [0.3, 0.4, 0.5, 0.6]}, base=Knobs(context_window_tokens=8_000))
     with pytest.raises(KeyboardInterrupt):
         sweep(history_files, knobs, workers=2, chunk_size=1)
     assert len(pools) == 1 and len(workers) == 1  # workers=2: this process and one more
     assert not workers[0].is_alive()
+
+
+def test_a_short_sweep_is_done_here_while_the_pool_starts(history_files):
+    """The pool's tasks are taken back when this process runs out of its own before the pool finished any."""
+    knobs = knob_grid({"trigger_ratio": [0.4, 0.6]}, base=Knobs(context_window_tokens=8_000))
+    here = sweep(history_files, knobs, workers=1)
+    shared = sweep(history_files, knobs, workers=2)
+    assert shared.drop("replay_ms").equals(here.drop("replay_ms"))

@@ -335,25 +335,44 @@ def sweep(
         for task in tasks:
             finished(task, functools.partial(_run_task, *args(task)))
         return _frame(rows)
-    # This process takes a share: it starts on the first task while the pool's workers start, and takes the next
-    # whenever the pool has enough queued; a given executor (a cluster, a kept pool) gets every task.
+    # This process takes a share: it starts on the largest tasks while the pool's workers start, and the pool takes
+    # the smallest, so the two load different histories. This process runs its tasks one knob set at a time and
+    # keeps the pool fed between them. Should it run out of tasks before the pool has finished any (the workers
+    # still starting: a short sweep), it does the pool's too and the pool is stopped. A given executor (a cluster,
+    # a kept pool) gets every task.
     pool = executor or default_executor(n_workers - 1)
     queue = deque(tasks)
     limit = len(tasks) if executor is not None else IN_FLIGHT_PER_WORKER * (n_workers - 1)
     pending: dict[Future[list[dict[str, Any]]], _Task] = {}
+    taken_back: list[Future[list[dict[str, Any]]]] = []
+    pool_done = 0
+
+    def feed() -> None:
+        nonlocal pool_done
+        while queue and len(pending) < limit:
+            task = queue.pop() if own else queue.popleft()
+            pending[pool.submit(_run_task, *args(task))] = task
+        for fut in [f for f in pending if f.done()]:
+            pool_done += 1
+            finished(pending.pop(fut), fut.result)
+
+    def here(task: _Task) -> None:
+        for config in task.configs:
+            one = dataclasses.replace(task, configs=(config,))
+            finished(one, functools.partial(_run_task, *args(one)))
+            feed()
+
     try:
         while queue or pending:
-            while queue and len(pending) < limit:
-                task = queue.popleft()
-                pending[pool.submit(_run_task, *args(task))] = task
+            feed()
             if own and queue:
-                task = queue.popleft()
-                finished(task, functools.partial(_run_task, *args(task)))
-                ready = [f for f in pending if f.done()]
-            else:
-                ready = list(wait(pending, return_when=FIRST_COMPLETED).done)
-            for fut in ready:
-                finished(pending.pop(fut), fut.result)
+                here(queue.popleft())
+            elif own and pending and pool_done == 0:
+                fut = next(iter(pending))
+                taken_back.append(fut)
+                here(pending.pop(fut))
+            elif pending:
+                wait(pending, return_when=FIRST_COMPLETED)
     except BaseException:
         for fut in pending:
             fut.cancel()
@@ -361,7 +380,10 @@ def sweep(
             _stop(pool)
         raise
     if own:
-        pool.shutdown(wait=True)
+        if all(f.done() for f in taken_back):
+            pool.shutdown(wait=True)
+        else:  # still starting, or on a task done here since: nothing it could add
+            _stop(pool)
     return _frame(rows)
 
 
