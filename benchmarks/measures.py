@@ -195,6 +195,7 @@ def sweeps(cfg: Config) -> list[Result]:
         for _ in range(cfg.runs_at(n)):
             _cold_inline_sweep()
             t1 = timed(lambda path=path: sweep([path], knobs, workers=1))
+            _cold_inline_sweep()  # this process takes a share of a 2-process sweep: it starts as cold as the worker
             t2 = timed(lambda path=path: sweep([path], knobs, workers=2))
             t1s[n].add(t1)
             t2s[n].add(t2)

@@ -88,12 +88,17 @@ def scale(cfg: Any, folder: Path) -> list[Result]:
 
     # rate: cold (first loads and counts) then warm replays, in this process, beside the reference
     rate, per_replay, cold_s, small_s = Series(), Series(), Series(), Series()
+    cpu_warm, cpu_cold = Series(), Series()  # CPU seconds of this process: the per-core figure other load disturbs less
     for _ in range(runs):
         _cold()
         small_s.add(timed(lambda: sweep(paths, knobs[: knob_sets // 10], workers=1)))  # measured: logs x 10
         _cold()
+        c0 = time.process_time()
         cold_s.add(timed(lambda: sweep(paths, knobs, workers=1)))  # measured: logs x 100, cold
+        c1 = time.process_time()
         warm = timed(lambda: sweep(paths, knobs, workers=1))
+        cpu_cold.add(c1 - c0)
+        cpu_warm.add(time.process_time() - c1)
         ref = timed_paused(lambda: _reference(paths))
         per_replay.add(warm / (knob_sets * len(paths)))
         rate.add((warm / knob_sets) / ref)
@@ -101,7 +106,9 @@ def scale(cfg: Any, folder: Path) -> list[Result]:
     cold_rate = knob_sets * len(paths) / cold_s.median
     notes.append(f"replays per second per core: {warm_rate:,.0f} warm (counts cached), {cold_rate:,.0f} with each "
                  f"log's first load and count ({knob_sets} knob sets x {len(paths)} logs = "
-                 f"{knob_sets * len(paths):,} runs in {cold_s.median:.1f} s cold)")
+                 f"{knob_sets * len(paths):,} runs in {cold_s.median:.1f} s cold); by CPU time "
+                 f"{knob_sets * len(paths) / cpu_warm.median:,.0f} warm and {knob_sets * len(paths) / cpu_cold.median:,.0f} "
+                 f"cold per CPU-second")
 
     # pool: 2 processes (this one and a started worker) vs 1, both cold; the fork server (which starts the pool's
     # workers with the engine imported, once per process) started by an untimed first sweep
