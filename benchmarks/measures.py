@@ -220,6 +220,7 @@ def sweeps(cfg: Config) -> list[Result]:
         for _ in range(cfg.runs_at(n)):
             _cold_inline_sweep()
             t1 = timed(lambda path=path: sweep([path], knobs, workers=1))
+            _cold_inline_sweep()  # this process takes a share of a 2-process sweep: it starts as cold as the worker
             t2 = timed(lambda path=path: sweep([path], knobs, workers=2))
             t1s[n].add(t1)
             t2s[n].add(t2)
@@ -458,12 +459,10 @@ def shared_dir() -> Path:
     return Path(env) if env else ROOT.parent / "shared"
 
 
-def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold",
-           jobs: int | None = None) -> dict[str, Any]:
+def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold") -> dict[str, Any]:
     probe = Path(__file__).with_name("reality_probe.py")
     cmd = [sys.executable, str(probe), str(folder), str(runs), "--registry-cache", registry_cache]
     cmd += ["--with-ignore-usage"] if ignore_usage else []
-    cmd += ["--jobs", str(jobs)] if jobs is not None else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
         raise RuntimeError(f"reality probe failed: {proc.stderr[-2000:]}")
@@ -474,48 +473,28 @@ def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str =
 def reality(cfg: Config) -> list[Result]:
     """``workbench reality`` over ../shared/real_sessions vs read + json.loads of every line, in fresh processes.
 
-    The command's default (the logs shared by its process and forked workers, one process per usable CPU) and,
-    for comparison, ``--jobs 1`` (every log in its own process, as on one core). CPU time counts the workers."""
+    The command works in its one process (no worker processes: starting one costs more than the work it takes)."""
     folder = shared_dir() / "real_sessions"
     measure = ("`workbench reality` over ../shared/real_sessions, first run in a process (modules imported first), "
                "registry cache cold")
     cached_measure = "the same first run in a new process, the registry cache warm (written by an earlier process)"
     reference = "read + `json.loads` of every line of the same logs, same process"
     warm_measure = "same command, a later run in the same process (per-history caches cleared)"
-    serial_measure = ("for comparison: the first run with `--jobs 1` (no worker processes, as on one core), "
-                      "registry cache cold")
     if not folder.is_dir() or not any(folder.glob("*.jsonl")):
         reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
         return [Result.skip("reality", measure, reference, "<= 2x", reason),
                 Result.skip("reality_cached", cached_measure, reference, "<= 2x", reason),
-                Result.skip("reality_warm", warm_measure, reference, "<= 2x", reason),
-                Result.skip("reality_serial", serial_measure, reference, "<= 2x", reason)]
+                Result.skip("reality_warm", warm_measure, reference, "<= 2x", reason)]
     cold, warm, cold_t, warm_t = Series(), Series(), Series(), Series()
     cached, cached_t, cached_cpu = Series(), Series(), Series()
     cold_cpu, warm_cpu, imports, with_imports = Series(), Series(), Series(), Series()
-    serial, serial_t, serial_cpu, serial_warm, serial_warm_cpu = Series(), Series(), Series(), Series(), Series()
-    cpu_s, serial_cpu_s = Series(), Series()  # CPU seconds of a first run, default and --jobs 1
-    workers: set[int] = set()
+    cpu_s = Series()  # CPU seconds of a first run
     ignore: tuple[float, float] | None = None
-    serial_ignore: tuple[float, float] | None = None
-    probes = []  # one first run each: default with the registry cache cold and warm, and --jobs 1, alternating
+    probes = []  # one first run each, the registry cache cold and warm, alternating
     for i in range(cfg.runs):
         probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold"))
         probes.append(_probe(folder, cfg.runs, ignore_usage=False, registry_cache="warm"))
-        probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold", jobs=1))
     for d in probes:
-        if d["jobs"] == "1":
-            serial.add(d["cold"][0] / d["cold_ref"][0])
-            serial_cpu.add(d["cold"][1] / d["cold_ref"][1])
-            serial_t.add(d["cold"][0])
-            serial_cpu_s.add(d["cold"][1])
-            for ours, ref in d["pairs"]:
-                serial_warm.add(ours[0] / ref[0])
-                serial_warm_cpu.add(ours[1] / ref[1])
-            if d["ignore_usage"] is not None:
-                serial_ignore = (d["ignore_usage"][0], d["ignore_usage"][0] / d["ignore_usage_ref"][0])
-            continue
-        workers.update(d["workers"])
         if d["registry_cache"] == "warm":
             cached.add(d["cold"][0] / d["cold_ref"][0])
             cached_cpu.add(d["cold"][1] / d["cold_ref"][1])
@@ -538,38 +517,36 @@ def reality(cfg: Config) -> list[Result]:
     notes = [
         f"{d['files']} logs, {d['bytes'] / 1e6:.0f} MB, {d['lines']:,} lines; the reference takes {ref_t.median:.3f} s "
         f"(median); every run's table is printed into a buffer, as `main(['reality', FOLDER])`",
-        f"the logs are shared by the command's process and forked workers, one process per usable CPU ({_cpus()} "
-        f"here); forked workers per run: {', '.join(str(w) for w in sorted(workers))} (0: no pool)",
         f"modules a run imports ({d['modules']}: numpy, polars, rich, the command modules), timed apart: "
         f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
         f"{with_imports.median:.1f}x the reference",
-        f"CPU time (the command's process and its workers) instead of wall time: first run "
-        f"{cold_cpu.median:.2f}x (registry cache cold; {cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later "
-        f"runs {warm_cpu.median:.2f}x; with `--jobs 1` {serial_cpu.median:.2f}x ({serial_cpu_s.median:.3f} s), "
-        f"later runs {serial_warm_cpu.median:.2f}x: the workers cost CPU, they save wall time",
-        f"`--jobs 1`, a later run in the same process: {serial_warm.median:.2f}x the reference (wall)",
+        f"CPU time instead of wall time: first run {cold_cpu.median:.2f}x (registry cache cold; "
+        f"{cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later runs {warm_cpu.median:.2f}x",
         f"registry cache: a cold first run starts with an empty cache folder, a warm one with what an earlier "
         f"process wrote there (files before it: "
         f"{', '.join(next(p for p in probes if p['registry_cache'] == 'warm')['cache_files_before']) or 'none'}); "
         f"the command looks no price up (it reports positions, not dollars), so both do the same work",
     ]
-    if ignore is not None and serial_ignore is not None:
+    if ignore is not None:
         notes.append(f"`--ignore-usage` (the estimate alone: o200k_base counts of every message), a later run: "
-                     f"{ignore[0]:.2f} s, {ignore[1]:.1f}x the reference; with `--jobs 1` {serial_ignore[0]:.2f} s, "
-                     f"{serial_ignore[1]:.1f}x")
+                     f"{ignore[0]:.2f} s, {ignore[1]:.1f}x the reference")
     return [
         Result("reality", measure, reference, "<= 2x", cold, "x", cold.median <= 2, cold_t, notes=notes),
         Result("reality_cached", cached_measure, reference, "<= 2x", cached, "x", cached.median <= 2, cached_t),
         Result("reality_warm", warm_measure, reference, "<= 2x", warm, "x", warm.median <= 2, warm_t),
-        Result("reality_serial", serial_measure, reference, "<= 2x", serial, "x", serial.median <= 2, serial_t),
     ]
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+def scale(cfg: Config) -> list[Result]:
+    """Sweeps on ../shared/real_sessions_large: per-core rate, 2 over 1 worker (pool, cluster), shipping, growth."""
+    from scale import scale as measure
+
+    folder = shared_dir() / "real_sessions_large"
+    if not any(folder.glob("*.jsonl.gz")):
+        reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
+        return [Result.skip("scale_rate", "replays per core on real_sessions_large", "json.loads of the same logs",
+                            "<= 0.5x", reason)]
+    return measure(cfg, folder)
 
 
 MEASURES: dict[str, Callable[[Config], list[Result]]] = {
@@ -582,6 +559,7 @@ MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "memory": memory,
     "browser": browser,
     "reality": reality,
+    "scale": scale,
 }
 
 

@@ -70,17 +70,14 @@ def _reality_table(env: dict[str, str]) -> str:
 
 @pytest.mark.slow
 def test_reality_benchmark_times_the_command_beside_json_loads() -> None:
-    """The reality rows: the first run in a fresh process and a later one, each against json.loads of the lines, and
-    the same with ``--jobs 1``."""
+    """The reality rows: the first run in a fresh process and a later one, each against json.loads of the lines."""
     from conftest import need_shared, shared_dir
 
     need_shared(shared_dir() / "real_sessions")
     out = _reality_table({})
     assert "| `workbench reality` over ../shared/real_sessions, first run in a process" in out
     assert "| same command, a later run in the same process" in out
-    assert "modules a run imports" in out and "CPU time (the command's process and its workers)" in out
-    assert "| for comparison: the first run with `--jobs 1`" in out  # the serial figure beside the default
-    assert "forked workers per run: 0 " not in out or "usable CPU (1 here)" in out  # a pool wherever it can be
+    assert "modules a run imports" in out and "CPU time instead of wall time" in out
     assert "skipped" not in out
 
 
