@@ -220,6 +220,23 @@ def test_histories_folder_from_the_environment_joins_the_picker(monkeypatch):
     no_errors(at)
 
 
+def test_histories_folder_on_the_command_line_opens_on_the_users_first_file(monkeypatch, tmp_path):
+    """`streamlit run workbench/app.py -- --histories DIR` opens on DIR's first file, not on the bundled sample, and
+    lists the user's files before the samples (#21 item 10)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for name in ("b_second.jsonl", "a_first.jsonl"):
+        (mine / name).write_bytes((REPO / SHORT).read_bytes())
+    monkeypatch.delenv("WORKBENCH_HISTORIES", raising=False)
+    monkeypatch.setattr(sys, "argv", [APP, "--histories", str(mine)])
+    at = app(history=None)
+    no_errors(at)
+    picker = widget(at, ui_state.HISTORY)
+    assert picker.value == "mine/a_first.jsonl"
+    assert picker.options[:2] == ["mine/a_first.jsonl", "mine/b_second.jsonl"]
+    assert "sample_histories/long.jsonl" in picker.options
+
+
 # -- knobs drive the engine ----------------------------------------------------------------------
 
 

@@ -48,12 +48,13 @@ def _history_files() -> dict[str, Path]:
     from workbench.history.samples.datasets import sample_dirs
     from workbench.ui.sources import list_history_files, user_dirs
 
-    files = list_history_files(sample_dirs() + user_dirs(sys.argv[1:], os.environ))
+    files = list_history_files(user_dirs(sys.argv[1:], os.environ) + sample_dirs())  # the user's files first
     return {f.label: f.path for f in files}
 
 
 def history_picker() -> tuple[str, History, str] | None:
     """The chosen history as (label, History, path for a CLI command), or None when there is none."""
+    from workbench.history.samples.datasets import sample_dirs
     from workbench.ui.sources import HistoryFile, default_history_file
 
     files = _history_files()
@@ -66,7 +67,7 @@ def history_picker() -> tuple[str, History, str] | None:
         _upload_widget()
         return None
     if st.session_state.get(ui_state.HISTORY) not in options:
-        default = default_history_file([HistoryFile(label, path) for label, path in files.items()])
+        default = default_history_file([HistoryFile(label, path) for label, path in files.items()], sample_dirs())
         st.session_state[ui_state.HISTORY] = default.label if default else options[0]
     label = st.sidebar.selectbox(
         "history", options, key=ui_state.HISTORY,
