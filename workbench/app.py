@@ -36,16 +36,17 @@ chosen = sidebar.history_picker()
 if chosen is not None:
     agent_open.adopt(st.session_state, chosen[1])  # a real agent log opens with its own preset, window and model
 briefer = sidebar.briefer_choice()
-slots: dict = {}  # a placeholder under each knob, filled with a note once the run says it has no effect
-knobs = sidebar.knob_widgets(slots)
+panel = sidebar.knob_widgets()  # the knobs from session state; their widgets are drawn once the run is known
+knobs = panel.knobs
 sidebar.flashes()
 if chosen is None or knobs is None:
+    sidebar.draw_knobs(panel, None)
     st.stop()
 label, history, history_path = chosen
 key = history.digest
 
 run = runs.replay(key, knobs, briefer, history)
-sidebar.knob_notes(slots, run)
+sidebar.draw_knobs(panel, run)  # ranges where they matter for this history, notes, the knobs the run does not read
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
