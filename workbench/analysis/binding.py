@@ -225,26 +225,35 @@ def unread_knobs(run: Run) -> dict[str, str]:
 
 def _briefing_notes(run: Run) -> dict[str, str]:
     """The simulated briefer writes max(sim_min_chars, min(carried + fresh, target × sim_overshoot_ratio))
-    (``briefing/simulated.py``): the target caps nothing while every briefing's carried + fresh part stays under that
-    ceiling (it still picks the carry bucket, which a step rarely changes)."""
+    (``briefing/simulated.py``), carrying the previous briefing by the bucket of previous / target (< 0.6, < 0.85,
+    more: ``stagewise.core.budget_bucket``). So the target changes nothing between the value below which the ceiling
+    would clip the longest briefing, and the nearest target at which a carried briefing changes bucket: that
+    interval, when the current target is inside it."""
     from workbench.briefing.simulated import CARRY
 
     k = run.knobs
     landed = [c for c in _landed(run) if c.summarize]
     if run.briefer != "simulated" or not landed:
         return {}
-    raw = max((0.0 if c.style == "regenerative" else c.previous_chars * CARRY.get(c.bucket, 1.0))
+    target = k.target_briefing_chars
+    carrying = [c for c in landed if c.previous_chars and c.style != "regenerative"]
+    raw = max((c.previous_chars * CARRY.get(c.bucket, 1.0) if c in carrying else 0.0)
               + (c.compact_history_chars if c.style == "regenerative" else c.new_material_chars) * k.sim_new_chars_ratio
               for c in landed)
-    ceiling = k.target_briefing_chars * k.sim_overshoot_ratio
-    if raw >= ceiling:
+    spec = KNOB_SPECS["target_briefing_chars"]
+    low = raw / k.sim_overshoot_ratio if raw > k.sim_min_chars else float(spec.low or 0)
+    edges = sorted({c.previous_chars / share for c in carrying for share in (0.6, 0.85)})
+    low = max([low, *(e for e in edges if e <= target)])
+    high = min([float(spec.high or math.inf), *(e for e in edges if e > target)])
+    if not low < target < high:
         return {}
-    if raw <= k.sim_min_chars:
-        return {"target_briefing_chars": f"no effect: every briefing is the simulated briefer's floor, sim_min_chars "
-                f"{_n(k.sim_min_chars)} (what it writes from the span is at most {_n(raw)} chars here); raise "
-                "sim_new_chars_ratio for the target to matter"}
-    return {"target_briefing_chars": f"no effect: the longest briefing ({_n(raw)} chars) is under target × "
-            f"{k.sim_overshoot_ratio:g} = {_n(ceiling)}; it matters below {_n(raw / k.sim_overshoot_ratio)}"}
+    if raw <= k.sim_min_chars and not carrying:
+        why = (f"every briefing is the simulated briefer's floor, sim_min_chars {_n(k.sim_min_chars)} (what it writes "
+               f"from the span is at most {_n(raw)} chars here); raise sim_new_chars_ratio for the target to matter")
+    else:
+        why = (f"no briefing reaches target × {k.sim_overshoot_ratio:g} (the longest would be {_n(raw)} chars)"
+               + (", and every carried briefing keeps its budget hint" if carrying else ""))
+    return {"target_briefing_chars": f"no effect between {_n(math.ceil(low))} and {_n(math.floor(high))} chars: {why}"}
 
 
 # -- live ranges: where a knob's output varies -----------------------------------------------------

@@ -31,6 +31,7 @@ from workbench.plots.style import (
     _layout,
     _legend_line,
     figure,
+    hline,
     thin,
 )
 from workbench.replay import Run
@@ -133,16 +134,16 @@ def context_figure(
     if lim is not None:  # the terms that do not bind, faint, so the chart shows why the trigger sits where it does
         for term in lim.trigger.terms:
             if term.name != lim.trigger.binds and term.tokens <= top * 1.08:
-                fig.add_hline(y=term.tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1})
+                hline(fig, term.tokens, {"color": HARD_CAP, "dash": "dot", "width": 1})
                 _legend_line(fig, f"{term.label} (not binding)", HARD_CAP, "dot")
         kept = lim.kept
         if kept is not None and kept.tokens is not None and kept.tokens <= top * 1.08:
-            fig.add_hline(y=kept.tokens, line={"color": KEPT, "dash": "dot", "width": 1.2})
+            hline(fig, kept.tokens, {"color": KEPT, "dash": "dot", "width": 1.2})
             _legend_line(fig, "kept budget", KEPT, "dot")
     elif k.trigger_hard_cap_tokens < window and not np.isfinite(trigger).any():
-        fig.add_hline(y=k.trigger_hard_cap_tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1.2})
+        hline(fig, k.trigger_hard_cap_tokens, {"color": HARD_CAP, "dash": "dot", "width": 1.2})
         _legend_line(fig, "hard cap", HARD_CAP, "dot")
-    fig.add_hline(y=window, line={"color": WINDOW, "width": 1.6})
+    hline(fig, window, {"color": WINDOW, "width": 1.6})
     _legend_line(fig, "window", WINDOW, "solid")
     _markers(fig, run)
     if compare is not None:

@@ -1,8 +1,11 @@
 """The sidebar: which history, which preset, every knob (built from KNOB_SPECS), which briefer.
 
-Knob widgets are generated from ``KNOB_SPECS``: bounded floats are sliders, whole numbers are number
-inputs, choices are select boxes, booleans are toggles; a knob with a special value outside its
-range (``trigger_ratio = -1``) gets an "off" checkbox. New knobs appear without changes here.
+Knob widgets are generated from ``KNOB_SPECS``: the six mission knobs are sliders over the range where they matter
+for the history shown (the trigger as one control in tokens, written to the knob the strategy reads:
+``policies.trigger``), other bounded floats are sliders, whole numbers are number inputs, choices are select boxes,
+booleans are toggles; a knob with a special value outside its range (``trigger_ratio = -1``) gets an "off" checkbox.
+The knobs the run does not read (``analysis.binding.unread_knobs``) fold into one "not read by <strategy>" group.
+New knobs appear without changes here.
 """
 
 from __future__ import annotations
