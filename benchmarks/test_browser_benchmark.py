@@ -29,3 +29,4 @@ def test_browser_benchmark_measures_both_waits() -> None:
     assert len(found.cold) == len(found.floor) == 1 and len(found.slider) == len(found.settled) == 2
     assert len(found.returning) == len(found.returning_floor) == 1  # the cache-filling first visits not counted
     assert all(s <= w for s, w in zip(found.slider, found.settled, strict=True))
+    assert len(found.slider_floor) == 2  # the bare one-slider page, the slider's reference

@@ -45,6 +45,17 @@ def _never_fires(run: Run) -> str | None:
     return f"nothing compresses: the context peaks at {_n(peak)} tokens, below the {_n(lim.trigger.tokens)} trigger"
 
 
+def trigger_note(run: Run) -> str | None:
+    """Why moving the trigger control a step changes nothing, when it does not: nothing reaches the trigger."""
+    if not run.knobs.proactive_compaction:
+        return ("no effect: proactive compaction is off (proactive_compaction), so only an overflow of the window "
+                "compacts")
+    never = _never_fires(run)
+    if never is None:
+        return None
+    return f"no effect: {never}; it compresses below {_n(run.metrics.baseline_peak_tokens)}"
+
+
 def _trigger_notes(run: Run, trig: Limit) -> dict[str, str]:
     k = run.knobs
     out: dict[str, str] = {}
@@ -84,6 +95,14 @@ def _kept_notes(run: Run, kept: Limit) -> dict[str, str]:
                                          f"the cap matters below {_n(ratio.tokens)}")
     landed = _landed(run)
     stops = {c.stop for c in landed}
+    kept_most = max((c.kept_tokens or 0 for c in landed), default=0)
+    if landed and stops == {STOP_BUDGET} and kept.tokens - kept_most >= 0.01 * window:
+        # The walk stops at a message's edge: the budget moves a boundary only past what was kept or once the next
+        # older message fits, so a small move (the slider's step is 1% of the window) changes nothing.
+        text = (f"no effect for a small move: every boundary stopped at a message's edge, keeping at most "
+                f"{_n(kept_most)} tokens of the {_n(kept.tokens)} budget; it moves below {_n(kept_most)} "
+                f"({kept_most / window:.3f} × window), or once the next older message fits")
+        out.setdefault("kept_budget_cap_tokens" if kept.binds == "cap" else "kept_budget_ratio", text)
     floor = run.limits.floor_messages if run.limits is not None else 0
     if landed and stops <= {STOP_FLOOR, STOP_MIN_MESSAGES}:
         most = max((c.floor_tokens or 0) for c in landed)
@@ -127,12 +146,18 @@ def knob_notes(run: Run) -> dict[str, KnobNote]:
             share = peak / run.knobs.context_window_tokens
             out["trigger_ratio"] = f"no effect: {never}; it would compress below {share:.2f}"
             out["trigger_hard_cap_tokens"] = f"no effect: {never}; it would compress below {_n(peak)}"
+    elif not _landed(run):  # a guard, a count-only trigger or proactive compaction off: nothing lands
+        for name in ("kept_budget_ratio", "kept_budget_cap_tokens", "min_kept_messages", "target_briefing_chars"):
+            out[name] = "no effect: nothing compresses in this run"
+        if run.knobs.proactive_compaction:
+            out.update(_trigger_notes(run, lim.trigger))
     else:
         if run.knobs.proactive_compaction:
             out.update(_trigger_notes(run, lim.trigger))
         if lim.kept is not None:
             out.update(_kept_notes(run, lim.kept))
         out.update(_floor_notes(run))
+        out.update(_briefing_notes(run))
     for name in lim.unused:
         out.setdefault(name, f"no effect: the {run.knobs.strategy} strategy does not read it")
     if run.billed:  # the log's bill counts every message (counting/billed.py)
@@ -143,6 +168,92 @@ def knob_notes(run: Run) -> dict[str, KnobNote]:
                            "call read beyond its messages (log_counter billed); set log_counter to estimate to use "
                            "this")
     return {k: KnobNote(knob=k, text=v) for k, v in out.items()}
+
+
+def _walks_tokens(run: Run) -> bool:
+    """Whether the boundary walk counts tokens: a kept token budget (stagewise, keep_rule budget) or a share or
+    user-message budget; a tail of N messages or turns, or none (Claude Code, Copilot CLI), counts nothing."""
+    lim = run.limits
+    if lim is None or lim.kept is not None:
+        return True
+    return "keep_rule" not in lim.unused and run.knobs.keep_rule in ("share", "user_messages")
+
+
+def _walk_counter(run: Run) -> str:
+    return "the bill" if run.billed else run.knobs.boundary_counter if _walks_tokens(run) else "none"
+
+
+def _estimate_counted(run: Run) -> bool:
+    """Whether any count of this run is the chars/4 estimate (the only counter ``overhead_chars_per_message``
+    enters). On a log counted as billed: what the agent adds since its last call, unless it is the last bill alone or
+    the agent's own rough ``text`` count (``counting.counters.trigger_lag``). Otherwise the trigger counter
+    (``usage`` estimates what came after the last call with it, unless ``text``), and the boundary walk's counter
+    when the walk counts tokens."""
+    k = run.knobs
+    if run.billed:
+        return k.count_added_since_call and k.agent_estimate == "counter"
+    if k.trigger_counter == "estimate" or (k.trigger_counter == "usage" and k.agent_estimate == "counter"):
+        return True
+    return _walks_tokens(run) and k.boundary_counter in ("estimate", "usage")
+
+
+def unread_knobs(run: Run) -> dict[str, str]:
+    """Knob → why this run never reads it, derived from the policy's limits and the counters the run uses: the
+    knobs the strategy does not read (``Limits.unused``), the hard cap when the trigger ratio is off (no term of the
+    policy's trigger names it), the overhead when nothing counts with the estimate, and what a log's bill replaces.
+    The sidebar folds these into one group instead of showing dead widgets."""
+    k = run.knobs
+    lim = run.limits
+    out: dict[str, str] = {}
+    if lim is not None:
+        for name in lim.unused:
+            out[name] = f"the {k.strategy} strategy does not read it"
+        named = {knob for term in lim.trigger.terms for knob in term.knobs}
+        if "trigger_hard_cap_tokens" not in named and "trigger_hard_cap_tokens" not in out:
+            out["trigger_hard_cap_tokens"] = "the trigger ratio is off (−1), and the cap only caps it"
+    if not _estimate_counted(run):
+        out["overhead_chars_per_message"] = (f"nothing counts with the estimate (trigger: {k.trigger_counter}, "
+                                             f"boundary walk: {_walk_counter(run)})")
+    if not _walks_tokens(run):
+        out["boundary_counter"] = f"the verbatim tail is {lim.tail if lim is not None else 'not a budget'}: no walk counts tokens"
+    elif run.billed:
+        out["boundary_counter"] = "the boundary walk counts what the provider billed (log_counter billed)"
+        if run.billed_hidden_prefix:
+            out["hidden_prefix_tokens"] = "the hidden prefix is the log's own, what its first call read (log_counter billed)"
+    return out
+
+
+def _briefing_notes(run: Run) -> dict[str, str]:
+    """The simulated briefer writes max(sim_min_chars, min(carried + fresh, target × sim_overshoot_ratio))
+    (``briefing/simulated.py``), carrying the previous briefing by the bucket of previous / target (< 0.6, < 0.85,
+    more: ``stagewise.core.budget_bucket``). So the target changes nothing between the value below which the ceiling
+    would clip the longest briefing, and the nearest target at which a carried briefing changes bucket: that
+    interval, when the current target is inside it."""
+    from workbench.briefing.simulated import CARRY
+
+    k = run.knobs
+    landed = [c for c in _landed(run) if c.summarize]
+    if run.briefer != "simulated" or not landed:
+        return {}
+    target = k.target_briefing_chars
+    carrying = [c for c in landed if c.previous_chars and c.style != "regenerative"]
+    raw = max((c.previous_chars * CARRY.get(c.bucket, 1.0) if c in carrying else 0.0)
+              + (c.compact_history_chars if c.style == "regenerative" else c.new_material_chars) * k.sim_new_chars_ratio
+              for c in landed)
+    spec = KNOB_SPECS["target_briefing_chars"]
+    low = raw / k.sim_overshoot_ratio if raw > k.sim_min_chars else float(spec.low or 0)
+    edges = sorted({c.previous_chars / share for c in carrying for share in (0.6, 0.85)})
+    low = max([low, *(e for e in edges if e <= target)])
+    high = min([float(spec.high or math.inf), *(e for e in edges if e > target)])
+    if not low < target < high:
+        return {}
+    if raw <= k.sim_min_chars and not carrying:
+        why = (f"every briefing is the simulated briefer's floor, sim_min_chars {_n(k.sim_min_chars)} (what it writes "
+               f"from the span is at most {_n(raw)} chars here); raise sim_new_chars_ratio for the target to matter")
+    else:
+        why = (f"no briefing reaches target × {k.sim_overshoot_ratio:g} (the longest would be {_n(raw)} chars)"
+               + (", and every carried briefing keeps its budget hint" if carrying else ""))
+    return {"target_briefing_chars": f"no effect between {_n(math.ceil(low))} and {_n(math.floor(high))} chars: {why}"}
 
 
 # -- live ranges: where a knob's output varies -----------------------------------------------------

@@ -118,8 +118,9 @@ BANDS_NOTE = (
 )
 
 
-def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
-    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same).
+def show(fig: go.Figure | dict, key: str, **kwargs: Any) -> Any:
+    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same); ``fig`` may
+    be its JSON structure (``plots.context_spec``: no plotly.py validation on every slider move).
 
     Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element (None
     for a figure drawn with plotly.js's basic bundle: ``fast_chart``, the faster cold start).
@@ -128,6 +129,10 @@ def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
     if not kwargs and fast_chart.available(fig):
         fast_chart.chart(fig, key, config)
         return None
+    if isinstance(fig, dict):
+        import plotly.graph_objects as go
+
+        fig = go.Figure(fig)
     return st.plotly_chart(fig, key=key, theme=None, config=config, **kwargs)
 
 
@@ -142,7 +147,7 @@ def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], 
     server computes the rest (benchmarks/browser.py)."""
     log_lines(run, against, counterfactual)
     with st.container(key="context_chart"):
-        show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
+        show(plots.context_spec(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
         st.caption(plots.binding_caption(run))
     briefing, cost_chart = plots.briefing_figure(run), plots.cost_figure(cost())
