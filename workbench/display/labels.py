@@ -23,6 +23,7 @@ COLUMNS = {
     "briefer_cost_usd": "briefer cost", "outcome": "walk exit", "stop": "boundary stopped because",
     "trigger": "started by", "trigger_binds": "trigger set by", "kept_budget_tokens": "kept budget",
     "freed_tokens": "tokens freed", "ineffective": "ineffective", "thrash": "thrash",
+    "briefer_attempts": "attempts (outcome: model)",
 }
 
 # Sweep and tune frames (``workbench.explore``) in words: a metric's column by its label in ``METRIC_SPECS``.
