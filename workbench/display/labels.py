@@ -38,6 +38,12 @@ SWEEP_COLUMNS = {
     "sidebar_retention": "sidebar: fact retention",
 }
 
+# The same columns in a per-history table that must fit beside nine others at 1280 px: METRIC_SPECS' short labels.
+SWEEP_COLUMNS_SHORT = {
+    **SWEEP_COLUMNS, **{name: METRIC_SPECS[name].short for name in _FRAME_METRICS},
+    "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].short}",
+}
+
 TRIGGER_TERMS = {"ratio": "share of window", "cap": "hard cap", "reserve": "window − reserve", "window": "window",
                  "soft": "soft threshold", "count": "message count", "manual": "manual", "prune": "pruning"}
 
