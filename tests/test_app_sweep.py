@@ -87,3 +87,38 @@ def test_the_sweep_tab_opens_a_real_log_on_those_axes():
     no_errors(at)
     assert (widget(at, "sweep_x").value, widget(at, "sweep_y").value) == default_axes(run)
     assert (widget(at, "sweep_x_from").value, widget(at, "sweep_x_to").value) == live_range(run, default_axes(run)[0])
+
+
+# -- auto-tune on the long sample (issue 21 item 6) ----------------------------------------------------------------
+
+
+def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config():
+    """The app's defaults on the long sample: the winner compacts at most twice as often as the sidebar's config
+    (122 compactions at a 0.096 trigger before, against 18), keeps the retention floor, names the briefer that scored
+    it beside the sidebar's, and a wider range is offered only where one step past the edge a config meets the
+    constraints for less."""
+    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.explore.tune import Constraints, check_config, compaction_limit, retention_floor
+
+    at = app(tab="Sweep", history="sample_histories/long.jsonl")
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    found = at.session_state["tune_result"]
+    result, base = found["result"], found["base"]
+    history = load_history("sample_histories/long.jsonl")
+    scored = check_config(base, [history], Constraints(), briefer=ExtractiveBriefer())
+    limit = compaction_limit(int(scored["max_compressions"]))
+    assert limit is not None and result.constraints.max_compressions == limit
+    assert result.constraints.min_retention == retention_floor(scored["retention"])
+    row = result.best_row
+    assert row is not None and row["max_compressions"] <= limit and row["retention"] >= result.constraints.min_retention
+    fresh = simulate(history, result.best, ExtractiveBriefer()).metrics
+    assert fresh.compressions <= limit and fresh.overflows == 0
+    for edge in result.edges():  # each suggestion: one step past the edge, a feasible config that costs less
+        better = [p for p in result.beyond[edge.knob] if p["feasible"] and p["objective"] < row["objective"]]
+        assert better, edge.describe()
+    shown = " ".join(m.value for m in at.markdown)
+    assert "scored by the extractive briefer, not the simulated one the sidebar runs" in shown
+    winner_cards = list(at.metric)[-6:]
+    assert [m.label for m in winner_cards][2] == "fact retention"
+    assert all(len(m.label) <= 16 and len(m.value) <= 7 for m in winner_cards)  # they fit a third of the column
