@@ -1,6 +1,6 @@
 """Nothing is cut at 1280 px (issue 21 item 9): in headless Chromium, with the sidebar open, no label, value or button
 text of the Charts, Live runs and Sweep tabs (the auto-tune winner included) ends in an ellipsis, and no chart title
-runs past its chart. ``UPDATE_SCREENSHOT=1`` writes docs/tune-1280.png and docs/live-runs-no-key.png.
+runs past its chart. ``UPDATE_SCREENSHOT=1`` writes docs/tune-1280.png, docs/tune-1500.png and docs/live-runs-no-key.png.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ OVERFLOWING_TITLES = """() => Array.from(document.querySelectorAll('[data-testid
     return Array.from(gd.querySelectorAll('.annotation-text, .gtitle')).filter(t => {
         const r = t.getBoundingClientRect();
         return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1); }).map(t => t.textContent); })"""
+
+# Tables wider than the column (a header or value off to the right behind a sideways scroll).
+SIDEWAYS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame] .dvn-scroller'))
+    .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +66,17 @@ def test_nothing_is_cut_at_1280_px(served, tmp_path):
             cut = page.evaluate(ELLIPSIS)
             assert cut == [], cut  # "retention floor from th…", "fact reten…", "92.…" before
             assert page.evaluate(OVERFLOWING_TITLES) == []
+            assert page.evaluate(SIDEWAYS) == 0  # the winner's table on each history ("sidebar: fact reten…")
             assert page.locator('[data-testid="stMetric"]').count() >= 16  # ten above the tabs, six for the winner
             assert page.locator(".stException").count() == 0
             page.set_viewport_size({"width": WIDTH, "height": 2600})
             page.locator(".st-key-tune_go").scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             page.screenshot(path=str(_shot("tune-1280.png", tmp_path)))
+            page.set_viewport_size({"width": 1500, "height": 2400})  # the same winner at 1500 px
+            page.wait_for_timeout(1_000)
+            assert page.evaluate(ELLIPSIS) == []
+            page.locator(".st-key-tune_go").scroll_into_view_if_needed()
+            page.screenshot(path=str(_shot("tune-1500.png", tmp_path)))
         finally:
             browser.close()

@@ -35,7 +35,7 @@ SWEEP_COLUMNS = {
     "max_compressions": f"max {METRIC_SPECS['compressions'].label}",
     "max_peak_ratio": f"max {METRIC_SPECS['peak_ratio'].label}",
     "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].label}",
-    "sidebar_retention": "sidebar: fact retention",
+    "sidebar_retention": "sidebar: fact retention", "config": "config",
 }
 
 # The same columns in a per-history table that must fit beside nine others at 1280 px: METRIC_SPECS' short labels.

@@ -42,7 +42,7 @@ def _history_table(rows: pl.DataFrame, key: str, *, briefer: str | None = None) 
     for c in ("peak_ratio", "retention", "sidebar_retention"):
         if c in out.columns:
             config[c] = st.column_config.NumberColumn(names.get(c, c), format="percent", help=helps[c])
-    for c in ("history", "compresses", "briefer"):
+    for c in ("history", "config", "compresses", "briefer"):
         if c in out.columns:
             config[c] = st.column_config.TextColumn(names.get(c, c), help=helps[c])
     st.dataframe(out, hide_index=True, key=key, column_config=config)

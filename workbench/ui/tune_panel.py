@@ -243,7 +243,8 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
                           "winner": [str(v) for v in changed.values()]}, hide_index=True, key="tune_changed")
         else:
             st.success("The sidebar holds the winner.")
-        st.caption("The winner on each history (the mean above hides histories that never compress)")
+        st.caption("The winner on each history, the sidebar's config below it (the mean above hides histories that "
+                   "never compress)")
         _history_table(_with_base(result.per_history(), found.get("base_rows")), "tune_histories",
                        briefer=result.briefer)
         text = result.best_yaml()
@@ -256,15 +257,18 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
 
 
 def _with_base(winner: pl.DataFrame, base: pl.DataFrame | None) -> pl.DataFrame:
-    """The winner's per-history rows with the sidebar config's tokens and retention beside them."""
-    if base is None or not base.height or not winner.height:
-        return winner
-    keep = [c for c in ("history", "tokens_per_task", "retention") if c in base.columns]
-    renamed = base.select(keep).rename({c: f"sidebar_{c}" for c in keep if c != "history"})
-    out = winner.join(renamed, on="history", how="left")
-    order = ["history", "compresses", "compressions", "tokens_per_task", "sidebar_tokens_per_task", "retention",
-             "sidebar_retention", "overflows", "peak_ratio", "dollars_per_task"]
-    return out.select([c for c in order if c in out.columns])
+    """The winner's per-history rows, each followed by the sidebar config's row on that history (a ``config``
+    column says which): a row each instead of "sidebar: …" columns keeps the table inside a 1280 px screen."""
+    order = ["history", "config", "compresses", "compressions", "tokens_per_task", "retention", "overflows",
+             "peak_ratio", "dollars_per_task"]
+    place = {h: i for i, h in enumerate(winner["history"].to_list())} if winner.height else {}
+    parts = [winner.with_columns(pl.lit("winner").alias("config"), pl.lit(0).alias("_side"))]
+    if base is not None and base.height and winner.height:
+        parts.append(base.filter(pl.col("history").is_in(list(place)))
+                     .with_columns(pl.lit("sidebar").alias("config"), pl.lit(1).alias("_side")))
+    out = pl.concat([p.select([c for c in [*order, "_side"] if c in p.columns]) for p in parts], how="diagonal_relaxed")
+    out = out.with_columns(pl.col("history").replace_strict(place, default=len(place)).alias("_place"))
+    return out.sort(["_place", "_side"], maintain_order=True).select([c for c in order if c in out.columns])
 
 
 def _tune_value(name: str, value: float) -> str:
