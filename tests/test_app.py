@@ -664,7 +664,7 @@ def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_wide
     assert result.briefer == "extractive" and result.best_row["retention"] >= result.constraints.min_retention
     assert any("extractive briefer" in c.value for c in at.caption)
     table = next(d for d in at.dataframe if "compresses" in d.value.columns).value
-    assert list(table["history"]) == ["short"]
+    assert list(table["history"]) == ["short", "short"] and list(table["config"]) == ["winner", "sidebar"]
     edges = result.edges()
     assert edges, "the cheapest config sits on the edge of its range on this history"
     edge = edges[0]
