@@ -377,7 +377,7 @@ def browser(cfg: Config) -> list[Result]:
     notes = [f"{found.notes[0]}; load average before each cold start {load}",
              f"a one-chart Streamlit page (no workbench; `st.plotly_chart`, Streamlit's full plotly.js) on the same "
              f"machine: {floor.median:.2f} s median (min {floor.min:.2f}, max {floor.max:.2f})",
-             f"the package's bytecode: {_bytecode()} (see the README's quick start: `compileall`)"]
+             f"the package's bytecode: {_bytecode()} (see docs/install.md: `compileall`)"]
     return [
         Result("browser_cold", "cold start to the first chart, long sample (Chromium, fresh server, first visit)",
                "none: absolute target (the floor is in the notes)", "<= 2.5 s median", cold, "s",
