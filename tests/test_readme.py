@@ -154,3 +154,13 @@ def _anchors(file: Path) -> set[str]:
     """GitHub's anchors for the headings of a Markdown file: lower case, punctuation dropped, spaces as hyphens."""
     return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
             for line in file.read_text(encoding="utf-8").splitlines() if line.startswith("#")}
+
+
+def test_the_screenshot_script_retakes_every_picture_the_docs_show():
+    """scripts/screenshots.py takes every docs/*.png the README and docs/*.md show, at 1280 or 1500 px."""
+    shown = set()
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        shown |= {Path(t).stem for t in LINK.findall(page.read_text(encoding="utf-8")) if t.endswith(".png")}
+    shots = _script("screenshots").SHOTS
+    assert shown <= {s.name for s in shots}, f"pictures no script retakes: {shown - {s.name for s in shots}}"
+    assert {s.width for s in shots} == {1280, 1500}
