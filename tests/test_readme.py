@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 from workbench import Knobs, load_history, simulate
@@ -29,9 +30,9 @@ def _section(title: str) -> str:
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    module = sys.modules.setdefault(f"scripts_{name}", importlib.util.module_from_spec(spec))  # dataclasses look it up
     spec.loader.exec_module(module)
     return module
 
