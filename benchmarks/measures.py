@@ -434,7 +434,7 @@ def browser(cfg: Config) -> list[Result]:
              f"ours {cold.median:.2f} s median (min {cold.min:.2f}, max {cold.max:.2f}); the one-chart page (no "
              f"workbench; `st.plotly_chart`, Streamlit's full plotly.js) {floor.median:.2f} s (min {floor.min:.2f}, "
              f"max {floor.max:.2f}), each run's pair back to back",
-             f"the package's bytecode: {_bytecode()} (see the README's quick start: `compileall`)"]
+             f"the package's bytecode: {_bytecode()} (see docs/install.md: `compileall`)"]
     return [
         Result("browser_cold", "cold start to the first chart, long sample (Chromium, fresh server, first visit)",
                "a one-chart Streamlit page, started and timed the same way back to back", "<= 1.1x",
