@@ -22,7 +22,13 @@ sys.path.insert(0, str(ROOT))
 
 from workbench.analysis.real_logs.after_compaction import counting_knobs, measured_prefix  # noqa: E402
 from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
-from workbench.analysis.real_logs.bill import BILL_UNITS, cache_rules, logged_calls_as_modelled, modelled_bill  # noqa: E402
+from workbench.analysis.real_logs.bill import (  # noqa: E402
+    BILL_UNITS,
+    cache_rules,
+    log_cache_rules,
+    logged_calls_as_modelled,
+    modelled_bill,
+)
 from workbench.analysis.real_logs.reality import AFTER_TOLERANCE, BILL_TOLERANCE, follow_log  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.explore.reality_folds import Folds, Held, prepare, shipped_fits  # noqa: E402
@@ -143,7 +149,7 @@ def _bill_rows_small(runs: list[Any]) -> list[list[Any]]:
         err = s.bill_error
         rows.append([f"`{s.file}`", f"{b.calls:,} / {lb.calls:,}", f"{b.input:,} / {lb.input:,}",
                      f"{b.cache_read:,} / {lb.cache_read:,}", f"{b.cache_write:,} / {lb.cache_write:,}",
-                     f"{b.output:,} / {lb.output:,}", f"{b.units(s.agent):,.0f} / {lb.units(s.agent):,.0f}",
+                     f"{b.output:,} / {lb.output:,}", f"{b.units(s.agent, s.model):,.0f} / {lb.units(s.agent, s.model):,.0f}",
                      "–" if err is None else f"{err:+.1%}"])
     return rows
 
@@ -160,7 +166,7 @@ def _oracle(folds: Folds, held: list[Held]) -> tuple[int, int]:
         assert log is not None
         model = folds.bill_model(test, folds.train(test, h.fold))
         calls = logged_calls_as_modelled(test.history, h.reality.calls)
-        bill = modelled_bill(calls, cache_rules(log.agent, log.version), model)
+        bill = modelled_bill(calls, log_cache_rules(log), model)
         logged = h.reality.logged_bill.units(h.agent)
         n += 1
         hit += int(logged > 0 and abs(bill.units(h.agent) / logged - 1) <= BILL_TOLERANCE)
