@@ -300,6 +300,17 @@ def sections(large: Path, small: Path) -> list[str]:
         "tool schemas (the logs: 31,944 of 55,912 tokens after each compaction of `claude_code__ad_ff0201aecb_0`, whose "
         "system part is 31,944 throughout).",
         "- **Output includes reasoning** (OpenAI's `output_tokens` count it; Claude's thinking is in the transcript).",
+        "- **By the provider, not the agent** (`bill.provider_of`): the endpoint the log names (OpenCode's "
+        "`providerID`, Pi's `provider`), else the model's maker. OpenCode, Copilot CLI, Gemini CLI and Pi were priced "
+        "with Anthropic's rules before (writes billed at 1.25); their bills are in the section on those agents above.",
+        "- **Misses the transcript explains**: each model has its own cache, so a call on another model than the call "
+        "before (a `/model` change) reads only what that model cached; an assistant message Claude Code writes "
+        "itself (model `<synthetic>`: an API error, `No response requested.` after `/exit`) is no call; and the call "
+        "after one, like the first call after a resumed session's restart (its `SessionStart:resume` hook), reads only "
+        "the system part, as after a compaction: 21 of 21 such calls in both sets read less than half of the prefix "
+        "the call before them wrote (15,764-16,608 tokens, the system prompt and tool schemas). Idle gaps past the "
+        "lifetime read nothing (above); a subagent's calls are not in the session's log (none of the large set's 58 "
+        "Claude Code logs holds an `isSidechain` record), so neither bill holds them.",
         "",
         "What no rule tells is fitted per agent and version family on other sessions (`fit_bill_model`): what a reset "
         "leaves cached, how often a new user turn (or a slash command, or any call) misses the cache anyway, the share "
