@@ -7,7 +7,8 @@ tool schemas, skills, the reminders of the first message). The package's part is
 ``node cli.js -p``) against a local stand-in for the Messages API, with no user settings, and counts the
 ``system`` text and the ``tools`` JSON of its main request in o200k tokens. The rows below are its output for
 the versions of ../shared/real_sessions_large and ../shared/real_sessions (Opus 4.5 before 2.1.32, Opus 4.6 from it;
-Sonnet 4.5 gives the same counts at 2.1.14, 2.1.17 and 2.1.39).
+Sonnet 4.5 gives the same counts at 2.1.14, 2.1.17 and 2.1.39; the system prompt holds the working directory and the
+date, so another run's count differs by a few tokens: 2,655 and 2,540 in a temporary folder for 2.1.45 and 2.1.7).
 
 What they show: the package's part is 15,497-16,510 tokens in every version from 2.0.76 to 2.1.45 (17 tools from
 2.1.1, 18 at 2.0.76); the logs bill it at about that (a call that lost the rest of its cache read 16,496 tokens at
