@@ -337,6 +337,20 @@ def test_a_table_that_fits_stays_a_table_on_a_terminal(monkeypatch):
     assert "1,143,263" in text and "998,001" in text
 
 
+def test_a_table_a_little_too_wide_folds_its_headers_and_keeps_every_number(monkeypatch, history_file):
+    """``workbench sweep``'s table at 80 columns: "overflows (checks above the window)" folds over three lines, every
+    column and number stays whole on one line a row."""
+    argv = ["sweep", str(history_file), "--workers", "1", "--no-progress", "--grid", "trigger_ratio=0.5,0.7",
+            "--set", "context_window_tokens=32000"]
+    text = _printed(monkeypatch, argv, 80)
+    lines = text.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80 and "…" not in text and "row 1 of" not in text
+    header = next(line for line in lines if line.lstrip().startswith("config"))
+    assert header.split()[:4] == ["config", "tokens", "per", "task"] and "trigger_ratio" in header
+    rows = [line.split() for line in lines if re.match(r"^\s+[01]\s+[\d,]+\s", line)]
+    assert [r[0] for r in rows] == ["0", "1"] and {r[-1] for r in rows} == {"0.5", "0.7"}
+
+
 def _compacted_log(tmp_path):
     log = ClaudeLog()
     log.user("Refactor the parser.")
