@@ -198,6 +198,7 @@ SHOTS = (
     Shot("thrash-1280", 1280, 900, _thrash),
     Shot("live-runs-no-key", 1280, 1400, _live),
     Shot("sweep-click", 1500, 1100, _sweep),
+    Shot("tune-1280", 1280, 1300, _tune),
     Shot("tune-1500", 1500, 1000, _tune),
     Shot("tune-1280", 1280, 1000, _tune),
     Shot("reality", 1500, 1500, _reality),
