@@ -200,7 +200,6 @@ SHOTS = (
     Shot("sweep-click", 1500, 1100, _sweep),
     Shot("tune-1280", 1280, 1300, _tune),
     Shot("tune-1500", 1500, 1000, _tune),
-    Shot("tune-1280", 1280, 1000, _tune),
     Shot("reality", 1500, 1500, _reality),
 )
 
