@@ -136,3 +136,24 @@ def long_run(long_history: Any) -> Any:
     from workbench.replay import simulate
 
     return simulate(long_history, Knobs())
+
+
+# ── AppTest: the scan for installed Streamlit components, once per worker ─────────────────────────────────────
+# Each new AppTest (streamlit 1.67) builds a BidiComponentManager that scans the metadata of every installed
+# distribution for component manifests (streamlit/components/v2/manifest_scanner.py): ~370 packages, most of
+# the time of a short app test. Nothing is installed during a run, so one scan per process gives the same result.
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_scan_once() -> Any:
+    import functools
+
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a streamlit without v2 components: nothing to cache
+        yield
+        return
+    scan = manifest_scanner.scan_component_manifests
+    manifest_scanner.scan_component_manifests = functools.cache(scan)  # type: ignore[assignment]
+    yield
+    manifest_scanner.scan_component_manifests = scan  # type: ignore[assignment]
