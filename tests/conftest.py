@@ -157,3 +157,19 @@ def _component_scan_once() -> Any:
     manifest_scanner.scan_component_manifests = functools.cache(scan)  # type: ignore[assignment]
     yield
     manifest_scanner.scan_component_manifests = scan  # type: ignore[assignment]
+
+
+# ── order: the long tests first ──────────────────────────────────────────────────────────────────────────────
+# xdist (``-n 2 --dist loadgroup``) hands the tests out one at a time in collection order, so a long test collected
+# last keeps one worker busy while the other has nothing left: the browser tests, then the others marked slow, go
+# first, and the short ones fill in at the end so both workers finish together. Within each kind the order stays.
+
+
+def _kind(item: pytest.Item) -> int:
+    if item.get_closest_marker("browser") is not None:
+        return 0
+    return 1 if item.get_closest_marker("slow") is not None else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_kind)
