@@ -208,3 +208,28 @@ def test_the_template_is_plotly_white_trimmed_and_every_figure_is_born_with_it(r
     assert plots.style.figure().layout.template == plots.TEMPLATE
     for fig in (plots.context_figure(run), plots.briefing_figure(run), plots.cost_figure(cost_frame(run, history))):
         assert fig.layout.template == plots.TEMPLATE
+
+
+def test_the_context_spec_is_the_context_figure_as_plotly_sends_it(history):
+    """The app draws the context chart from ``context_spec`` (a dict, no plotly.py validation on a slider move): once
+    packed as plotly packs a figure's arrays, its JSON is the figure's (key order aside), with a compare run and a log."""
+    import json
+
+    import plotly.io as pio
+    from _plotly_utils.utils import convert_to_base64
+
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.reality import logged_context_frame
+    from workbench.history.readers import load_history
+
+    log = load_history(REPO / "sample_histories" / "claude_code.jsonl")
+    a, b = simulate(history, K), simulate(history, K.replace(trigger_ratio=0.4))
+    cases = [(a, {"previews": message_previews(history), "compare": b}),
+             (simulate(log, agent_settings(log).knobs), {"logged": logged_context_frame(log),
+                                                         "logged_compactions": (5, 40)})]
+    for run, kwargs in cases:
+        spec = plots.context_spec(run, **kwargs)
+        convert_to_base64(spec["data"])
+        sent = json.loads(pio.to_json(spec, validate=False))
+        assert sent == json.loads(pio.to_json(plots.context_figure(run, **kwargs), validate=False))
+        assert sent["layout"]["shapes"] and sent["data"][0]["x"]["bdata"]
