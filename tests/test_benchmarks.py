@@ -68,6 +68,7 @@ def _reality_table(env: dict[str, str]) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_reality_benchmark_skips_without_the_shared_logs(tmp_path: Path) -> None:
     """Without ../shared the rows say why they were not measured, and the script still succeeds."""
     out = _reality_table({"WORKBENCH_SHARED": str(tmp_path / "missing")})
