@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import REPO
 
-from workbench import Knobs, load_history, simulate
+from workbench import Knobs, simulate
 from workbench.history.readers import FORMATS
 from workbench.knobs import knobs_markdown
 
@@ -72,11 +72,11 @@ def test_the_engine_snippet_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "chosen.yaml").read_text(encoding="utf-8").startswith("version: 1")
 
 
-def test_first_five_minutes_numbers_are_the_replays():
+def test_first_five_minutes_numbers_are_the_replays(long_history, long_run):
     """Steps 1 and 2 quote the long sample at stagewise's defaults and at trigger_ratio 0.4: the replay's own figures."""
     steps = " ".join(_section("Your first five minutes").split())
-    history = load_history(REPO / "sample_histories" / "long.jsonl")
-    base, lower = simulate(history, Knobs()), simulate(history, Knobs(trigger_ratio=0.4))
+    history = long_history
+    base, lower = long_run, simulate(history, Knobs(trigger_ratio=0.4))
     assert len(history.messages) == 2_200 and "2,200 messages" in steps
     assert f"compacts {base.metrics.compressions} times" in steps
     assert f"{lower.metrics.compressions} compressions instead of {base.metrics.compressions}" in steps
