@@ -24,6 +24,7 @@ from workbench.counting.encodings import get_encoding, render_for_tokenizer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
+from workbench.presets import get_preset
 from workbench.replay import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,8 @@ class Config:
     sweep_runs: int  # knob sets per sweep
     sweep_growth: tuple[int, ...]
     app_growth: tuple[int, ...]
+    growth_sizes: tuple[int, int] = (10_000, LARGE)  # the replay's growth rows: time per message, large over small
+    growth_runs: int = 3
 
     def runs_at(self, n: int) -> int:
         return self.large_runs if n >= LARGE else self.runs
@@ -61,45 +64,67 @@ def _json_lines(path: Path) -> list[object]:
     return [loads(line) for line in path.read_bytes().decode("utf-8").split("\n") if line]
 
 
+GROWTH_PRESETS = ("stagewise", "claude_code", "codex_cli")  # "stagewise": the default knobs
+
+
 def replay(cfg: Config) -> list[Result]:
-    """Replay with warm counts vs json.loads of the file, and vs the naive re-summing replay."""
+    """Replay with warm counts vs json.loads of the file; then how the time per message grows with the history."""
     knobs = Knobs()
     sizes = sorted(set(cfg.sizes) | {cfg.replay_size})
     ours: dict[int, Series] = {}
     vs_json: dict[int, Series] = {}
-    vs_naive: dict[int, Series] = {}
-    naive_t: dict[int, Series] = {}
     notes = []
     for n in sizes:
         history = cfg.histories.fresh(n)
         path = cfg.histories.file(n)
         cache = CountCache()
         run = simulate(history, knobs, cache=cache)  # counts tokens once: the replays below are warm
-        if not same_run(run, naive_simulate(history, knobs, cache=cache)):
+        if n == min(sizes) and not same_run(run, naive_simulate(history, knobs, cache=cache)):
             raise AssertionError(f"naive replay disagrees with simulate at {n:,} messages")
         if n == cfg.replay_size:
             notes.append(f"{n:,} messages, {path.stat().st_size / 1e6:.0f} MB, {run.metrics.checks:,} checks, "
                          f"{run.metrics.compressions} compressions (default knobs)")
-        ours[n], vs_json[n], vs_naive[n], naive_t[n] = Series(), Series(), Series(), Series()
+        ours[n], vs_json[n] = Series(), Series()
         for r in range(cfg.runs_at(n)):
             t_ours, t_json = timed_pair(lambda h=history, c=cache: simulate(h, knobs, cache=c),
                                         lambda path=path: _json_lines(path), r, ref_timer=timed_paused)
-            t_naive = timed(lambda h=history, c=cache: naive_simulate(h, knobs, cache=c))
             ours[n].add(t_ours)
-            naive_t[n].add(t_naive)
             vs_json[n].add(t_ours / t_json)
-            vs_naive[n].add(t_naive / t_ours)
     head = cfg.replay_size
     return [
         Result("replay", f"replay of a {head:,}-message history (tokens already counted)",
                "`json.loads` of the same file (read + decode + loads per line, GC paused)", "<= 0.5x",
                vs_json[head], "x", vs_json[head].median <= 0.5, ours[head],
                {n: s.median for n, s in ours.items()}, {n: s.median for n, s in vs_json.items()}, notes=notes),
-        Result("replay_naive", "same replay", "naive replay re-summing the context at every check (same counts)",
-               ">= 50x faster", vs_naive[head], "x faster", vs_naive[head].median >= 50, ours[head],
-               {n: s.median for n, s in naive_t.items()}, {n: s.median for n, s in vs_naive.items()},
-               notes=["growth column: the naive replay's time"]),
+        *replay_growth(cfg),
     ]
+
+
+def replay_growth(cfg: Config) -> list[Result]:
+    """Time per message of a replay of the agent-format history at the large size over that at the small size, per
+    preset: 1.0 is linear. Both replays warm (counts cached), taken back to back, who goes first alternating."""
+    small, large = cfg.growth_sizes
+    histories = {n: cfg.histories.agent(n) for n in (small, large)}
+    caches = {n: CountCache() for n in histories}  # one per size: the presets share its counts
+    out = []
+    for name in GROWTH_PRESETS:
+        knobs = Knobs() if name == "stagewise" else get_preset(name)
+        made = {n: simulate(h, knobs, cache=caches[n]) for n, h in histories.items()}  # counts once
+        ratio, times = Series(), {small: Series(), large: Series()}
+        for r in range(cfg.growth_runs):
+            t_large, t_small = timed_pair(lambda k=knobs: simulate(histories[large], k, cache=caches[large]),
+                                          lambda k=knobs: simulate(histories[small], k, cache=caches[small]), r)
+            times[large].add(t_large)
+            times[small].add(t_small)
+            ratio.add((t_large / large) / (t_small / small))
+        label = "default knobs" if name == "stagewise" else f"`{name}` preset"
+        out.append(Result(
+            f"replay_growth_{name}", f"replay time per message at {large:,} messages, {label}",
+            f"the same at {small:,} messages (agent-format history: Claude Code sample logs chained, tokens counted)",
+            "<= 1.5x", ratio, "x", ratio.median <= 1.5, times[large], {n: s.median for n, s in times.items()},
+            notes=[f"{made[small].metrics.compressions:,} and {made[large].metrics.compressions:,} compressions at "
+                   f"{small:,} and {large:,} messages"]))
+    return out
 
 
 # -- token counting -------------------------------------------------------------------------------
@@ -195,6 +220,7 @@ def sweeps(cfg: Config) -> list[Result]:
         for _ in range(cfg.runs_at(n)):
             _cold_inline_sweep()
             t1 = timed(lambda path=path: sweep([path], knobs, workers=1))
+            _cold_inline_sweep()  # this process takes a share of a 2-process sweep: it starts as cold as the worker
             t2 = timed(lambda path=path: sweep([path], knobs, workers=2))
             t1s[n].add(t1)
             t2s[n].add(t2)
@@ -229,6 +255,34 @@ def _warm_sweeps(path: Path, knobs: list[Knobs], runs: int) -> tuple[Series, Ser
     finally:
         pool.shutdown(wait=True)
     return one, two
+
+
+# -- the extractive briefer -----------------------------------------------------------------------
+
+EXTRACTIVE_SIZE = 2000  # messages: the size the target was first set at (a tool history of 2,001, ~20 compactions)
+
+
+def extractive(cfg: Config) -> list[Result]:
+    """A replay with the extractive briefer (every briefing's text built) vs the same replay with the size model
+    (no text), counts warm for both; the target is absolute, as the unit test that held it was."""
+    from workbench.briefing.extractive import ExtractiveBriefer
+
+    knobs = Knobs(context_window_tokens=200_000)
+    ours, ratio = Series(), Series()
+    compressions = 0
+    for r in range(cfg.runs):
+        history = cfg.histories.fresh(EXTRACTIVE_SIZE)
+        cache = CountCache()
+        compressions = simulate(history, knobs, cache=cache).metrics.compressions  # counts once: untimed
+        t_ours, t_ref = timed_pair(lambda h=history, c=cache: simulate(h, knobs, ExtractiveBriefer(), cache=c),
+                                   lambda h=history, c=cache: simulate(h, knobs, cache=c), r)
+        ours.add(t_ours)
+        ratio.add(t_ours / t_ref)
+    return [Result(
+        "extractive", f"replay of a {EXTRACTIVE_SIZE:,}-message history with the extractive briefer (tokens already "
+        "counted)", "the same replay with the simulated briefer (no briefing text)", "<= 2 s median",
+        ratio, "x", ours.median <= 2.0, ours, notes=[f"{compressions} compressions; {ours.median:.2f} s median"],
+    )]
 
 
 # -- the app --------------------------------------------------------------------------------------
@@ -380,7 +434,7 @@ def browser(cfg: Config) -> list[Result]:
              f"ours {cold.median:.2f} s median (min {cold.min:.2f}, max {cold.max:.2f}); the one-chart page (no "
              f"workbench; `st.plotly_chart`, Streamlit's full plotly.js) {floor.median:.2f} s (min {floor.min:.2f}, "
              f"max {floor.max:.2f}), each run's pair back to back",
-             f"the package's bytecode: {_bytecode()} (see the README's quick start: `compileall`)"]
+             f"the package's bytecode: {_bytecode()} (see docs/install.md: `compileall`)"]
     return [
         Result("browser_cold", "cold start to the first chart, long sample (Chromium, fresh server, first visit)",
                "a one-chart Streamlit page, started and timed the same way back to back", "<= 1.1x",
@@ -411,12 +465,10 @@ def shared_dir() -> Path:
     return Path(env) if env else ROOT.parent / "shared"
 
 
-def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold",
-           jobs: int | None = None) -> dict[str, Any]:
+def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold") -> dict[str, Any]:
     probe = Path(__file__).with_name("reality_probe.py")
     cmd = [sys.executable, str(probe), str(folder), str(runs), "--registry-cache", registry_cache]
     cmd += ["--with-ignore-usage"] if ignore_usage else []
-    cmd += ["--jobs", str(jobs)] if jobs is not None else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
         raise RuntimeError(f"reality probe failed: {proc.stderr[-2000:]}")
@@ -427,48 +479,28 @@ def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str =
 def reality(cfg: Config) -> list[Result]:
     """``workbench reality`` over ../shared/real_sessions vs read + json.loads of every line, in fresh processes.
 
-    The command's default (the logs shared by its process and forked workers, one process per usable CPU) and,
-    for comparison, ``--jobs 1`` (every log in its own process, as on one core). CPU time counts the workers."""
+    The command works in its one process (no worker processes: starting one costs more than the work it takes)."""
     folder = shared_dir() / "real_sessions"
     measure = ("`workbench reality` over ../shared/real_sessions, first run in a process (modules imported first), "
                "registry cache cold")
     cached_measure = "the same first run in a new process, the registry cache warm (written by an earlier process)"
     reference = "read + `json.loads` of every line of the same logs, same process"
     warm_measure = "same command, a later run in the same process (per-history caches cleared)"
-    serial_measure = ("for comparison: the first run with `--jobs 1` (no worker processes, as on one core), "
-                      "registry cache cold")
     if not folder.is_dir() or not any(folder.glob("*.jsonl")):
         reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
         return [Result.skip("reality", measure, reference, "<= 2x", reason),
                 Result.skip("reality_cached", cached_measure, reference, "<= 2x", reason),
-                Result.skip("reality_warm", warm_measure, reference, "<= 2x", reason),
-                Result.skip("reality_serial", serial_measure, reference, "<= 2x", reason)]
+                Result.skip("reality_warm", warm_measure, reference, "<= 2x", reason)]
     cold, warm, cold_t, warm_t = Series(), Series(), Series(), Series()
     cached, cached_t, cached_cpu = Series(), Series(), Series()
     cold_cpu, warm_cpu, imports, with_imports = Series(), Series(), Series(), Series()
-    serial, serial_t, serial_cpu, serial_warm, serial_warm_cpu = Series(), Series(), Series(), Series(), Series()
-    cpu_s, serial_cpu_s = Series(), Series()  # CPU seconds of a first run, default and --jobs 1
-    workers: set[int] = set()
+    cpu_s = Series()  # CPU seconds of a first run
     ignore: tuple[float, float] | None = None
-    serial_ignore: tuple[float, float] | None = None
-    probes = []  # one first run each: default with the registry cache cold and warm, and --jobs 1, alternating
+    probes = []  # one first run each, the registry cache cold and warm, alternating
     for i in range(cfg.runs):
         probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold"))
         probes.append(_probe(folder, cfg.runs, ignore_usage=False, registry_cache="warm"))
-        probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold", jobs=1))
     for d in probes:
-        if d["jobs"] == "1":
-            serial.add(d["cold"][0] / d["cold_ref"][0])
-            serial_cpu.add(d["cold"][1] / d["cold_ref"][1])
-            serial_t.add(d["cold"][0])
-            serial_cpu_s.add(d["cold"][1])
-            for ours, ref in d["pairs"]:
-                serial_warm.add(ours[0] / ref[0])
-                serial_warm_cpu.add(ours[1] / ref[1])
-            if d["ignore_usage"] is not None:
-                serial_ignore = (d["ignore_usage"][0], d["ignore_usage"][0] / d["ignore_usage_ref"][0])
-            continue
-        workers.update(d["workers"])
         if d["registry_cache"] == "warm":
             cached.add(d["cold"][0] / d["cold_ref"][0])
             cached_cpu.add(d["cold"][1] / d["cold_ref"][1])
@@ -491,49 +523,49 @@ def reality(cfg: Config) -> list[Result]:
     notes = [
         f"{d['files']} logs, {d['bytes'] / 1e6:.0f} MB, {d['lines']:,} lines; the reference takes {ref_t.median:.3f} s "
         f"(median); every run's table is printed into a buffer, as `main(['reality', FOLDER])`",
-        f"the logs are shared by the command's process and forked workers, one process per usable CPU ({_cpus()} "
-        f"here); forked workers per run: {', '.join(str(w) for w in sorted(workers))} (0: no pool)",
         f"modules a run imports ({d['modules']}: numpy, polars, rich, the command modules), timed apart: "
         f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
         f"{with_imports.median:.1f}x the reference",
-        f"CPU time (the command's process and its workers) instead of wall time: first run "
-        f"{cold_cpu.median:.2f}x (registry cache cold; {cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later "
-        f"runs {warm_cpu.median:.2f}x; with `--jobs 1` {serial_cpu.median:.2f}x ({serial_cpu_s.median:.3f} s), "
-        f"later runs {serial_warm_cpu.median:.2f}x: the workers cost CPU, they save wall time",
-        f"`--jobs 1`, a later run in the same process: {serial_warm.median:.2f}x the reference (wall)",
+        f"CPU time instead of wall time: first run {cold_cpu.median:.2f}x (registry cache cold; "
+        f"{cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later runs {warm_cpu.median:.2f}x",
         f"registry cache: a cold first run starts with an empty cache folder, a warm one with what an earlier "
         f"process wrote there (files before it: "
         f"{', '.join(next(p for p in probes if p['registry_cache'] == 'warm')['cache_files_before']) or 'none'}); "
         f"the command looks no price up (it reports positions, not dollars), so both do the same work",
     ]
-    if ignore is not None and serial_ignore is not None:
+    if ignore is not None:
         notes.append(f"`--ignore-usage` (the estimate alone: o200k_base counts of every message), a later run: "
-                     f"{ignore[0]:.2f} s, {ignore[1]:.1f}x the reference; with `--jobs 1` {serial_ignore[0]:.2f} s, "
-                     f"{serial_ignore[1]:.1f}x")
+                     f"{ignore[0]:.2f} s, {ignore[1]:.1f}x the reference")
     return [
         Result("reality", measure, reference, "<= 2x", cold, "x", cold.median <= 2, cold_t, notes=notes),
         Result("reality_cached", cached_measure, reference, "<= 2x", cached, "x", cached.median <= 2, cached_t),
         Result("reality_warm", warm_measure, reference, "<= 2x", warm, "x", warm.median <= 2, warm_t),
-        Result("reality_serial", serial_measure, reference, "<= 2x", serial, "x", serial.median <= 2, serial_t),
     ]
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+def scale(cfg: Config) -> list[Result]:
+    """Sweeps on ../shared/real_sessions_large: per-core rate, 2 over 1 worker (pool, cluster), shipping, growth."""
+    from scale import scale as measure
+
+    folder = shared_dir() / "real_sessions_large"
+    if not any(folder.glob("*.jsonl.gz")):
+        reason = f"{folder} not found (set WORKBENCH_SHARED to the shared folder)"
+        return [Result.skip("scale_rate", "replays per core on real_sessions_large", "json.loads of the same logs",
+                            "<= 0.5x", reason)]
+    return measure(cfg, folder)
 
 
 MEASURES: dict[str, Callable[[Config], list[Result]]] = {
     "replay": replay,
     "counting": counting,
     "sweep": sweeps,
+    "extractive": extractive,
     "app": app,
     "import": imports,
     "memory": memory,
     "browser": browser,
     "reality": reality,
+    "scale": scale,
 }
 
 

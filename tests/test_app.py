@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
 from app_charts import charts, fast_charts
+from conftest import REPO
 from knob_values import moved_knobs
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -31,7 +31,6 @@ from workbench.replay import simulate
 from workbench.ui import fast_chart, sidebar
 from workbench.ui import state as ui_state
 
-REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "workbench" / "app.py")
 SHORT = "sample_histories/short.jsonl"
 CARDS = 10  # two rows of five metric cards
@@ -99,12 +98,12 @@ def media(monkeypatch):
 # -- opening -------------------------------------------------------------------------------------
 
 
-def test_opens_ready_on_the_long_sample_with_stagewise_defaults():
+def test_opens_ready_on_the_long_sample_with_stagewise_defaults(long_run):
     """With no input at all, the app replays the long sample under the defaults and shows its numbers."""
     at = app(history=None)
     no_errors(at)
     assert widget(at, ui_state.HISTORY).value == "sample_histories/long.jsonl"
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
+    run = long_run
     assert metric(at, "compressions") == f"{run.metrics.compressions:,}"
     assert metric(at, "peak context") == compact_number(run.metrics.peak_tokens)
     assert len(at.metric) == CARDS
@@ -127,7 +126,7 @@ def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace(
     assert len(charts(at)) == 3 and at._tree.children[0].children[0].type == "empty"
 
 
-def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures():
+def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures(long_run):
     """The Charts tab's three figures go to the basic-bundle component (plotly.js 4's scatter/bar/pie build,
     served from workbench/static/), each with the figure JSON st.plotly_chart would send and its config;
     nothing goes through st.plotly_chart, so the browser never loads Streamlit's full 4.7 MB plotly.js."""
@@ -141,8 +140,7 @@ def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures():
     drawn = dict(fast_charts(at))
     assert sorted(k.rsplit("-", 1)[-1] for k in drawn) == ["briefing", "context", "cost"]
     context = json.loads(next(v for k, v in drawn.items() if k.endswith("-context")))
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs())
-    expected = json.loads(plots.context_figure(run).to_json())
+    expected = json.loads(plots.context_figure(long_run).to_json())
     assert [t["name"] for t in context["data"]] == [t["name"] for t in expected["data"]]
     assert context["layout"]["yaxis"]["range"] == expected["layout"]["yaxis"]["range"]
     assert context["config"] == {"displaylogo": False}
@@ -328,12 +326,12 @@ def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way
     assert row["B better"] in ("neither", "")
 
 
-def test_thrash_and_a_large_briefing_target_are_cards_and_warnings():
+def test_thrash_and_a_large_briefing_target_are_cards_and_warnings(long_history):
     """A 16k window with the 30,000-char target: the briefing target is ~47% of the window and compactions
     thrash; the cards count them and the warnings say what to change."""
     at = app(history="sample_histories/long.jsonl", knob_context_window_tokens=16_000)
     no_errors(at)
-    run = simulate(load_history(REPO / "sample_histories" / "long.jsonl"), Knobs(context_window_tokens=16_000))
+    run = simulate(long_history, Knobs(context_window_tokens=16_000))
     assert metric(at, "thrash") == f"{run.metrics.thrash_events:,}" != "0"
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Thrash:") and f"{run.metrics.compressions:,} compactions in" in w for w in warnings)
@@ -666,7 +664,7 @@ def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_wide
     assert result.briefer == "extractive" and result.best_row["retention"] >= result.constraints.min_retention
     assert any("extractive briefer" in c.value for c in at.caption)
     table = next(d for d in at.dataframe if "compresses" in d.value.columns).value
-    assert list(table["history"]) == ["short"]
+    assert list(table["history"]) == ["short", "short"] and list(table["config"]) == ["winner", "sidebar"]
     edges = result.edges()
     assert edges, "the cheapest config sits on the edge of its range on this history"
     edge = edges[0]
@@ -889,26 +887,21 @@ def test_test_the_models_sends_one_tiny_request_each():
         assert provider.total_requests == 1 and any("answered" in s.value for s in at.success)
 
 
-# -- speed ---------------------------------------------------------------------------------------
+# -- a large upload (its speed is benchmarks/run.py's ``app`` row: a rerun after a slider move) ---------------
 
 
-def test_a_slider_move_on_a_5000_message_history_rerenders_fast():
-    """After the first load, moving the threshold re-runs the whole page in well under a second."""
+def test_a_5000_message_upload_reruns_after_each_slider_move(long_history):
+    """An uploaded 5,000-message history opens with its compactions and reruns without an error at each move."""
     import dataclasses
 
     from workbench.history.model import History
 
-    long = load_history(REPO / "sample_histories" / "long.jsonl")
-    copies = [dataclasses.replace(m, id=f"{m.id}-{k}") for k in range(3) for m in long.messages]
+    copies = [dataclasses.replace(m, id=f"{m.id}-{k}") for k in range(3) for m in long_history.messages]
     big = History(id="big", messages=tuple(copies[:5_000]))
     label = ui_state.UPLOAD_PREFIX + "big.jsonl"
     at = app(history=label, knob_group_trigger=True, **{ui_state.UPLOADED: {label: big}})
     no_errors(at)
     assert metric(at, "compressions") != "0"
-    times = []
     for ratio in (0.5, 0.55, 0.6):
-        start = time.perf_counter()
         widget(at, "knob_trigger_ratio").set_value(ratio).run()
-        times.append(time.perf_counter() - start)
-    no_errors(at)
-    assert min(times) < 0.8, times
+        no_errors(at)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench import plots
@@ -126,7 +126,7 @@ def tuned():
     from workbench.explore.tune import Constraints, tune
     from workbench.history.readers import load_history
 
-    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl")
+    history = load_history(REPO / "sample_histories" / "short.jsonl")
     constraints = Constraints(min_retention=0.2, max_compressions=12)
     space = {"trigger_ratio": (0.3, 0.95), "kept_budget_ratio": (0.05, 0.4)}
     return tune([history], base=Knobs(context_window_tokens=20_000), constraints=constraints, space=space, points=3,
@@ -185,11 +185,9 @@ def test_sweep_heatmap_ticks_are_rounded_and_every_cell_is_clickable():
     assert fig.data[0].texttemplate == "%{z:.3s}"  # 2.0M in a cell, not 2,000,000
 
 
-def test_context_chart_names_the_binding_trigger_term_and_draws_the_others():
+def test_context_chart_names_the_binding_trigger_term_and_draws_the_others(long_run):
     """With the 100k cap binding at a 200k window, the trigger line says so and 0.65 × window is drawn faint."""
-    from workbench.history.readers import load_history
-
-    run = simulate(load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"), Knobs())
+    run = long_run
     names = [t.name for t in plots.context_figure(run).data]
     assert "trigger (hard cap)" in names and "0.65 × window (not binding)" in names and "kept budget" in names
     assert "hard cap binds" not in plots.binding_caption(run) and "= hard cap" in plots.binding_caption(run)
@@ -224,7 +222,7 @@ def test_the_context_spec_is_the_context_figure_as_plotly_sends_it(history):
     from workbench.analysis.real_logs.reality import logged_context_frame
     from workbench.history.readers import load_history
 
-    log = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "claude_code.jsonl")
+    log = load_history(REPO / "sample_histories" / "claude_code.jsonl")
     a, b = simulate(history, K), simulate(history, K.replace(trigger_ratio=0.4))
     cases = [(a, {"previews": message_previews(history), "compare": b}),
              (simulate(log, agent_settings(log).knobs), {"logged": logged_context_frame(log),

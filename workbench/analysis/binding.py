@@ -321,7 +321,12 @@ def live_range(run: Run, name: str) -> tuple[float, float]:
     value = float(getattr(k, name))
     span: tuple[float, float] | None = None
     lim = run.limits
-    if name in ("trigger_ratio", "trigger_hard_cap_tokens") and lim is not None:
+    if name == "trigger_reserve_tokens" and lim is not None and lim.trigger.term("reserve") is not None:
+        peak = float(run.metrics.baseline_peak_tokens)
+        after = _after_tokens(run)
+        lowest = after * 1.2 if after is not None else peak / 4  # the lowest trigger before compacting at once
+        span = (max(0.0, window - peak), max(0.0, window - lowest))  # a reserve below window − peak never fires
+    elif name in ("trigger_ratio", "trigger_hard_cap_tokens") and lim is not None:
         t = _trigger_span(run)
         if t is not None:
             lo, hi = t
@@ -368,3 +373,46 @@ def live_ranges(runs: list[Run], names: list[str]) -> dict[str, tuple[float, flo
         out[name] = (min(s[0] for s in spans), max(s[1] for s in spans))
     return out
 
+
+
+# The sweep's default axes, in order of preference: what fires a compaction, what stays verbatim, then the rest.
+_AXIS_PREFERENCE = ("trigger_ratio", "trigger_hard_cap_tokens", "trigger_reserve_tokens", "kept_budget_ratio",
+                    "kept_budget_cap_tokens", "keep_recent_share", "keep_recent_messages", "keep_recent_turns",
+                    "target_briefing_chars", "sim_min_chars", "min_kept_messages", "soft_trigger_ratio",
+                    "overhead_chars_per_message")
+
+
+def default_axes(run: Run) -> tuple[str, str]:
+    """Two knobs for a sweep of this run: ones its strategy reads, the trigger's and the kept budget's first.
+
+    The trigger knob is the one its policy reads (a ratio, else the reserve or the hard cap that is a term of its
+    trigger: Claude Code's trigger is window − reserve, with no ratio); the second is the kept budget's when the
+    tail is a token budget, else the next knob in ``_AXIS_PREFERENCE`` that the strategy reads (under
+    ``summarize`` the kept fraction is read by nothing: a sweep of it gives identical rows). A size model that takes
+    nothing from the new material (``sim_new_chars_ratio`` 0, Claude Code's preset) writes ``sim_min_chars`` every
+    time, so that knob, not the target, sets the briefing's size.
+    """
+    lim = run.limits
+    unused = set(lim.unused) if lim is not None else set()
+    if lim is not None and lim.trigger.terms:
+        term_knobs = [t.knobs[0] for t in lim.trigger.terms if t.knobs]
+        trigger_ratio_off = run.knobs.trigger_ratio < 0
+        unused |= {"trigger_ratio"} if trigger_ratio_off or "trigger_ratio" not in term_knobs else set()
+        unused |= {n for n in ("trigger_hard_cap_tokens", "trigger_reserve_tokens") if n not in term_knobs}
+    if lim is not None and lim.kept is None:
+        unused |= {"kept_budget_ratio", "kept_budget_cap_tokens"}
+    if run.knobs.sim_new_chars_ratio == 0:  # the size model's briefing is its floor: the target only caps it
+        unused.add("target_briefing_chars")
+    if run.billed:  # the log's bill counts each message: no per-message overhead is added
+        unused.add("overhead_chars_per_message")
+    read = [n for n in _AXIS_PREFERENCE if n not in unused and _sweepable(n)]
+    triggers = [n for n in read if n.startswith("trigger_")]
+    x = triggers[0] if triggers else (read[0] if read else "trigger_ratio")
+    y = next((n for n in read if n != x and not n.startswith("trigger_")), None)
+    y = y or next((n for n in read if n != x), "target_briefing_chars" if x != "target_briefing_chars" else "min_kept_messages")
+    return x, y
+
+
+def _sweepable(name: str) -> bool:
+    spec = KNOB_SPECS.get(name)
+    return spec is not None and spec.low is not None and spec.high is not None

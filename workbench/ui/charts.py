@@ -78,9 +78,9 @@ def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
              f"${m.dollars_per_task:,.2f}, with prompt caching ${m.dollars_per_task_cached:,.2f}."]
     log = getattr(history, "log", None)
     if logged is not None and log is not None:
-        from workbench.analysis.real_logs.bill import cache_rules
+        from workbench.analysis.real_logs.bill import log_cache_rules
 
-        rules = cache_rules(log.agent, log.version)
+        rules = log_cache_rules(log)
         lines.append(f"This log's own bill, from its usage ({logged.calls:,} calls: {logged.input:,} uncached input, "
                      f"{logged.cache_read:,} cache reads, {logged.cache_write:,} cache writes, {logged.output:,} output "
                      f"tokens), at the same prices: ${logged.dollars(prices, one_hour_writes=rules.one_hour_writes):,.2f}"

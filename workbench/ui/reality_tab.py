@@ -106,13 +106,13 @@ def _bill(history: History, session: Any) -> None:
     bill, logged = session.bill, session.logged_bill
     if bill is None:
         return
-    from workbench.analysis.real_logs.bill import cache_rules
+    from workbench.analysis.real_logs.bill import bill_units, log_cache_rules
     from workbench.counting.prices import get_prices, price_note
     from workbench.counting.registry import registry_source
 
     log = history.log
     assert log is not None
-    rules = cache_rules(log.agent, log.version)
+    rules = log_cache_rules(log)
     prices = get_prices(session.model or "")
     one_hour = rules.one_hour_writes
     classes = (("calls", "calls"), ("uncached input", "input"), ("cache reads", "cache_read"),
@@ -121,12 +121,14 @@ def _bill(history: History, session: Any) -> None:
              for label, name in classes]
     st.markdown("**The bill**: the replay's model calls, following the log's compactions, beside the log's own usage")
     st.dataframe(pl.DataFrame(table), width="stretch", hide_index=True)
-    units = bill.units(session.agent)
-    lines = [f"bill units (uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x "
-             f"{5 if session.agent != 'codex' else 8}): modelled {units:,.0f}"]
+    units = bill.units(session.agent, session.model)
+    w = bill_units(session.agent, session.model)
+    lines = [f"bill units (uncached x {w['input']:g} + cache writes x {w['cache_write']:g} + cache reads x "
+             f"{w['cache_read']:g} + output x {w['output']:g}): modelled {units:,.0f}"]
     if logged is not None:
         err = session.bill_error
-        lines[0] += f", logged {logged.units(session.agent):,.0f}" + ("" if err is None else f" ({err:+.1%})")
+        lines[0] += (f", logged {logged.units(session.agent, session.model):,.0f}"
+                     + ("" if err is None else f" ({err:+.1%})"))
     dollars = f"dollars: modelled ${bill.dollars(prices, one_hour_writes=one_hour):,.2f}"
     if logged is not None:
         dollars += f", logged ${logged.dollars(prices, one_hour_writes=one_hour):,.2f}"
