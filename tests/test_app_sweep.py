@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from conftest import need_shared, shared_dir
-from test_app import app, no_errors, shown, widget
+from test_app import app, no_errors, widget
 
 from workbench.analysis.binding import default_axes, live_range
 from workbench.analysis.real_logs.agent_settings import agent_settings
@@ -41,7 +41,7 @@ def test_after_loading_a_cell_the_form_still_describes_the_heatmap():
     widget(at, "sweep_cell").set_value(len(cells) - 1).run()
     at.button(key="sweep_load").click().run()
     no_errors(at)
-    assert shown(at, "knob_trigger_ratio") == cells[-1][0]  # the sidebar took the cell
+    assert at.session_state["knob_trigger_ratio"] == cells[-1][0]  # the sidebar took the cell (its group is shut)
     assert _form(at) == before
     assert at.button(key="sweep_go").label == "Run sweep (9 replays)"
     # without the heatmap the form follows the sidebar's knobs again
@@ -92,7 +92,7 @@ def test_the_sweep_tab_opens_a_real_log_on_those_axes():
 # -- auto-tune on the long sample (issue 21 item 6) ----------------------------------------------------------------
 
 
-def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config(long_history):
+def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config():
     """The app's defaults on the long sample: the winner compacts at most twice as often as the sidebar's config
     (122 compactions at a 0.096 trigger before, against 18), keeps the retention floor, names the briefer that scored
     it beside the sidebar's, and a wider range is offered only where one step past the edge a config meets the
@@ -105,7 +105,7 @@ def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config(long_histo
     no_errors(at)
     found = at.session_state["tune_result"]
     result, base = found["result"], found["base"]
-    history = long_history
+    history = load_history("sample_histories/long.jsonl")
     scored = check_config(base, [history], Constraints(), briefer=ExtractiveBriefer())
     limit = compaction_limit(int(scored["max_compressions"]))
     assert limit is not None and result.constraints.max_compressions == limit

@@ -109,7 +109,8 @@ def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": 1000})
+            # tall enough for the sidebar's six knob sliders and the groups below them in the picture
+            page = browser.new_page(viewport={"width": width, "height": 1700})
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
             page.wait_for_timeout(1_500)

@@ -393,7 +393,7 @@ def default_axes(run: Run) -> tuple[str, str]:
     time, so that knob, not the target, sets the briefing's size.
     """
     lim = run.limits
-    unused = set(unread_knobs(run))  # what the sidebar folds as "not read by": the same facts
+    unused = set(unread_knobs(run))  # one home for what a run does not read (the sidebar folds the same knobs)
     if lim is not None and lim.trigger.terms:
         term_knobs = [t.knobs[0] for t in lim.trigger.terms if t.knobs]
         trigger_ratio_off = run.knobs.trigger_ratio < 0
