@@ -146,6 +146,7 @@ def _live(page: Any) -> None:
     """Live runs with no key: the pre-flight check says what is missing and sends nothing."""
     _tab(page, "Live runs")
     page.click(".st-key-live_go button")
+    page.wait_for_selector("text=Nothing was sent", timeout=60_000)
     _idle(page)
     page.wait_for_timeout(500)
 
@@ -170,13 +171,13 @@ def _sweep(page: Any) -> None:
 
 
 def _tune(page: Any) -> None:
-    """Auto-tune on the long sample: its winner against the sidebar's knobs."""
+    """Auto-tune on the long sample: its winner against the sidebar's knobs, its table by history, its Pareto front."""
     _tab(page, "Sweep")
     page.click(".st-key-tune_go button", timeout=30_000)
-    page.wait_for_selector(".st-key-tune_load button", timeout=300_000)  # shown once a winner is found
+    page.wait_for_selector(".st-key-tune_pareto .js-plotly-plot", timeout=300_000)
     _idle(page, timeout=300_000)
-    _to_top(page, ".st-key-tune_go", 120)
-    page.wait_for_timeout(800)
+    page.locator(".st-key-tune_go").scroll_into_view_if_needed()
+    page.wait_for_timeout(1_000)
 
 
 def _reality(page: Any) -> None:
@@ -198,7 +199,8 @@ SHOTS = (
     Shot("thrash-1280", 1280, 900, _thrash),
     Shot("live-runs-no-key", 1280, 1400, _live),
     Shot("sweep-click", 1500, 1100, _sweep),
-    Shot("tune-1500", 1500, 1000, _tune),
+    Shot("tune-1280", 1280, 2600, _tune),
+    Shot("tune-1500", 1500, 2400, _tune),
     Shot("reality", 1500, 1500, _reality),
 )
 
