@@ -182,10 +182,13 @@ def _tune(page: Any) -> None:
 
 def _reality(page: Any) -> None:
     """The Reality tab on the bundled Claude Code log (sample_histories/claude_code.jsonl)."""
-    if "claude_code" not in page.locator(".st-key-history").inner_text():
-        page.locator(".st-key-history").click()
+    picker = page.locator(".st-key-history input")  # a combo box: its value is the history shown
+    if "claude_code" not in picker.input_value():
+        picker.click()
         page.get_by_role("option", name="claude_code").first.click()
         _idle(page)
+        if "claude_code" not in picker.input_value():
+            raise RuntimeError(f"the history picker did not take claude_code: {picker.input_value()!r}")
     page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
     _tab(page, "Reality")
     page.wait_for_selector(".st-key-reality_chart .js-plotly-plot .scatterlayer .trace", timeout=120_000)
