@@ -10,19 +10,23 @@ no per-object cache (digest, content chars) survives from one measurement to the
 from __future__ import annotations
 
 import gc
+import json
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench.history.model import History, Message
+from workbench.history.readers.claude_code import parse_claude_code
 from workbench.history.samples.generate import generate_session
+from workbench.history.samples.generate_claude_code import claude_code_log
 from workbench.history.writers import write_canonical_jsonl
 
 SEED = 20260507
 TOOL_HEAVY = 0.1  # the shipped `long` sample's mix: ~3 KB a message, tool outputs about half the tokens
 BASE_MESSAGES = 10_000  # generated for real; larger sizes repeat it (generating 100k takes a minute)
+AGENT_LOGS = 6  # Claude Code sample logs chained into the agent-format base (~1,100 messages, 6 logged compactions)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -109,6 +113,7 @@ class Histories:
         self._base: History | None = None
         self._files: dict[int, Path] = {}
         self._serial = 0
+        self._agent: History | None = None
 
     @property
     def base(self) -> History:
@@ -130,6 +135,48 @@ class Histories:
         # compare a new history with an equal one from an earlier measure message by message.
         self._serial += 1
         return History(id=f"bench_{n}_{self._serial}", messages=tuple(msgs), source_format="generated")
+
+    @property
+    def agent_base(self) -> History:
+        """A Claude Code log (``AGENT_LOGS`` sample sessions chained into one, each with its logged compaction,
+        billed usage per call, Read/Edit/Write/TodoWrite steps), read by the Claude Code reader."""
+        if self._agent is None:
+            lines: list[str] = []
+            last, session = None, None
+            for s in range(AGENT_LOGS):
+                for line in claude_code_log(SEED + s).splitlines():
+                    record = json.loads(line)
+                    session = session or record.get("sessionId")
+                    if "sessionId" in record:
+                        record["sessionId"] = session
+                    if "uuid" in record:
+                        if record.get("parentUuid") is None and last is not None:
+                            record["parentUuid"] = last  # the next sample continues the same session
+                        last = record["uuid"]
+                    lines.append(json.dumps(record))
+            self._agent = parse_claude_code("\n".join(lines) + "\n", source="bench_agent.jsonl")
+        return self._agent
+
+    def agent(self, n: int) -> History:
+        """An n-message agent-format history: ``agent_base`` repeated (new Message objects and ids, its log's
+        calls and compactions moved along with their messages)."""
+        base = self.agent_base
+        log = base.log
+        assert log is not None
+        size = len(base.messages)
+        msgs, calls, compactions = [], [], []
+        for rep in range(-(-n // size)):
+            shift = rep * size
+            for m in base.messages[: n - shift]:
+                msgs.append(Message(id=m.id if rep == 0 else f"{m.id}~{rep}", role=m.role, parts=m.parts,
+                                    metadata=m.metadata, extra=m.extra))
+            calls += [replace(c, index=c.index + shift) for c in log.calls if c.index + shift < n]
+            compactions += [replace(c, index=c.index + shift,
+                                    summary_index=None if c.summary_index is None else c.summary_index + shift)
+                            for c in log.compactions if c.index + shift < n]
+        self._serial += 1
+        return History(id=f"bench_agent_{n}_{self._serial}", messages=tuple(msgs), source_format=base.source_format,
+                       log=replace(log, calls=tuple(calls), compactions=tuple(compactions)))
 
     def file(self, n: int) -> Path:
         """The n-message history as canonical JSONL (what users load), written once."""

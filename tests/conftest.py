@@ -1,4 +1,5 @@
-"""Shared pytest hooks: the ``--golden`` option and parametrization of the stagewise golden vectors."""
+"""Shared pytest hooks: ``REPO``, the shared folder, the long sample's load and replay (once per worker), the
+``--golden`` option and parametrization of the stagewise golden vectors, and the order the suite runs in."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]  # the checkout: every test file takes it from here
+LONG_SAMPLE = REPO / "sample_histories" / "long.jsonl"
 
 
 def shared_dir() -> Path:
@@ -114,3 +116,23 @@ def fake_provider(_fake_provider_server: Any) -> Any:
     """A local OpenAI-compatible server (tests/fake_provider.py), counters and behaviours reset per test."""
     _fake_provider_server.reset()
     return _fake_provider_server
+
+
+# ── the long sample: loaded and replayed under the defaults once per worker, shared by every file ──────────────
+
+
+@pytest.fixture(scope="session")
+def long_history() -> Any:
+    """``sample_histories/long.jsonl`` (2,000+ messages, the app's default history); a History is immutable."""
+    from workbench.history.readers import load_history
+
+    return load_history(LONG_SAMPLE)
+
+
+@pytest.fixture(scope="session")
+def long_run(long_history: Any) -> Any:
+    """The long sample replayed under the default knobs (stagewise's), the replay the app opens with."""
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    return simulate(long_history, Knobs())

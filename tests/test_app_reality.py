@@ -93,6 +93,23 @@ def test_calibrate_loads_the_fitted_knobs_into_the_sidebar():
     assert any("the calibration of this log" in s.value for s in at.success)
 
 
+def test_the_reality_table_follows_the_sidebars_knobs_and_the_calibrated_ones():
+    """The Reality tab replays with the sidebar's knobs (#21 item 3): a knob moved in the sidebar, and the knobs
+    "Calibrate to this log" loads, change the predicted columns of its table, not only the cards."""
+    at = opened("session.jsonl", claude_log_bytes(), **{"reality_usage": False})
+    no_errors(at)
+    before = at.dataframe[0].value
+    next(b for b in at.button if b.key == "reality_calibrate").click().run()
+    no_errors(at)
+    calibrated = at.dataframe[0].value
+    assert calibrated["predicted tokens after"].to_list() != before["predicted tokens after"].to_list()
+    at.session_state["knob_hidden_prefix_tokens"] = at.session_state["knob_hidden_prefix_tokens"] + 5_000
+    at.run()
+    moved = at.dataframe[0].value
+    assert [a - b for a, b in zip(moved["predicted tokens after"], calibrated["predicted tokens after"],
+                                  strict=True)] == [5_000] * len(moved)
+
+
 def test_a_transcript_is_not_a_log_and_the_tab_says_what_to_open():
     at = app(tab="Reality")
     no_errors(at)

@@ -6,9 +6,9 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from workbench.briefing.endpoints import (
     KEY_ONLY_PROVIDERS,
@@ -18,7 +18,6 @@ from workbench.briefing.endpoints import (
     providers_of,
 )
 
-REPO = Path(__file__).resolve().parents[1]
 FAKE = "http://127.0.0.1:9/v1"
 OPENAI = {"openai/m": "openai"}
 

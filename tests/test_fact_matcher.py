@@ -74,13 +74,13 @@ def test_runs_are_maximal_alphanumeric_runs():
     assert runs_of("src/app_x.ts:3 café") == {"src", "app", "x", "ts", "3", "café"}
 
 
-def test_briefings_line_by_line_find_what_the_whole_text_finds():
+def test_briefings_line_by_line_find_what_the_whole_text_finds(long_history):
     """``found_in_lines`` (each distinct line matched once) agrees with ``fact_found`` on the whole briefing."""
     from workbench.briefing.extractive import ExtractiveBriefer
     from workbench.knobs import Knobs
     from workbench.replay import simulate
 
-    history = load_history(REPO / "sample_histories" / "long.jsonl")
+    history = long_history
     index = fact_index(history)
     run = simulate(history, Knobs(context_window_tokens=32_000), ExtractiveBriefer())
     texts = list(dict.fromkeys(c.record.text for c in run.compressions if c.record.text))

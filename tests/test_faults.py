@@ -23,12 +23,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench.briefing.cache import INFLIGHT, BriefingCache
 from workbench.history.writers import write_canonical_jsonl
 
-REPO = Path(__file__).resolve().parents[1]
 DRIVER = REPO / "tests" / "kill_driver.py"
 GUARD_S = 180  # a hang guard, not a speed target
 

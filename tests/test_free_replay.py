@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from conftest import need_shared, shared_dir
+from conftest import REPO, need_shared, shared_dir
 from test_app_free_replay import compacting_log
 
 from workbench.analysis.real_logs.free_replay import AgainstLog, summary
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(REPO / "scripts"))
 import replay_report  # noqa: E402
 
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from workbench.cli import main as cli_main
 from workbench.cli.samples import history_stats
 from workbench.history import load_history, parse_history, write_canonical_jsonl
 from workbench.history.samples.generate import SAMPLES, generate_session
 
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_histories"
+SAMPLE_DIR = REPO / "sample_histories"
 SAMPLE = {s.name: s for s in SAMPLES}
 STATES = {"output-available", "output-error"}
 

@@ -11,8 +11,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
+PACKAGE = REPO / "workbench"
 
 # Lowest first. A module may import from its own layer or any layer below it.
 LAYERS: tuple[tuple[str, ...], ...] = (

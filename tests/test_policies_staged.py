@@ -8,12 +8,9 @@ budget, 20% of the window) 4,000 tokens: the newest tool result and its call.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from policy_scripts import agent, plain
 
-from workbench.history.readers import load_history
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
 from workbench.presets import get_preset
@@ -28,7 +25,6 @@ STAGED = plain(
     briefing_mode="anchored",
     check_point="step",
 )
-LONG = Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"
 
 
 def elisions(run) -> list[tuple[int, str]]:
@@ -94,11 +90,6 @@ def test_decide_runs_only_when_something_can_be_elided_or_folded():
 def test_soft_threshold_sets_how_much_is_elided_before_summaries(soft, expected):
     run = simulate(agent(120), STAGED.replace(soft_trigger_ratio=soft))
     assert (run.metrics.elisions, run.metrics.compressions) == expected
-
-
-@pytest.fixture(scope="module")
-def long_history():
-    return load_history(LONG)
 
 
 @pytest.mark.parametrize("window", [32_000, 200_000], ids=["32k", "200k"])

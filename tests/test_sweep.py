@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import time
 
 import polars as pl
 import pytest
@@ -153,21 +152,19 @@ def test_folders_expand_to_their_history_files(tmp_path, history_files):
 
 
 def test_a_thousand_runs_over_the_real_histories_with_two_processes(tmp_path):
-    """>= 1,000 replays (with probes) finish in seconds with a progress bar, and the parquet loads."""
+    """>= 1,000 replays (with probes) on two processes report their progress, and the parquet loads (their speed:
+    benchmarks/run.py's ``sweep`` row)."""
     paths = real_history_paths()
     knobs = knob_sample({"trigger_ratio": (0.3, 0.9), "kept_budget_ratio": (0.05, 0.4),
                          "context_window_tokens": [32_000, 128_000, 200_000]}, 72, seed=3)
     seen: list[int] = []
-    t0 = time.perf_counter()
     frame = sweep(paths, knobs, workers=2, probes=True, progress=lambda d, t: seen.append(d))
-    seconds = time.perf_counter() - t0
     assert frame.height == len(paths) * 72 >= 1_000
     assert seen[-1] == frame.height and len(seen) > 2
     out = write_sweep(frame, tmp_path / "sweep.parquet")
     back = pl.read_parquet(out)
     assert back.shape == frame.shape
     assert back["history"].n_unique() == len(paths)
-    assert seconds < 60, f"{frame.height} runs took {seconds:.1f}s"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("distributed") is None,

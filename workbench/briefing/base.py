@@ -8,7 +8,7 @@ calls a provider); the replay stays pure because the briefer is handed to it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,7 +26,7 @@ class BriefRequest:
     """What a briefer is asked: fold ``folded`` (the new span) into ``previous_briefing``."""
 
     chain_index: int  # 1 for the first compression of a run
-    folded: tuple[Message, ...]  # what the briefer reads: the newly folded span (from 0 when regenerating)
+    folded: Sequence[Message]  # what the briefer reads: the newly folded span (from 0 when regenerating)
     folded_from: int  # message index of folded[0]
     boundary: int  # message index of the first kept message
     previous_briefing: str | None  # text when known (live/extractive runs), None for size-only
@@ -56,7 +56,7 @@ class Attempt:
     """One try of one model: what happened and how long it took."""
 
     model: str
-    outcome: str  # ok | timeout | error | too-short | unsettled | skipped
+    outcome: str  # ok | timeout | error | not sent | too-short | unsettled | skipped
     latency_s: float = 0.0
     detail: str = ""
     input_tokens: int = 0

@@ -73,6 +73,9 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     shown, dropped = list(range(len(columns))), list[str]()
     if (drop or wrap) and console.is_terminal:
         shown, dropped = _fit(columns, cells, flags, console.width, drop, wrap)
+    elif console.is_terminal and cells and _natural_width(columns, cells) > console.width:
+        _print_records(console, columns, cells, title=title)  # no column is cut to "0…" nor left out unsaid
+        return
     plain = _plain_table(console, [columns[i] for i in shown], [[row[i] for i in shown] for row in cells],
                          title=title, right=[flags[i] for i in shown])
     if plain is not None:
@@ -98,6 +101,29 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     if dropped:
         console.print(Text(f"left out to fit {console.width} columns: {', '.join(dropped)} (a wider terminal or a "
                            "pipe shows every column)"))
+        console.print()
+
+
+def _print_records(console: Any, columns: Sequence[str], cells: list[list[str]], *, title: str | None) -> None:
+    """A table wider than the terminal, one row per block of "column  value" lines: every value whole (a long one
+    folds under itself), every column named. Rich would shrink every column to "0…" (``workbench calibrate``)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if title is not None:
+        console.print(Text(title))
+    for n, row in enumerate(cells, 1):
+        block = Table.grid(padding=(0, 2), pad_edge=True)
+        block.add_column(no_wrap=True, style="bold")
+        block.add_column(overflow="fold")
+        for name, value in zip(columns, row, strict=False):
+            block.add_row(Text(name), Text(value))
+        console.print()
+        console.print(Text(f"row {n} of {len(cells)}"))
+        console.print(block)
+    console.print()
+    console.print(Text(f"(one block a row: the table is wider than {console.width} columns; a pipe prints it whole)"))
+    console.print()
 
 
 FOLD_WIDTH = 16  # the narrowest a folding name column gets: a path stays readable a few lines long

@@ -255,7 +255,7 @@ def bill_rows(sessions: list[Any]) -> list[list[Any]]:
             continue
         err = s.bill_error
         rows.append([s.file, f"{b.calls:,}", f"{b.input:,}", f"{b.cache_read:,}", f"{b.cache_write:,}", f"{b.output:,}",
-                     f"{b.units(s.agent):,.0f}", "-" if lb is None else f"{lb.units(s.agent):,.0f}",
+                     f"{b.units(s.agent, s.model):,.0f}", "-" if lb is None else f"{lb.units(s.agent, s.model):,.0f}",
                      "-" if err is None else f"{err:+.1%}"])
     return rows
 

@@ -77,6 +77,7 @@ def knob_sets_from_args(args: argparse.Namespace) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
+    from workbench.display.labels import SWEEP_COLUMNS
     from workbench.explore.sweep import expand_history_paths, sweep, write_sweep
     from workbench.explore.tune import Constraints, aggregate
     from workbench.knobs import knob_names
@@ -118,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
     knobs_by_config = frame.group_by("config").agg(pl.col(c).first() for c in varying)
     table = table.join(knobs_by_config, on="config", how="left").sort("objective")
     probes = args.probes and "retention" in table.columns
-    columns = ["config", "tokens/task", "overflows", "max compressions", *(["fact retention"] if probes else []),
-               *varying]
+    metrics = ["tokens_per_task", "overflows", "max_compressions", *(["retention"] if probes else [])]
+    columns = ["config", *(SWEEP_COLUMNS[name] for name in metrics), *varying]  # the words of the app's sweep tab
     rows = []
     for row in table.iter_rows(named=True):
         knobs = [f"{row[c]:g}" if isinstance(row[c], float) else str(row[c]) for c in varying]

@@ -52,6 +52,7 @@ def make_briefer(name: str) -> Any:
 def print_per_history(rows: Any, *, who: str = "the winner") -> None:
     """``who`` on each history: a mean over histories that never compress hides the ones that do."""
     from workbench.cli.progress import print_table
+    from workbench.display.labels import SWEEP_COLUMNS
 
     if rows is None or not rows.height:
         return
@@ -63,7 +64,8 @@ def print_per_history(rows: Any, *, who: str = "the winner") -> None:
             line.append(f"{r['retention']:.3f}")
         line.append("" if r["compresses"] else "never compresses: the knobs do not touch it")
         table.append(line)
-    columns = ["history", "compressions", "tokens/task", "overflows", *(["retention"] if has_retention else []), ""]
+    names = ["history", "compressions", "tokens_per_task", "overflows", *(["retention"] if has_retention else [])]
+    columns = [*(SWEEP_COLUMNS[name] for name in names), ""]  # the words of the app's sweep and tune tables
     print_table(columns, table, title=f"{who} on each history",
                 right=[False, True, True, True, *([True] if has_retention else []), False])
     idle = rows.filter(~rows["compresses"]).height

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,17 +148,20 @@ class _Walk:
         self.order = 0
         self.compacted = 0  # order at the last compaction: a resumed session rebuilds its state from after it
 
-    def advance(self, messages: Sequence[Any]) -> None:
-        """Walk the messages past those already walked (``messages`` starts with them)."""
+    def advance(self, messages: Sequence[Any], end: int | None = None) -> None:
+        """Walk the messages past those already walked, up to ``end`` (``messages`` starts with them); only the new
+        messages are read, so following a growing prefix costs each message once."""
         start = len(self.seen)
-        if start >= len(messages):
+        end = len(messages) if end is None else end
+        if start >= end:
             return
-        self.seen.extend(messages[start:])
+        self.seen.extend(messages[start:end])
         count, known, pending, skills = self.count, self.known, self.pending, self.skills
         files, per_file_tokens = self.files, self.per_file_tokens
         state, skill_call, todo, plan, order = self.state, self.skill_call, self.todo, self.plan, self.order
         billed = count.billed
-        for i, msg in enumerate(messages[start:], start):
+        for i in range(start, end):
+            msg = messages[i]
             role = msg.role
             if msg.meta("resumed") is True:
                 state = self._resumed()
@@ -292,6 +295,37 @@ def compaction_restore(messages: Sequence[Any], knobs: Any, *, cache: CountCache
     log's billed counts per message, ``restored_items``)."""
     return knobs.compaction_restore_tokens + restored_tokens(messages, **restore_args(knobs), cache=cache,
                                                              billed=billed)
+
+
+class RunningRestore:
+    """``compaction_restore`` at a replay's compactions, each at a later message of the same history: one walk of
+    the transcript advanced as the replay goes (each message read once), never the history up to each compaction
+    again (that made long replays quadratic). Nothing is walked when the knobs restore no file."""
+
+    def __init__(self, messages: Sequence[Any], knobs: Any, *, cache: CountCache | None = None,
+                 billed: Callable[[], Counts | None] | None = None) -> None:
+        self.messages = messages
+        self.constant = int(knobs.compaction_restore_tokens)
+        self.args = restore_args(knobs)
+        self.cache = cache
+        self.billed = billed  # the log's billed counts, asked for at the first compaction (most replays have none)
+        self.walk: _Walk | None = None
+        self.end = 0
+
+    def at(self, i: int) -> int:
+        """What ``compaction_restore(messages[: i + 1], knobs, ...)`` gives; ``i`` never goes back."""
+        if self.args["files"] <= 0:
+            return self.constant
+        if i + 1 < self.end:
+            raise ValueError(f"the restore walk is past message {i}: it cannot go back")
+        if self.walk is None:
+            a = self.args
+            billed = self.billed() if self.billed is not None else None
+            self.walk = _Walk(_Counter(a["counter"], a["token_ratio"], a["chars_per_token"], self.cache, billed),
+                              a["files"], a["per_file_tokens"])
+        self.walk.advance(self.messages, i + 1)
+        self.end = i + 1
+        return self.constant + sum(r.tokens for r in self.walk.result())
 
 
 def restored_tokens(

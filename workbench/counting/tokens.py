@@ -108,6 +108,11 @@ class HistoryCounts:
     _has_parts: np.ndarray | None = None
     _encoded: dict[str, np.ndarray] = field(default_factory=dict)
     _chunk_chars: np.ndarray | None = None
+    # Prefix sums of the chunk lengths and of the chunks, over messages [0, _span_done): a span inside it costs two
+    # subtractions (a replay asks [0, boundary) at every compaction that regenerates).
+    _span_chars: np.ndarray | None = None
+    _span_count: np.ndarray | None = None
+    _span_done: int = 0
     _estimates: dict[tuple[int, float], np.ndarray] = field(default_factory=dict)
     # Per-history values the replay derives from the messages (check indices, roles): kept with the
     # counts so that a replay with other knobs does not walk 100k messages again to rebuild them.
@@ -240,17 +245,45 @@ class HistoryCounts:
             self._chunk_chars[i] = value
         return value
 
+    def serialized_chars_at(self, indices: np.ndarray) -> np.ndarray:
+        """``serialized_chars`` of each message in ``indices`` (an int array), as an array."""
+        if self._chunk_chars is None:
+            self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
+        for j in indices[self._chunk_chars[indices] == -2]:
+            self.serialized_chars(int(j))
+        return self._chunk_chars[indices]
+
     def serialized_span(self, lo: int, hi: int) -> tuple[int, int]:
         """(sum of chunk UTF-16 lengths, number of chunks) over messages [lo, hi); serializes each once."""
         if hi <= lo:
             return 0, 0
         if self._chunk_chars is None:
             self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
-        seg = self._chunk_chars[lo:hi]
-        for j in np.flatnonzero(seg == -2):
-            self.serialized_chars(lo + int(j))
-        valid = seg >= 0
-        return int(seg.sum(where=valid)), int(np.count_nonzero(valid))
+        done = self._span_done
+        if lo > done:  # a span past the prefix: summed alone (the messages between are not serialized for it)
+            seg = self._chunk_chars[lo:hi]
+            for j in np.flatnonzero(seg == -2):
+                self.serialized_chars(lo + int(j))
+            valid = seg >= 0
+            return int(seg.sum(where=valid)), int(np.count_nonzero(valid))
+        if hi > done:  # the prefix grows to hi: each message is summed into it once
+            if self._span_chars is None:
+                n = len(self.history.messages)
+                self._span_chars = np.zeros(n + 1, dtype=np.int64)
+                self._span_count = np.zeros(n + 1, dtype=np.int64)
+            assert self._span_count is not None
+            seg = self._chunk_chars[done:hi]
+            for j in np.flatnonzero(seg == -2):
+                self.serialized_chars(done + int(j))
+            valid = seg >= 0
+            np.cumsum(np.where(valid, seg, 0), out=self._span_chars[done + 1 : hi + 1])
+            self._span_chars[done + 1 : hi + 1] += self._span_chars[done]
+            np.cumsum(valid, out=self._span_count[done + 1 : hi + 1])
+            self._span_count[done + 1 : hi + 1] += self._span_count[done]
+            self._span_done = done = hi
+        chars, count = self._span_chars, self._span_count
+        assert chars is not None and count is not None
+        return int(chars[hi] - chars[lo]), int(count[hi] - count[lo])
 
     def stub_tokens(self, i: int, knobs: Any) -> int:
         """Tokens of message i once its tool outputs are elided, by the trigger counter."""

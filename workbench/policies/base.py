@@ -86,9 +86,8 @@ class ReplayState:
         """Messages [lo, hi) that must not be folded or elided: the pin_* knobs plus what is pinned now."""
         hi = len(self.history.messages) if hi is None else hi
         mask = np.zeros(max(hi - lo, 0), dtype=bool) if self.pin_mask is None else self.pin_mask[lo:hi].copy()
-        for j in self.pinned:
-            if lo <= j < hi:
-                mask[j - lo] = True
+        pinned = np.fromiter(self.pinned, dtype=np.int64, count=len(self.pinned))
+        mask[pinned[(pinned >= lo) & (pinned < hi)] - lo] = True
         return mask
 
     def walk_tokens(self, lo: int, hi: int) -> np.ndarray:

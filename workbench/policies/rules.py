@@ -258,15 +258,16 @@ def _kept_user_messages(state: ReplayState, knobs: Knobs, i: int) -> tuple[int, 
     layout = state.layout
     users = layout.user_idx
     fresh = users[(users >= state.boundary) & (users <= i)]
-    earlier = [j for j in state.pinned if layout.roles[j] == 1]
-    pool = np.unique(np.concatenate([np.asarray(earlier, dtype=np.int64), fresh]))[::-1]
+    pinned = np.fromiter(state.pinned, dtype=np.int64, count=len(state.pinned))
+    earlier = pinned[layout.roles[pinned] == 1]
+    pool = np.unique(np.concatenate([earlier, fresh]))[::-1]
     if state.pin_mask is not None:
         pool = pool[~state.pin_mask[pool]]
     if len(pool) == 0:
         return ()
     tokens = np.maximum(state.counter_tokens[pool] - state.elided_savings[pool], 0)
     take = int(np.searchsorted(np.cumsum(tokens), knobs.keep_user_messages_tokens, side="right"))
-    return tuple(sorted(int(j) for j in pool[:take]))
+    return tuple(np.sort(pool[:take]).tolist())
 
 
 def compact_action(

@@ -106,8 +106,12 @@ def _newest_tokens(state: ReplayState, n: int, count: int) -> np.ndarray:
     """The walk's estimates of the newest ``count`` of messages [0, n), newest first (briefing overlays counted)."""
     lo = max(0, n - count)
     tokens = np.array(state.estimate_tokens[lo:n], dtype=np.int64)
-    for j in state.briefing_at:
-        if lo <= j < n:
+    # Landed boundaries only go forward, so the keys ascend: read from the newest until one is below the span
+    # (all of them at every compaction made long replays quadratic).
+    for j in reversed(state.briefing_at):
+        if j < lo:
+            break
+        if j < n:
             tokens[j - lo] = state.estimate_of(j)
     return tokens[::-1]
 

@@ -11,14 +11,15 @@ size model needs only the sizes. While a compaction is in flight (``latency_step
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from workbench.briefing.base import BriefRecord, BriefRequest
 from workbench.counting.tokens import HistoryCounts
-from workbench.history.model import History
+from workbench.history.model import History, Message
 from workbench.knobs import Knobs
 from workbench.policies.base import Compact
 from workbench.policies.limits import Limits
@@ -45,6 +46,51 @@ class InFlight:
     trigger: str = "threshold"
 
 
+class MessageSpan(Sequence[Message]):
+    """Messages [lo, hi) of a history less the ``skip`` ones, read only when a briefer reads them: the size model
+    never does, and copying them cost O(boundary) at every compaction that re-reads the history from its start.
+    Equal to the tuple of the same messages."""
+
+    def __init__(self, messages: Sequence[Message], lo: int, hi: int, skip: frozenset[int] = frozenset()) -> None:
+        lo, hi = min(lo, len(messages)), min(hi, len(messages))
+        self._messages, self._lo, self._hi = messages, lo, max(lo, hi)
+        self._skip = skip
+        self._items: tuple[Message, ...] | None = None
+
+    def _tuple(self) -> tuple[Message, ...]:
+        if self._items is None:
+            lo, hi, skip = self._lo, self._hi, self._skip
+            self._items = (tuple(m for j, m in enumerate(self._messages[lo:hi], lo) if j not in skip) if skip
+                           else tuple(self._messages[lo:hi]))
+        return self._items
+
+    def __len__(self) -> int:
+        if self._items is None and not self._skip:
+            return self._hi - self._lo
+        return len(self._tuple())
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        return self._tuple()[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._tuple())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageSpan):
+            other = other._tuple()
+        return isinstance(other, tuple) and self._tuple() == other
+
+    def __hash__(self) -> int:
+        return hash(self._tuple())
+
+    def __repr__(self) -> str:
+        return f"MessageSpan({self._lo}, {self._hi}, skip={len(self._skip)})"
+
+
 def _chunks(counts: HistoryCounts, lo: int, hi: int, skip: frozenset[int]) -> list[str]:
     chunks = (counts.serialized(j) for j in range(lo, hi) if j not in skip)
     return [s for s in chunks if s is not None]
@@ -53,10 +99,12 @@ def _chunks(counts: HistoryCounts, lo: int, hi: int, skip: frozenset[int]) -> li
 def _chunk_chars(counts: HistoryCounts, lo: int, hi: int, skip: frozenset[int]) -> tuple[int, int]:
     """(sum of chunk UTF-16 lengths, number of chunks) for messages [lo, hi), pinned ones skipped."""
     total, count = counts.serialized_span(lo, hi)
-    for j in skip:
-        if lo <= j < hi and (length := counts.serialized_chars(j)) >= 0:
-            total -= length
-            count -= 1
+    if skip:
+        pins = np.fromiter(skip, dtype=np.int64, count=len(skip))
+        lengths = counts.serialized_chars_at(pins[(pins >= lo) & (pins < hi)])
+        lengths = lengths[lengths >= 0]
+        total -= int(lengths.sum())
+        count -= len(lengths)
     return total, count
 
 
@@ -98,9 +146,7 @@ def briefing_request(
 
     return BriefRequest(
         chain_index=chain_index,
-        folded=tuple(m for j, m in enumerate(history.messages[read_from:boundary], read_from) if j not in skip)
-        if skip
-        else history.messages[read_from:boundary],
+        folded=MessageSpan(history.messages, read_from, boundary, skip),
         folded_from=folded_from,
         boundary=boundary,
         previous_briefing=None if act.regenerate else prev_text,

@@ -11,7 +11,7 @@ No I/O; the per-message token counts come from the caller's ``HistoryCounts``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -62,6 +62,9 @@ class InContext:
     def base_tokens(self) -> int:
         """Hidden prefix + briefing + restored + pinned messages: the part of the context that is not a message span."""
         return self.system_tokens + self.briefing_tokens + self.restored_tokens + self.pinned_tokens
+
+
+_INT_LIMIT = 2**62  # a threshold beyond any sum of tokens, well inside int64
 
 
 class ContextSums:
@@ -119,9 +122,10 @@ class ContextSums:
         """Tokens of messages [lo, hi) as they are in context now."""
         return int(self.in_context_prefix[hi] - self.in_context_prefix[lo])
 
-    def in_context_tokens(self, indices: Iterable[int]) -> int:
+    def in_context_tokens(self, indices: Collection[int]) -> int:
         """Tokens of the given messages as they are in context now (pinned messages)."""
-        return int(sum(int(self.tokens[j] - self.savings[j]) for j in indices))
+        idx = np.fromiter(indices, dtype=np.int64, count=len(indices))
+        return int((self.tokens[idx] - self.savings[idx]).sum())
 
     def verbatim_at(self, boundary: int, k0: int, k1: int) -> np.ndarray:
         """Verbatim tokens (from ``boundary``) at each check k0..k1, inclusive."""
@@ -146,10 +150,15 @@ class ContextSums:
             return none
         if tokens == -math.inf:
             return start
+        if tokens == math.inf:
+            return none
         target = tokens - base + float(self.in_context_prefix[boundary])
         side: Literal["left", "right"] = "right" if strict else "left"
         sums = self.measured_at_checks if measured else self.in_context_at_checks
-        found = start + int(np.searchsorted(sums[start:end], target, side=side))
+        # The sums are integers: "> target" is "> floor(target)" and ">= target" is ">= ceil(target)". An integer
+        # keeps the search O(log n); a float made numpy convert the whole array first (O(n) at every event).
+        whole = min(max(math.floor(target) if strict else math.ceil(target), -_INT_LIMIT), _INT_LIMIT)
+        found = start + int(np.searchsorted(sums[start:end], whole, side=side))
         return found if found < end else none
 
     # -- changing --------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from workbench.counting.billed import billed_counts, system_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.counters import check_points, elidable_tokens, trigger_lag, trigger_tokens, walk_tokens
 from workbench.counting.prices import Prices, get_prices
-from workbench.counting.restore import compaction_restore
+from workbench.counting.restore import RunningRestore
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
 from workbench.history.words import counted
@@ -136,6 +136,11 @@ class _Replay:
         explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
         self.limits = explain() if explain is not None else None
         self.logged_prunes = _logged_prunes(history, self.checks)
+        self.restore = RunningRestore(history.messages, knobs, cache=counts.cache, billed=self._billed)
+
+    def _billed(self) -> np.ndarray | None:
+        """The log's billed tokens per message where the knobs count it as billed (what its reads were billed)."""
+        return billed_counts(self.counts, self.knobs).tokens if uses_billed(self.history, self.knobs) else None
 
     # -- what the policy sees ----------------------------------------------------------------
     def context_at(self, i: int) -> int:
@@ -253,7 +258,7 @@ class _Replay:
         i = int(self.checks[k])
         if len(self.knob_pinned):
             knob_pins = self.knob_pinned[: int(np.searchsorted(self.knob_pinned, act.boundary))]
-            act = replace(act, pinned=tuple(sorted(set(act.pinned) | {int(j) for j in knob_pins})))
+            act = replace(act, pinned=tuple(np.union1d(np.asarray(act.pinned, dtype=np.int64), knob_pins).tolist()))
         if trigger in FORCED and act.reason in ("threshold", ""):
             act = replace(act, reason=trigger)
         request = briefing_request(self.history, self.knobs, self.counts, st, act, chain_index)
@@ -306,16 +311,15 @@ class _Replay:
         old_boundary = st.boundary
         st.boundary = act.boundary
         # The policy names every pinned message (knob pins were merged in at the start); others are folded.
-        st.pinned = {j for j in act.pinned if j < st.boundary}
+        pinned = np.asarray(act.pinned, dtype=np.int64)
+        st.pinned = set(pinned[pinned < st.boundary].tolist())
         st.pinned_tokens = self.sums.in_context_tokens(st.pinned)
         if act.summarize:
             st.briefing_chars = rec.chars
             st.briefing_tokens = rec.tokens
             st.briefing_at[act.boundary] = rec.chars
             st.briefing_texts[act.boundary] = rec.text
-        billed = billed_counts(self.counts, self.knobs).tokens if uses_billed(self.history, self.knobs) else None
-        st.restored_tokens = compaction_restore(self.history.messages[: i + 1], self.knobs, cache=self.counts.cache,
-                                                billed=billed)  # files sized by what their reads were billed
+        st.restored_tokens = self.restore.at(i)  # files sized by what their reads were billed
         st.landed += 1
         st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"
