@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import time
 
 import polars as pl
 import pytest
@@ -278,7 +279,10 @@ def test_ctrl_c_in_this_process_share_kills_the_pool_it_started(history_files, m
     workers = []
 
     def interrupted(*args, **kwargs):
-        workers.extend(pools[0]._processes.values())  # started by the first submits, before this process's share
+        deadline = time.monotonic() + 60
+        while not pools[0]._processes and time.monotonic() < deadline:  # Ctrl-C once the worker is up
+            time.sleep(0.05)
+        workers.extend(pools[0]._processes.values())
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_module, "default_executor", recorded)

@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import os
 import random
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -346,9 +347,43 @@ def sweep(
     pending: dict[Future[list[dict[str, Any]]], _Task] = {}
     taken_back: list[Future[list[dict[str, Any]]]] = []
     pool_done = 0
+    # The pool's first tasks are handed to it from a thread: a process's first pool waits for its fork server to
+    # import the engine (seconds on a busy machine), and this process starts on its share meanwhile.
+    first = [queue.pop() for _ in range(min(limit, len(queue)))] if own else []
+    handed = list(first)  # the thread's own list: this process may take tasks back out of ``first`` meanwhile
+    started: dict[Future[list[dict[str, Any]]], _Task] = {}
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            for task in handed:
+                started[pool.submit(_run_task, *args(task))] = task
+        except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+            failed.append(exc)
+
+    starter = threading.Thread(target=start, name="sweep-pool-start", daemon=True)
+    if handed:
+        starter.start()
+
+    def starting() -> bool:
+        """Whether the pool's first tasks are still being handed over; once they are, they join ``pending``."""
+        if starter.is_alive():
+            return True
+        if failed:
+            raise failed[0]
+        for fut, task in list(started.items()):
+            if any(t is task for t in first):  # not done here meanwhile
+                pending[fut] = task
+            else:
+                taken_back.append(fut)
+        started.clear()
+        first.clear()
+        return False
 
     def feed() -> None:
         nonlocal pool_done
+        if starting():
+            return
         while queue and len(pending) < limit:
             task = queue.pop() if own else queue.popleft()
             pending[pool.submit(_run_task, *args(task))] = task
@@ -363,10 +398,12 @@ def sweep(
             feed()
 
     try:
-        while queue or pending:
+        while queue or pending or first:
             feed()
             if own and queue:
                 here(queue.popleft())
+            elif own and first:  # the pool is not even started: its first tasks are done here
+                here(first.pop())
             elif own and pending and pool_done == 0:
                 fut = next(iter(pending))
                 taken_back.append(fut)
@@ -374,12 +411,15 @@ def sweep(
             elif pending:
                 wait(pending, return_when=FIRST_COMPLETED)
     except BaseException:
-        for fut in pending:
+        for fut in [*pending, *list(started)]:
             fut.cancel()
         if own:
             _stop(pool)
         raise
     if own:
+        if handed:  # the pool's first tasks handed over (or taken back here): nothing left in flight unseen
+            starter.join()
+            starting()
         if all(f.done() for f in taken_back):
             pool.shutdown(wait=True)
         else:  # still starting, or on a task done here since: nothing it could add
