@@ -234,3 +234,21 @@ def test_the_context_spec_is_the_context_figure_as_plotly_sends_it(history):
         sent = json.loads(pio.to_json(spec, validate=False))
         assert sent == json.loads(pio.to_json(plots.context_figure(run, **kwargs), validate=False))
         assert sent["layout"]["shapes"] and sent["data"][0]["x"]["bdata"]
+
+
+def test_the_briefing_spec_is_the_briefing_figure_as_plotly_sends_it(run, history):
+    """The Charts tab draws the briefing chart from ``briefing_spec`` too: the same JSON as ``briefing_figure``, with
+    a compare run and with no compression at all (its note)."""
+    import json
+
+    import plotly.io as pio
+    from _plotly_utils.utils import convert_to_base64
+
+    b = simulate(history, K.replace(trigger_ratio=0.4))
+    never = simulate(history, K.replace(trigger_ratio=-1))
+    for one, kwargs in ((run, {}), (b, {"compare": run}), (never, {})):
+        spec = plots.briefing_spec(one, **kwargs)
+        convert_to_base64(spec["data"])
+        sent = json.loads(pio.to_json(spec, validate=False))
+        assert sent == json.loads(pio.to_json(plots.briefing_figure(one, **kwargs), validate=False))
+    assert sent["layout"]["annotations"][0]["text"] == "no compression in this run"

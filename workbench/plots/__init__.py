@@ -9,7 +9,7 @@ One module per figure family: ``context``, ``briefing``, ``cost``, ``sweep`` (th
 thinning). Import from here: ``from workbench import plots; plots.context_figure(run)``.
 """
 
-from workbench.plots.briefing import BANDS, briefing_figure
+from workbench.plots.briefing import BANDS, briefing_figure, briefing_spec
 from workbench.plots.context import binding_caption, context_figure, context_spec
 from workbench.plots.cost import cost_figure
 from workbench.plots.pareto import MET, MISSED, OBJECTIVE_LABELS, WINNER, pareto_figure
@@ -69,6 +69,7 @@ __all__ = [
     "WINNER",
     "binding_caption",
     "briefing_figure",
+    "briefing_spec",
     "cell_key",
     "context_figure",
     "context_spec",

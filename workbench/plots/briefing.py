@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from workbench.plots.style import BASELINE, COMPARE, FAILED, _layout, _legend_line, figure, hline, hrect
+from workbench.plots.style import BASELINE, COMPARE, FAILED, hline_spec, hrect_spec, layout_spec, legend_line, scatter
 from workbench.replay import Run
 
 BANDS = (("< 60% of target", 0.0, 0.6, "#2ca02c"), ("60–85%", 0.6, 0.85, "#f2a900"),
@@ -12,64 +12,65 @@ BANDS = (("< 60% of target", 0.0, 0.6, "#2ca02c"), ("60–85%", 0.6, 0.85, "#f2a
 
 
 def briefing_figure(run: Run, *, compare: Run | None = None, labels: tuple[str, str] = ("B", "A")) -> go.Figure:
-    """Briefing size per compression of the chain against the target, over the budget-hint bands."""
+    """Briefing size per compression of the chain against the target, over the budget-hint bands (the figure of
+    ``briefing_spec``)."""
+    return go.Figure(briefing_spec(run, compare=compare, labels=labels))
+
+
+def briefing_spec(run: Run, *, compare: Run | None = None, labels: tuple[str, str] = ("B", "A")) -> dict:
+    """``briefing_figure`` as plotly's JSON structure, built without plotly.py's validation (redrawn on every slider
+    move: see ``plots.context_spec``)."""
     target = run.knobs.target_briefing_chars
     comps = [c for c in run.compressions if c.summarize]
-    fig = figure()
+    data: list[dict] = []
+    shapes: list[dict] = []
     sizes = [c.briefing_chars for c in comps if c.status != "failed"]
     top = max([target * 1.25, *(s * 1.1 for s in sizes)])
     if compare is not None:
         top = max([top, *(c.briefing_chars * 1.1 for c in compare.compressions if c.summarize)])
     for label, lo, hi, color in BANDS:
         y0, y1 = lo * target, (hi * target if hi is not None else top)
-        hrect(fig, y0, y1, color, 0.08)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
-                                 marker={"symbol": "square", "size": 11, "color": color, "opacity": 0.85}))
+        shapes.append(hrect_spec(y0, y1, color, 0.08))
+        data.append(scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+                            marker={"symbol": "square", "size": 11, "color": color, "opacity": 0.85}))
     ok = [c for c in comps if c.status != "failed"]
     if ok:
         colors = [_band_color(c.briefing_chars / target) for c in ok]
-        fig.add_trace(
-            go.Bar(
-                x=[c.chain_index for c in ok], y=[c.briefing_chars for c in ok], name="briefing", showlegend=False,
-                marker={"color": colors, "line": {"width": 0}}, opacity=0.85,
-                customdata=[[c.status, c.index_started, round(100 * c.briefing_chars / target), c.previous_chars,
-                             c.bucket, c.messages_folded] for c in ok],
-                hovertemplate="<b>#%{x}</b> (%{customdata[0]}, started at message %{customdata[1]:,})"
-                "<br>briefing %{y:,} chars = %{customdata[2]}% of target"
-                "<br>previous %{customdata[3]:,} chars → hint %{customdata[4]}"
-                "<br>folded %{customdata[5]:,} new messages<extra></extra>",
-            )
-        )
+        data.append({
+            "type": "bar", "x": [c.chain_index for c in ok], "y": [c.briefing_chars for c in ok], "name": "briefing",
+            "showlegend": False, "marker": {"color": colors, "line": {"width": 0}}, "opacity": 0.85,
+            "customdata": [[c.status, c.index_started, round(100 * c.briefing_chars / target), c.previous_chars,
+                            c.bucket, c.messages_folded] for c in ok],
+            "hovertemplate": "<b>#%{x}</b> (%{customdata[0]}, started at message %{customdata[1]:,})"
+            "<br>briefing %{y:,} chars = %{customdata[2]}% of target"
+            "<br>previous %{customdata[3]:,} chars → hint %{customdata[4]}"
+            "<br>folded %{customdata[5]:,} new messages<extra></extra>",
+        })
     bad = [c for c in comps if c.status == "failed"]
     if bad:
-        fig.add_trace(
-            go.Scatter(
-                x=[c.chain_index for c in bad], y=[0] * len(bad), name="failed", mode="markers",
-                marker={"symbol": "x", "size": 12, "color": FAILED},
-                hovertemplate="#%{x} failed: the history stays uncompressed<extra></extra>",
-            )
-        )
+        data.append(scatter(x=[c.chain_index for c in bad], y=[0] * len(bad), name="failed", mode="markers",
+                            marker={"symbol": "x", "size": 12, "color": FAILED},
+                            hovertemplate="#%{x} failed: the history stays uncompressed<extra></extra>"))
     if compare is not None:
         cc = [c for c in compare.compressions if c.summarize and c.status != "failed"]
-        fig.add_trace(
-            go.Scatter(
-                x=[c.chain_index for c in cc], y=[c.briefing_chars for c in cc], name=f"{labels[1]}: briefing",
-                mode="lines+markers", line={"color": COMPARE, "dash": "dash", "width": 1.6}, marker={"size": 6},
-                hovertemplate=f"{labels[1]} #%{{x}}: %{{y:,}} chars<extra></extra>",
-            )
-        )
-    hline(fig, target, {"color": "#333333", "dash": "dash", "width": 1.3})
-    _legend_line(fig, f"target ({target:,} chars)", "#333333", "dash")
-    if not comps:
-        fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                           text="no compression in this run", font={"size": 14, "color": BASELINE})
-    fig.update_yaxes(range=[0, top], title_text="briefing (chars)", tickformat="~s")
+        data.append(scatter(x=[c.chain_index for c in cc], y=[c.briefing_chars for c in cc],
+                            name=f"{labels[1]}: briefing", mode="lines+markers",
+                            line={"color": COMPARE, "dash": "dash", "width": 1.6}, marker={"size": 6},
+                            hovertemplate=f"{labels[1]} #%{{x}}: %{{y:,}} chars<extra></extra>"))
+    shapes.append(hline_spec(target, {"color": "#333333", "dash": "dash", "width": 1.3}))
+    data.append(legend_line(f"target ({target:,} chars)", "#333333", "dash"))
     last = max([c.chain_index for c in comps] + [c.chain_index for c in (compare.compressions if compare else ())]
                + [1])
-    fig.update_xaxes(title_text="compression # in the chain", tickformat="d", range=[0.4, last + 0.6],
-                     dtick=1 if last <= 20 else None)
-    fig.update_layout(bargap=0.25, hovermode="closest")
-    return _layout(fig, "Briefing growth across the chain", height=380)
+    layout = layout_spec("Briefing growth across the chain", height=380)
+    xaxis: dict = {"title": {"text": "compression # in the chain"}, "tickformat": "d", "range": [0.4, last + 0.6]}
+    if last <= 20:
+        xaxis["dtick"] = 1
+    layout.update(yaxis={"range": [0, top], "title": {"text": "briefing (chars)"}, "tickformat": "~s"}, xaxis=xaxis,
+                  bargap=0.25, hovermode="closest", shapes=shapes)
+    if not comps:
+        layout["annotations"] = [{"x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
+                                  "text": "no compression in this run", "font": {"size": 14, "color": BASELINE}}]
+    return {"data": data, "layout": layout}
 
 
 def _band_color(ratio: float) -> str:

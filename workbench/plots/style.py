@@ -110,6 +110,12 @@ def vline_spec(x: float, line: dict) -> dict:
     return {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "y domain", "y0": 0, "y1": 1, "line": line}
 
 
+def hrect_spec(y0: float, y1: float, color: str, opacity: float) -> dict:
+    """A band across the plot from ``y0`` to ``y1``, behind the traces, as a layout shape (what ``hrect`` adds)."""
+    return {"type": "rect", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y0, "y1": y1, "fillcolor": color,
+            "opacity": opacity, "line": {"width": 0}, "layer": "below"}
+
+
 def layout_spec(title: str, *, height: int = 460) -> dict:
     """``_layout``'s layout as a structure, with the template: the same look without plotly.py's validation."""
     return {

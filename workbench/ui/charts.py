@@ -150,7 +150,7 @@ def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], 
         show(plots.context_spec(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
         st.caption(plots.binding_caption(run))
-    briefing, cost_chart = plots.briefing_figure(run), plots.cost_figure(cost())
+    briefing, cost_chart = plots.briefing_spec(run), plots.cost_figure(cost())
     left, right = st.columns(2)
     with left:
         show(briefing, "briefing")

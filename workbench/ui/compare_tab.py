@@ -64,7 +64,7 @@ def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer:
     show(plots.context_spec(run, previews=runs.previews(key, history), compare=run_a, labels=labels), "ab_context")
     c1, c2 = st.columns(2)
     with c1:
-        show(plots.briefing_figure(run, compare=run_a, labels=labels), "ab_briefing")
+        show(plots.briefing_spec(run, compare=run_a, labels=labels), "ab_briefing")
     cost_b = runs.costs(key, knobs, briefer, run, history)
     cost_a = runs.costs(key, run_a.knobs, briefer, run_a, history)
     with c2:
