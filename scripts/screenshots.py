@@ -197,8 +197,8 @@ def _reality(page: Any) -> None:
 
 SHOTS = (
     Shot("screenshot", 1500, 1200, _charts),
-    Shot("app-1280", 1280, 1000, _charts),
-    Shot("app-1500", 1500, 1000, _charts),
+    Shot("app-1280", 1280, 1700, _charts),  # tall enough for the six knob sliders, as tests/test_browser.py takes it
+    Shot("app-1500", 1500, 1700, _charts),
     Shot("thrash-1280", 1280, 900, _thrash),
     Shot("live-runs-no-key", 1280, 1400, _live),
     Shot("sweep-click", 1500, 1100, _sweep),
