@@ -26,8 +26,6 @@ from workbench.policies.base import (
     ReplayState,
     Skip,
     Watch,
-    policy_limits,
-    policy_watches,
 )
 from workbench.policies.limits import Limits
 from workbench.policies.rules import first_index_where
@@ -67,7 +65,7 @@ class Pruned(Forwarding):
     knobs: Knobs
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        out = policy_watches(self.inner, state)
+        out = self.inner.watches(state)
         start = first_index_where(
             max(state.index, 0),
             len(state.history.messages),
@@ -79,7 +77,7 @@ class Pruned(Forwarding):
 
     def limits(self) -> Limits | None:
         """The inner policy's limits with the pruning pre-pass named among the clauses."""
-        found = policy_limits(self.inner)
+        found = self.inner.limits()
         if found is None:
             return None
         k = self.knobs

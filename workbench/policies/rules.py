@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from workbench.knobs import Knobs
 from workbench.policies import limits as lim
-from workbench.policies.base import Action, Compact, ReplayState, Skip, Watch
+from workbench.policies.base import Action, Compact, Policy, ReplayState, Skip, Watch
 
 
 def trigger_tokens(knobs: Knobs) -> float | None:
@@ -35,10 +36,18 @@ def trigger_tokens(knobs: Knobs) -> float | None:
     return min(clauses) if clauses else None
 
 
-class WatchesTriggers:
-    """Mixin for policies that look whenever one of the knobs' trigger clauses fires."""
+class WatchesTriggers(Policy):
+    """The base of policies that look whenever one of the knobs' trigger clauses fires.
+
+    Class attributes a policy sets to explain itself (``limits``): ``tail_rule`` when it fixes the tail whatever
+    ``keep_rule`` says, ``soft`` what its soft threshold does ("" = it has none), ``soft_watch`` whether that
+    threshold is a watch of its own, ``reads`` the rules knobs only it reads."""
 
     knobs: Knobs
+    tail_rule: ClassVar[str | None] = None
+    soft: ClassVar[str] = ""
+    soft_watch: ClassVar[bool] = True
+    reads: ClassVar[tuple[str, ...]] = ()
 
     def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
         tokens = trigger_tokens(self.knobs)
@@ -49,8 +58,8 @@ class WatchesTriggers:
 
     def limits(self) -> lim.Limits:
         """The OR-ed trigger clauses and the keep_rule tail (``tail_rule`` when the policy fixes it)."""
-        return rules_limits(self.knobs, rule=getattr(self, "tail_rule", None), soft=getattr(self, "soft", ""),
-                            soft_watch=getattr(self, "soft_watch", True), reads=getattr(self, "reads", ()))
+        return rules_limits(self.knobs, rule=self.tail_rule, soft=self.soft, soft_watch=self.soft_watch,
+                            reads=self.reads)
 
 
 def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_watch: bool = True,

@@ -44,7 +44,6 @@ from workbench.policies.base import (
     Policy,
     ReplayState,
     Skip,
-    Watch,
     history_index,
     pin_mask,
 )
@@ -133,8 +132,7 @@ class _Replay:
         self.pin_mask = pin_mask(history, knobs, counts.derived)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
-        explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
-        self.limits = explain() if explain is not None else None
+        self.limits = policy.limits()  # which terms bind: reported on the Run, never used to replay
         self.logged_prunes = _logged_prunes(history, self.checks)
         self.restore = RunningRestore(history.messages, knobs, cache=counts.cache, billed=self._billed)
 
@@ -166,9 +164,9 @@ class _Replay:
             self._elidable = elidable_tokens(self.counts, self.knobs)
         return self._elidable
 
-    def view(self, k: int, context: int, trigger: str = "threshold") -> ReplayState:
-        """What the policy may look at, at check k (``context``: what it holds there). Its context is the agent's
-        own measure (``measured``); the window is overflowed by what it holds."""
+    def view(self, k: int, context: int) -> ReplayState:
+        """What the policy may look at, at check k (``context``: what it holds there; its context is the agent's
+        own measure, ``measured``). Built once per decision: ``at`` moves it to the check the decision falls on."""
         st = self.state
         return ReplayState(
             history=self.history,
@@ -178,9 +176,6 @@ class _Replay:
             context_tokens=self.measured(k, context),
             boundary=st.boundary,
             briefing_chars=st.briefing_chars,
-            briefing_tokens=st.briefing_tokens,
-            compressions=st.landed,
-            last_compaction_check=st.last_compaction_check,
             counter_tokens=self.counter_tokens,
             estimate_tokens_of=self.estimate_tokens,
             content_chars_of=self.content_chars,
@@ -188,13 +183,16 @@ class _Replay:
             elided=frozenset(st.elided),
             pinned=frozenset(st.pinned),
             elided_savings=self.sums.savings,
-            overflowed=context > self.knobs.context_window_tokens,
-            trigger=trigger,
             checks=self.checks,
             pin_mask=self.pin_mask,
             elidable_of=self.elidable,
             layout_of=self.layout,
         )
+
+    def at(self, view: ReplayState, k: int, trigger: str) -> ReplayState:
+        """``view`` (nothing has changed since it was built) at check k, where ``trigger`` fired."""
+        return replace(view, check=k, index=int(self.checks[k]),
+                       context_tokens=self.measured(k, self.context_at(int(self.checks[k]))), trigger=trigger)
 
     def measured(self, k: int, context: int) -> int:
         """The agent's own measure at check k of the ``context`` held there: less the lag where its measure
@@ -225,11 +223,7 @@ class _Replay:
         if kn.proactive_compaction:
             main = self.policy.watch_threshold(view)
             shown = main[0] if main is not None else None
-            more = getattr(self.policy, "watches", None)
-            if more is not None:
-                watches = tuple(more(view))
-            else:
-                watches = () if main is None else (Watch(tokens=main[0], strict=main[1]),)
+            watches = tuple(self.policy.watches(view))
             held = self.check_count  # the first check the cooldown held, if any
             for w in watches:
                 start = max(k, int(np.searchsorted(self.checks, w.from_index, side="left")))
@@ -321,7 +315,6 @@ class _Replay:
             st.briefing_texts[act.boundary] = rec.text
         st.restored_tokens = self.restore.at(i)  # files sized by what their reads were billed
         st.landed += 1
-        st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"
         self.timeline.event(k, "compression-landed", detail)
         context_after = self.context_at(i)
@@ -382,7 +375,7 @@ class _Replay:
                 continue
             if trigger == "manual":
                 self.guards.manual_done(k_evt)
-            actions = self.policy.decide(self.view(k_evt, self.context_at(i_evt), trigger))
+            actions = self.policy.decide(self.at(view, k_evt, trigger))
             acted = freed = started = False
             for act in actions:
                 if isinstance(act, Skip):

@@ -306,10 +306,10 @@ def _unused_knobs() -> dict[str, str]:
 
     try:
         knobs = ui_state.knobs_from_values(st.session_state)
-        limits = getattr(get_policy(knobs), "limits", None)
+        policy = get_policy(knobs)
     except ValueError:
         return {}
-    found = limits() if limits is not None else None
+    found = policy.limits()
     return {n: knobs.strategy for n in (found.unused if found is not None else ())}
 
 
