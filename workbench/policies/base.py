@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,22 @@ if TYPE_CHECKING:
     from workbench.history.model import History
     from workbench.knobs import Knobs
     from workbench.policies.limits import Limits
+
+
+class Trigger(StrEnum):
+    """Why the replay asks a policy to decide: the reason of the watch that fired, or a guard of the replay's own
+    (manual, reactive) or the agent's log (its own prune). The values are the strings Runs and exports show."""
+
+    THRESHOLD = "threshold"
+    MANUAL = "manual"
+    REACTIVE = "reactive"
+    LOGGED_PRUNE = "logged-prune"
+    PRUNE = "prune"
+    COUNT = "count"
+    TURNS = "turns"
+    ELIDE = "elide"
+    MASK = "mask"
+    TASK_BOUNDARY = "task-boundary"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +67,7 @@ class ReplayState:
     elided: frozenset[int]  # messages whose tool outputs are stubs now
     pinned: frozenset[int]  # messages kept in context even before the boundary
     elided_savings: np.ndarray  # tokens saved per message by elision
-    trigger: str = "threshold"  # which watch fired: a Watch.reason, or "manual" / "reactive" from the replay
+    trigger: Trigger = Trigger.THRESHOLD  # which watch fired: a Watch.reason, or manual / reactive from the replay
     checks: np.ndarray | None = field(default=None, compare=False)  # message index of every check
     pin_mask: np.ndarray | None = field(default=None, compare=False)  # messages pinned by the pin_* knobs
     elidable_of: Callable[[], np.ndarray] | None = field(default=None, compare=False)
@@ -152,7 +169,7 @@ class Watch:
     tokens: float
     strict: bool = True
     from_index: int = 0
-    reason: str = "threshold"
+    reason: Trigger = Trigger.THRESHOLD
     cooldown: bool = True
 
 

@@ -25,6 +25,7 @@ from workbench.policies.base import (
     Policy,
     ReplayState,
     Skip,
+    Trigger,
     Watch,
 )
 from workbench.policies.limits import Limits
@@ -72,7 +73,7 @@ class Pruned(Forwarding):
             lambda i: prune_candidates(state, self.knobs, i) is not None,
         )
         if start is not None:
-            out = (*out, Watch(tokens=-math.inf, from_index=start, reason="prune", cooldown=False))
+            out = (*out, Watch(tokens=-math.inf, from_index=start, reason=Trigger.PRUNE, cooldown=False))
         return out
 
     def limits(self) -> Limits | None:
@@ -86,10 +87,10 @@ class Pruned(Forwarding):
         return dataclasses.replace(found, clauses=(clause, *found.clauses))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
-        if state.trigger not in ("manual", "reactive"):
+        if state.trigger not in (Trigger.MANUAL, Trigger.REACTIVE):
             candidates = prune_candidates(state, self.knobs)
             if candidates is not None:
                 return (Elide(indices=tuple(int(j) for j in candidates), reason="prune"),)
-        if state.trigger == "prune":
+        if state.trigger == Trigger.PRUNE:
             return (Skip(reason="nothing to prune"),)
         return self.inner.decide(state)

@@ -19,7 +19,7 @@ import numpy as np
 
 from workbench.knobs import Knobs
 from workbench.policies import limits as lim
-from workbench.policies.base import Action, Compact, Policy, ReplayState, Skip, Watch
+from workbench.policies.base import Action, Compact, Policy, ReplayState, Skip, Trigger, Watch
 
 
 def trigger_tokens(knobs: Knobs) -> float | None:
@@ -140,11 +140,11 @@ def trigger_watches(state: ReplayState, knobs: Knobs) -> list[Watch]:
     if limit > 0:
         extra = messages_in_context(state, state.boundary - 1)  # pinned + briefing
         first = limit + state.boundary - extra - (1 if knobs.trigger_at_equal else 0)
-        out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason="count"))
+        out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason=Trigger.COUNT))
     if knobs.trigger_max_turns > 0:
         start = _turn_watch_index(state, knobs)
         if start is not None:
-            out.append(Watch(tokens=-math.inf, from_index=start, reason="turns"))
+            out.append(Watch(tokens=-math.inf, from_index=start, reason=Trigger.TURNS))
     return out
 
 
@@ -170,7 +170,7 @@ def trigger_fired(state: ReplayState, knobs: Knobs) -> bool:
 
 def must_compact(state: ReplayState, knobs: Knobs) -> bool:
     """True when the replay asks for a compaction now (manual, reactive) or a trigger clause holds."""
-    return state.trigger in ("manual", "reactive") or trigger_fired(state, knobs)
+    return state.trigger in (Trigger.MANUAL, Trigger.REACTIVE) or trigger_fired(state, knobs)
 
 
 @dataclass(frozen=True)
