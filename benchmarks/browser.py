@@ -6,8 +6,11 @@ Three figures, all on the shipped long sample (2,200 messages, 1,100 checks), ea
 - cold start: ``page.goto`` until the context chart has drawn its traces (the server already answers
   its health check; the script's first run, the history's loading and counting, the replay, building
   and sending the figures and plotly's drawing are all inside);
-- slider move: a key press on the trigger slider until the context chart shows the new trigger line
-  (the hard cap is raised first so the ratio binds and every move changes the chart);
+- slider move: a key press on the trigger control (tokens, written to the knob the strategy reads, so every step
+  moves the trigger) until the context chart shows the new trigger line;
+- the same two on bare Streamlit pages measured back to back in the same run: a one-chart page for the cold start
+  (``MINIMAL_APP``) and a one-slider, one-chart page for the slider move (``BARE_SLIDER_APP``), so the targets are
+  ratios to what Streamlit itself takes on this machine at this moment;
 - cold start for a returning browser: the same, with one browser context and one port for every fresh server,
   so Streamlit's static files and their compiled code stay cached as they do between two ``streamlit run``.
 
@@ -107,11 +110,24 @@ with st.container(key="context_chart"):
 """
 
 
+# For the slider move: one slider in the sidebar and one chart whose "trigger" line follows it, nothing of ours.
+BARE_SLIDER_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+st.set_page_config(layout="wide")
+v = st.sidebar.slider("trigger", 0, 200_000, 100_000, step=1_000, key="trigger_tokens")
+with st.container(key="context_chart"):
+    st.plotly_chart(go.Figure([go.Scatter(x=[1, 2, 3], y=[1, 3, 2], name="context"),
+                               go.Scatter(x=[1, 3], y=[v, v], name="trigger")]), key="context")
+"""
+
+
 @dataclass
 class Timings:
     cold: list[float] = field(default_factory=list)  # seconds from goto to the first chart, one per server
     slider: list[float] = field(default_factory=list)  # seconds from a key press to the updated context chart
     settled: list[float] = field(default_factory=list)  # seconds from a key press until the whole page is idle
+    slider_floor: list[float] = field(default_factory=list)  # a key press to the new chart on BARE_SLIDER_APP
     floor: list[float] = field(default_factory=list)  # cold start of MINIMAL_APP, back to back with ours
     returning: list[float] = field(default_factory=list)  # cold start, fresh server, browser cache kept
     returning_floor: list[float] = field(default_factory=list)  # the same for MINIMAL_APP
@@ -133,13 +149,9 @@ def _settle(page: Any) -> None:
 
 
 def _slider_moves(page: Any, moves: int) -> tuple[list[float], list[float]]:
-    """Press ArrowLeft on the trigger slider ``moves`` times; each time until the chart's trigger line moves."""
-    cap = page.locator(".st-key-knob_trigger_hard_cap_tokens input")
-    cap.fill("1000000")  # the hard cap stops binding, so every ratio moves the trigger line
-    cap.press("Enter")
-    page.wait_for_function(f"() => ({TRIGGER_Y})() > 100001", timeout=60_000)
+    """Press ArrowLeft on the trigger control ``moves`` times; each time until the chart's trigger line moves."""
     _settle(page)
-    thumb = page.locator(".st-key-knob_trigger_ratio input[type=range]")
+    thumb = page.locator(".st-key-trigger_tokens input[type=range]")
     chart, whole = [], []
     for _ in range(moves):
         before = page.evaluate(TRIGGER_Y)
@@ -175,7 +187,7 @@ def _returning(browser: Any, tmp: Path, minimal: Path, root: Path, runs: int, wi
         context.close()
 
 
-def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT) -> Timings:
+def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT, returning: bool = True) -> Timings:
     """``runs`` fresh servers: the cold start of each, and ``moves`` slider moves on the first."""
     path = chromium()
     if path is None:
@@ -196,6 +208,14 @@ def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT)
                     page = browser.new_page(viewport={"width": width, "height": 1000})
                     t.floor.append(_first_chart(page, url))
                     page.close()
+                if r == 0:
+                    bare = Path(tmp) / "bare_slider_app.py"
+                    bare.write_text(BARE_SLIDER_APP)
+                    with served(Path(tmp) / "bare-slider.log", root, str(bare)) as url:
+                        page = browser.new_page(viewport={"width": width, "height": 1000})
+                        _first_chart(page, url)
+                        t.slider_floor.extend(_slider_moves(page, moves)[0])
+                        page.close()
                 with served(Path(tmp) / f"streamlit-{r}.log", root) as url:
                     page = browser.new_page(viewport={"width": width, "height": 1000})
                     t.cold.append(_first_chart(page, url))
@@ -205,7 +225,8 @@ def measure(runs: int = 3, moves: int = 7, width: int = 1500, root: Path = ROOT)
                         t.slider.extend(chart)
                         t.settled.extend(whole)
                     page.close()
-            _returning(browser, Path(tmp), minimal, root, runs, width, t)
+            if returning:
+                _returning(browser, Path(tmp), minimal, root, runs, width, t)
         finally:
             browser.close()
     t.notes.append(f"viewport {width} px, long sample (2,200 messages, 1,100 checks), {runs} fresh servers, "
@@ -220,10 +241,14 @@ if __name__ == "__main__":
     parser.add_argument("--root", type=Path, default=ROOT, help="serve this checkout instead (e.g. an older commit)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--moves", type=int, default=7)
+    parser.add_argument("--width", type=int, default=1500)
+    parser.add_argument("--no-returning", action="store_true", help="skip the returning-browser cold starts")
     args = parser.parse_args()
-    found = measure(args.runs, args.moves, root=args.root.resolve())
+    found = measure(args.runs, args.moves, args.width, root=args.root.resolve(), returning=not args.no_returning)
     for name, values in (("cold start", found.cold), ("one-chart page", found.floor),
                          ("cold start, returning browser", found.returning),
                          ("one-chart page, returning browser", found.returning_floor), ("slider move", found.slider),
+                         ("one-slider page, slider move", found.slider_floor),
                          ("page settled", found.settled), ("load average", found.load)):
-        print(f"{name}:", ", ".join(f"{x:.3f}" for x in values), f"median {statistics.median(values):.3f}")
+        if values:
+            print(f"{name}:", ", ".join(f"{x:.3f}" for x in values), f"median {statistics.median(values):.3f}")

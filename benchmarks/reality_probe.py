@@ -1,6 +1,6 @@
 """``workbench reality FOLDER`` in this fresh process: a cold first run, then warm runs, each beside its reference.
 
-    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage] [--registry-cache cold|warm] [--jobs N]
+    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage] [--registry-cache cold|warm]
 
 The reference reads every line of the folder's ``.jsonl`` logs and ``json.loads`` it (the files are read
 once before anything is timed, so both sides find them in the page cache). The command runs in-process
@@ -9,14 +9,7 @@ and timed apart (numpy, polars, rich, the command modules: the list comes from a
 process), so the cold run is what a user's one run does beyond starting Python and loading modules: the
 presets' YAML, litellm's price registry, rich's first table, the work itself. A warm run is a later run
 in the same process over logs it has not seen (per-history caches cleared; presets, registry and modules
-kept). Prints one JSON line: wall and CPU seconds. CPU is this process's and its reaped children's (the
-command's worker processes, joined before it returns), so work moved to a worker is still counted.
-
-``--jobs N`` is passed to the command (1: every log in this process; default: the command's own choice, one
-worker per usable CPU). Each run's worker count is recorded (``workers``: the distinct processes that
-computed its logs, 0 when none but this one), so a run that did not use the pool is visible. The module
-list always comes from a ``--jobs 1`` run: what the per-log work imports is then imported here, before any
-fork, whatever N is.
+kept). Prints one JSON line: wall and CPU seconds (this process's and any reaped children's).
 
 The entries of litellm's price registry a run looks up are kept in a disk cache (``counting.registry``):
 ``--registry-cache cold`` (the default) points ``WORKBENCH_CACHE_DIR`` at an empty folder for the first run (a
@@ -57,39 +50,32 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, _cpu() - cpu
 
 
-WORKERS: list[int] = []  # per run of the command: how many worker processes computed its logs
-
-
 def _command(folder: Path, *extra: str) -> Callable[[], None]:
     def run() -> None:
         from workbench.cli import main as cli_main
-        from workbench.cli import parallel
         from workbench.policies.base import clear_caches
 
         clear_caches()  # per-history indexes and pin masks, keyed by content: a later run must not reuse them
-        parallel.last_workers.clear()
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             code = cli_main(["reality", str(folder), *extra])
         if code != 0 or "Logged compactions" not in out.getvalue():
             raise RuntimeError(f"workbench reality failed (exit {code}): {out.getvalue()[-500:]}")
-        WORKERS.append(len(set(parallel.last_workers) - {os.getpid()}))
     return run
 
 
 def _imported_by_a_run(folder: Path, cache_dir: str) -> list[str]:
     """The modules one run of the command imports, from a run in a child process (so this one stays cold)."""
-    cmd = [sys.executable, __file__, str(folder), "0", "--list-modules", "--jobs", "1"]
+    cmd = [sys.executable, __file__, str(folder), "0", "--list-modules"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "WORKBENCH_CACHE_DIR": cache_dir})
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     folder, runs = Path(sys.argv[1]), int(sys.argv[2])
-    jobs = ["--jobs", sys.argv[sys.argv.index("--jobs") + 1]] if "--jobs" in sys.argv else []
     if "--list-modules" in sys.argv:
         before = set(sys.modules)
-        _command(folder, *jobs)()
+        _command(folder)()
         print(json.dumps(sorted(set(sys.modules) - before)))
         return
     logs = sorted(folder.glob("*.jsonl"))
@@ -117,23 +103,22 @@ def main() -> None:
         with contextlib.suppress(ImportError):  # e.g. a module a run imported conditionally
             importlib.import_module(name)
     imports = (time.perf_counter() - wall, time.process_time() - cpu)
-    cold = _timed(_command(folder, *jobs))
+    cold = _timed(_command(folder))
     cold_ref = _timed(reference)
     pairs = []
     for r in range(runs):
         if r % 2:
             ref = _timed(reference)
-            pairs.append((_timed(_command(folder, *jobs)), ref))
+            pairs.append((_timed(_command(folder)), ref))
         else:
-            ours = _timed(_command(folder, *jobs))
+            ours = _timed(_command(folder))
             pairs.append((ours, _timed(reference)))
     ignore = ignore_ref = None
     if "--with-ignore-usage" in sys.argv:  # the estimate alone: o200k_base counts of every message
-        ignore = _timed(_command(folder, "--ignore-usage", *jobs))
+        ignore = _timed(_command(folder, "--ignore-usage"))
         ignore_ref = _timed(reference)
     scratch.cleanup()
     print(json.dumps({"registry_cache": mode, "cache_files_before": cached, "imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
-                      "jobs": jobs[1] if jobs else "auto", "workers": WORKERS,
                       "pairs": pairs, "ignore_usage": ignore, "ignore_usage_ref": ignore_ref, "files": len(logs),
                       "bytes": sum(p.stat().st_size for p in logs),
                       "lines": sum(p.read_bytes().count(b"\n") for p in logs)}))

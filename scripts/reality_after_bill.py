@@ -22,7 +22,13 @@ sys.path.insert(0, str(ROOT))
 
 from workbench.analysis.real_logs.after_compaction import counting_knobs, measured_prefix  # noqa: E402
 from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
-from workbench.analysis.real_logs.bill import BILL_UNITS, cache_rules, logged_calls_as_modelled, modelled_bill  # noqa: E402
+from workbench.analysis.real_logs.bill import (  # noqa: E402
+    BILL_UNITS,
+    cache_rules,
+    log_cache_rules,
+    logged_calls_as_modelled,
+    modelled_bill,
+)
 from workbench.analysis.real_logs.reality import AFTER_TOLERANCE, BILL_TOLERANCE, follow_log  # noqa: E402
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.explore.reality_folds import Folds, Held, prepare, shipped_fits  # noqa: E402
@@ -143,7 +149,7 @@ def _bill_rows_small(runs: list[Any]) -> list[list[Any]]:
         err = s.bill_error
         rows.append([f"`{s.file}`", f"{b.calls:,} / {lb.calls:,}", f"{b.input:,} / {lb.input:,}",
                      f"{b.cache_read:,} / {lb.cache_read:,}", f"{b.cache_write:,} / {lb.cache_write:,}",
-                     f"{b.output:,} / {lb.output:,}", f"{b.units(s.agent):,.0f} / {lb.units(s.agent):,.0f}",
+                     f"{b.output:,} / {lb.output:,}", f"{b.units(s.agent, s.model):,.0f} / {lb.units(s.agent, s.model):,.0f}",
                      "–" if err is None else f"{err:+.1%}"])
     return rows
 
@@ -160,7 +166,7 @@ def _oracle(folds: Folds, held: list[Held]) -> tuple[int, int]:
         assert log is not None
         model = folds.bill_model(test, folds.train(test, h.fold))
         calls = logged_calls_as_modelled(test.history, h.reality.calls)
-        bill = modelled_bill(calls, cache_rules(log.agent, log.version), model)
+        bill = modelled_bill(calls, log_cache_rules(log), model)
         logged = h.reality.logged_bill.units(h.agent)
         n += 1
         hit += int(logged > 0 and abs(bill.units(h.agent) / logged - 1) <= BILL_TOLERANCE)
@@ -294,6 +300,17 @@ def sections(large: Path, small: Path) -> list[str]:
         "tool schemas (the logs: 31,944 of 55,912 tokens after each compaction of `claude_code__ad_ff0201aecb_0`, whose "
         "system part is 31,944 throughout).",
         "- **Output includes reasoning** (OpenAI's `output_tokens` count it; Claude's thinking is in the transcript).",
+        "- **By the provider, not the agent** (`bill.provider_of`): the endpoint the log names (OpenCode's "
+        "`providerID`, Pi's `provider`), else the model's maker. OpenCode, Copilot CLI, Gemini CLI and Pi were priced "
+        "with Anthropic's rules before (writes billed at 1.25); their bills are in the section on those agents below.",
+        "- **Misses the transcript explains**: each model has its own cache, so a call on another model than the call "
+        "before (a `/model` change) reads only what that model cached; an assistant message Claude Code writes "
+        "itself (model `<synthetic>`: an API error, `No response requested.` after `/exit`) is no call; and the call "
+        "after one, like the first call after a resumed session's restart (its `SessionStart:resume` hook), reads only "
+        "the system part, as after a compaction: 21 of 21 such calls in both sets read less than half of the prefix "
+        "the call before them wrote (15,764-16,608 tokens, the system prompt and tool schemas). Idle gaps past the "
+        "lifetime read nothing (above); a subagent's calls are not in the session's log (none of the large set's 58 "
+        "Claude Code logs holds an `isSidechain` record), so neither bill holds them.",
         "",
         "What no rule tells is fitted per agent and version family on other sessions (`fit_bill_model`): what a reset "
         "leaves cached, how often a new user turn (or a slash command, or any call) misses the cache anyway, the share "
@@ -320,7 +337,11 @@ def sections(large: Path, small: Path) -> list[str]:
         "misses its cache at some user turns without a reason the transcript shows (the *turn miss* below), and "
         "writes each miss back at 1.25; the rest is the context itself, whose hidden prefix differs by user: the "
         "estimate's context summed over a session's calls (the same held-out fits, usage ignored) is within ±5% of "
-        f"what the calls billed for {_share(c_hit, c_n)} of them.",
+        f"what the calls billed for {_share(c_hit, c_n)} of them. With its repository left out, each `entireio/cli` "
+        "session is billed by a model fitted on the 3 Claude Code logs of other users, whose one cache miss at a "
+        "command is a `/model` switch, which the model switch explains: they teach no miss at commands, while "
+        "`entireio/cli`'s skills and custom slash commands miss the cache at about half their turns (the *command "
+        "miss* below).",
         "",
         "The small set with the shipped settings, usage ignored (modelled / logged):",
         "",

@@ -175,7 +175,36 @@ def _other_agents_section(large_dir: Path, formats_dir: Path) -> list[str]:
         + _summary_line(reality_summary([s for s in without if s.compactions])), "",
         *_copilot_gap(histories, cache),
         _table(["file", "agent", "model", "preset", "window", "usage", "logged compactions"], logs), "",
+        *_other_bills(histories, usage, without),
     ]
+
+
+def _other_bills(histories: list[Any], usage: list[SessionReality], without: list[SessionReality]) -> list[str]:
+    """Each of these logs with usage: its bill by its provider's cache rules beside the logged one."""
+    from workbench.analysis.real_logs.bill import bill_units, log_cache_rules
+
+    rows = []
+    for h, s, w in zip(histories, usage, without, strict=True):
+        if h.log is None or not h.log.calls or s.logged_bill is None:
+            continue
+        units = bill_units(s.agent, s.model)
+        rows.append([f"`{s.file}`", s.agent, s.model or "–", log_cache_rules(h.log).describe(),
+                     f"{s.logged_bill.calls:,}", f"{s.logged_bill.units(s.agent, s.model):,.0f}",
+                     "–" if s.bill_error is None else f"{s.bill_error:+.1%}",
+                     "–" if w.bill_error is None else f"{w.bill_error:+.1%}", f"× {units['output']:g}"])
+    if not rows:
+        return []
+    return ["Their bills, by the cache rules of the provider each call went to (`bill.provider_of`: the endpoint the "
+            "log names, OpenCode's `providerID` and Pi's `provider`, else the model's maker): GitHub Copilot's API "
+            "reports cache reads and no writes, even for Claude (the OpenCode 1.4.3 export read 3,325,432 tokens from "
+            "the cache and wrote none); OpenAI's and Google's caches bill no writes (Google: implicit caching from "
+            "Gemini 2.5, at least 2,048 or 4,096 tokens, https://ai.google.dev/gemini-api/docs/caching; it publishes no lifetime, so OpenAI's stands in). An agent "
+            "without a fit of its own borrows the cache behaviour fitted on its provider's agent (misses, late hits, "
+            "output per visible token: Codex's for OpenAI, Google and Copilot, Claude Code's for Anthropic), not "
+            "what its own prompt leaves cached. Bill units: output × 5 for Anthropic's models, × 8 for OpenAI's, "
+            "× 6 for Google's (Gemini 3 Flash's list prices).", "",
+            _table(["file", "agent", "model", "cache rules", "calls", "logged bill units", "error, with usage",
+                    "error, usage ignored", "output"], rows), ""]
 
 
 def _copilot_gap(histories: list[Any], cache: CountCache) -> list[str]:

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 CASE_BOUND_S = 60.0  # wall clock per case before it counts as a hang
 RECYCLE_EVERY = 200  # cases per worker process
 MAX_LINE = 700  # "workbench simulate: error: " + a bounded message

@@ -78,6 +78,7 @@ def _claude(version: str, model: str) -> ClaudeLog:
     return log
 
 
+@pytest.mark.slow
 def test_agent_settings_apply_the_versions_rules_and_say_why():
     old = agent_settings(parse_history(_claude("2.1.45", "claude-opus-4-6").text(), source="a.jsonl"))
     assert old.preset == "claude_code" and old.window == 200_000 and old.knobs.proactive_compaction

@@ -1,4 +1,8 @@
-"""benchmarks/run.py works: a tiny run of the replay measure prints its table (no timing is asserted)."""
+"""benchmarks/run.py works: a tiny run of the replay measure prints its table (no timing is asserted).
+
+The full checks of the browser and reality rows (a fresh `streamlit run` per cold start; fresh processes running
+`workbench reality` over ../shared; ~1.5 and ~1 min) are `python -m pytest benchmarks/test_harness.py`, outside the
+unit suite; the app in Chromium is tests/test_browser*.py's, `workbench reality` tests/test_reality*.py's."""
 
 from __future__ import annotations
 
@@ -8,8 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO
 
 
 @pytest.mark.slow
@@ -17,8 +20,8 @@ def test_quick_replay_benchmark_prints_a_table() -> None:
     """`run.py --quick --only replay` checks the naive replay against simulate and prints the replay's rows: against
     `json.loads`, and its growth per preset."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "replay", "--runs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "replay", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
@@ -31,7 +34,7 @@ def test_quick_replay_benchmark_prints_a_table() -> None:
 
 def test_naive_replay_agrees_with_simulate() -> None:
     """The naive reference computes the same run as the engine, compressions and timeline included."""
-    spec = importlib.util.spec_from_file_location("bench_naive", ROOT / "benchmarks" / "naive.py")
+    spec = importlib.util.spec_from_file_location("bench_naive", REPO / "benchmarks" / "naive.py")
     assert spec is not None and spec.loader is not None
     naive = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(naive)
@@ -54,49 +57,18 @@ def test_naive_replay_agrees_with_simulate() -> None:
         assert naive.same_run(run, naive.naive_simulate(history, knobs, cache=cache))
 
 
-@pytest.mark.browser
-def test_browser_benchmark_measures_both_waits() -> None:
-    """`benchmarks/browser.py` serves the app, times a cold start and a slider move in Chromium (no timing asserted)."""
-    spec = importlib.util.spec_from_file_location("bench_browser", ROOT / "benchmarks" / "browser.py")
-    assert spec is not None and spec.loader is not None
-    browser = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = browser  # its dataclasses look their module up
-    spec.loader.exec_module(browser)
-    if browser.chromium() is None:
-        pytest.skip("Debian's chromium is not installed")
-    found = browser.measure(runs=1, moves=2)
-    assert len(found.cold) == len(found.floor) == 1 and len(found.slider) == len(found.settled) == 2
-    assert len(found.returning) == len(found.returning_floor) == 1  # the cache-filling first visits not counted
-    assert all(s <= w for s, w in zip(found.slider, found.settled, strict=True))
-
-
 def _reality_table(env: dict[str, str]) -> str:
     import os
 
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "reality", "--runs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, **env},
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "reality", "--runs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=REPO, env={**os.environ, **env},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
 
 @pytest.mark.slow
-def test_reality_benchmark_times_the_command_beside_json_loads() -> None:
-    """The reality rows: the first run in a fresh process and a later one, each against json.loads of the lines, and
-    the same with ``--jobs 1``."""
-    from conftest import need_shared, shared_dir
-
-    need_shared(shared_dir() / "real_sessions")
-    out = _reality_table({})
-    assert "| `workbench reality` over ../shared/real_sessions, first run in a process" in out
-    assert "| same command, a later run in the same process" in out
-    assert "modules a run imports" in out and "CPU time (the command's process and its workers)" in out
-    assert "| for comparison: the first run with `--jobs 1`" in out  # the serial figure beside the default
-    assert "forked workers per run: 0 " not in out or "usable CPU (1 here)" in out  # a pool wherever it can be
-    assert "skipped" not in out
-
-
 def test_reality_benchmark_skips_without_the_shared_logs(tmp_path: Path) -> None:
     """Without ../shared the rows say why they were not measured, and the script still succeeds."""
     out = _reality_table({"WORKBENCH_SHARED": str(tmp_path / "missing")})

@@ -64,6 +64,6 @@ def test_cache_command_stats_and_clear(tmp_path, capsys):
     out = capsys.readouterr().out
     assert str(tmp_path) in out and "entries    1" in out
     assert main(["cache", "clear", "--dir", str(tmp_path)]) == 0
-    assert "removed 1 cached briefings" in capsys.readouterr().out
+    assert "removed 1 cached briefing from" in capsys.readouterr().out
     with BriefingCache(tmp_path) as cache:
         assert len(cache) == 0

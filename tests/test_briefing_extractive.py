@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
+import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted import tool_history
@@ -86,6 +86,7 @@ _links = st.lists(st.builds(lambda label, target: f"[{label}]({target})", _label
 _filler = st.text(alphabet="abcdefghij klmnop.,!?\n", max_size=120)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _links, _filler), min_size=1, max_size=8),
        st.integers(min_value=100, max_value=2_000))
@@ -139,24 +140,21 @@ def test_links_from_the_replay_span_survive_in_every_landed_briefing():
         assert {f"[](path:w1/f{i}.py)" for i in range(c.boundary)} <= found
 
 
-def test_a_2000_message_replay_with_about_20_compressions_takes_under_two_seconds():
+def test_a_2000_message_replay_briefs_each_of_its_about_20_compressions():
+    """Every compression of a 2,001-message tool history gets a briefing text (its speed: benchmarks/run.py's
+    ``extractive`` row)."""
     history = tool_history(1_000, output_chars=8_000)  # 2,001 messages
-    knobs = Knobs(context_window_tokens=200_000)
-    start = time.perf_counter()
-    run = simulate(history, knobs, ExtractiveBriefer())
-    elapsed = time.perf_counter() - start
+    run = simulate(history, Knobs(context_window_tokens=200_000), ExtractiveBriefer())
     assert 15 <= run.metrics.compressions <= 40
     assert all(c.record.text for c in run.compressions)
-    assert elapsed < 2.0, f"{elapsed:.2f}s"
 
 
 def test_every_planted_decision_of_the_short_sample_survives():
     """short.jsonl lists the decisions and constraints planted in its user turns; each folded one is kept."""
-    from pathlib import Path
 
     from workbench.history.readers import load_history
 
-    path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
+    path = REPO / "sample_histories" / "short.jsonl"
     history = load_history(path)
     where = {m.id: i for i, m in enumerate(history.messages)}
     run = simulate(history, Knobs(context_window_tokens=8_000, min_kept_messages=5), ExtractiveBriefer())
@@ -212,3 +210,128 @@ def test_the_injected_prefixes_have_one_definition():
     from workbench.counting.usage import CONTEXTUAL_USER_PREFIXES
 
     assert set(CONTEXTUAL_USER_PREFIXES) <= set(message_facts.INJECTED_USER_PREFIXES)
+
+
+# More that agents inject as user messages, seen in ../shared's logs (real_sessions_large, agent_formats).
+MORE_INJECTED = [
+    ("command-without-args", "<command-message>github-pr-review</command-message>\n"
+                             "<command-name>/github-pr-review</command-name>", {}),
+    ("builtin-command", "<command-name>/exit</command-name>\n  <command-message>exit</command-message>\n"
+                        "  <command-args></command-args>", {}),
+    ("interrupted", "[Request interrupted by user]", {}),
+    ("interrupted-tool", "[Request interrupted by user for tool use]", {}),
+    ("bash-input", "<bash-input>git fetch --all</bash-input>", {}),
+    ("bash-output", "<bash-stdout></bash-stdout><bash-stderr></bash-stderr>", {}),
+    ("task-notification", "<task-notification>\n<task-id>bbb49d4</task-id>\n</task-notification>", {}),
+    ("copilot-reminder", "<system_reminder>\nIMPORTANT: The tools listed below are deferred.\n</system_reminder>", {}),
+    ("copilot-date", "<current_datetime>2026-07-24T06:45:25.233-04:00</current_datetime>", {}),
+]
+
+
+def test_slash_commands_reminders_and_shell_echoes_are_not_the_session_intent():
+    for name, text, meta in MORE_INJECTED:
+        msgs = [user(0, text, **meta), user(1, "Port the parser to Rust, please.")]
+        assert parse_briefing(write_briefing(req(msgs))).intent == "Port the parser to Rust, please.", name
+
+
+def test_the_users_words_inside_what_an_agent_wrapped_round_them_are_the_intent():
+    """A slash command with arguments reads as typed; Copilot's date and reminder blocks, Gemini CLI's and
+    OpenCode's @-mentioned file contents are cut away from the request."""
+    assert _intent("<command-message>workflows:review</command-message>\n<command-name>/workflows:review"
+                   "</command-name>\n<command-args>https://github.com/o/r/pull/2</command-args>"
+                   ) == "/workflows:review https://github.com/o/r/pull/2"
+    assert _intent("<current_datetime>2026-07-24T06:45:25.233-04:00</current_datetime>\n\ngood morning. Please "
+                   "pick up where we left off.\n\n<system_reminder>\n<sql_tables>Available tables: todos"
+                   "</sql_tables>\n</system_reminder>") == "good morning. Please pick up where we left off."
+    assert _intent("Wrap the gifs in @README.md in img tags.\n--- Content from referenced files ---\nContent from "
+                   "@README.md:\n# Session Bridge\nMust never be used.\n--- End of content ---"
+                   ) == "Wrap the gifs in @README.md in img tags."
+    assert _intent("Let's review @ci.yaml\nCalled the Read tool with the following input: {\"filePath\": \"ci.yaml\"}"
+                   "\n<path>ci.yaml</path>") == "Let's review @ci.yaml"
+
+
+def test_a_generated_claude_code_logs_briefing_states_the_users_request_not_its_rules():
+    """A Claude Code log as the agent writes it: CLAUDE.md in a system reminder, a skill run without arguments and
+    its injected body, an interruption, a `!` shell echo, then the request; replayed with the extractive briefer."""
+    import random
+
+    from agent_log_builders import ClaudeLog, text_block, tool_use
+
+    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.history.readers import parse_history
+    from workbench.history.samples import synth
+
+    rng = random.Random(11)
+    log = ClaudeLog()
+    log.user("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n"
+             "Contents of /repo/CLAUDE.md (project instructions):\n\nAlways use pnpm. Never commit to main.\n"
+             "</system-reminder>\n")
+    log.user("<command-message>tdd</command-message>\n<command-name>/tdd</command-name>")
+    log.user("Base directory for this skill: /skills/tdd\n\n# Test-Driven Development\nYou must write the test "
+             "first.", isMeta=True)
+    log.user("[Request interrupted by user]")
+    log.user("<bash-input>git status</bash-input>")
+    log.user("<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>")
+    log.user("Fix the login redirect loop in server/auth.py.")
+    billed = 20_000
+    for i in range(12):
+        body = " ".join(synth.sentence(rng, 20) for _ in range(300))
+        log.assistant([text_block("Reading."), tool_use(f"t{i}", "Read", file_path=f"/r/src/p{i}.py")],
+                      input_total=billed, output=50)
+        log.tool_result(f"t{i}", body)
+        billed += len(body) // 4
+    history = parse_history(log.text(), source="claude.jsonl")
+    run = simulate(history, Knobs(context_window_tokens=40_000), ExtractiveBriefer())
+    landed = [c for c in run.compressions if c.record is not None and c.record.text]
+    assert landed
+    for c in landed:
+        assert parse_briefing(c.record.text).intent == "Fix the login redirect loop in server/auth.py.", c.chain_index
+
+
+def _real_intents(path):
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.history.readers import load_history
+
+    history = load_history(path)
+    knobs = agent_settings(history).knobs
+    run = simulate(history, knobs, ExtractiveBriefer())
+    return [parse_briefing(c.record.text).intent for c in run.compressions if c.record is not None and c.record.text]
+
+
+def test_a_real_claude_code_session_opened_by_a_skill_gets_the_users_first_request_as_intent():
+    """claude_code__fc_99...: /superpowers:brainstorm without arguments, its skill body, then the user's request."""
+    from conftest import need_shared, shared_dir
+
+    path = need_shared(shared_dir() / "real_sessions" / "claude_code__fc_99c919b212_0.jsonl")
+    intents = _real_intents(path)
+    assert intents and all(i.startswith("B) I'd like to add 'session end' hooks to both claude and gemini")
+                           for i in intents), intents
+
+
+def test_no_real_sessions_briefing_opens_its_intent_with_an_injected_block():
+    from conftest import need_shared, shared_dir
+
+    folder = need_shared(shared_dir() / "real_sessions")
+    for path in sorted(folder.glob("claude_code__*.jsonl")):  # (Codex's preset briefs opaquely: no intent section)
+        intents = _real_intents(path)
+        assert intents and all(intents), path.name
+        for intent in intents:
+            assert not intent.startswith(("<", "[Request interrupted")), (path.name, intent[:80])
+
+
+def test_the_progress_line_counts_one_tool_call_in_the_singular():
+    msgs = [user(0, "Fix it."), assistant(1, tool_call_part("read", "c1", {"path": "a.py"}, state="output-available",
+                                                             output={"x": 1}))]
+    progress = parse_briefing(write_briefing(req(msgs))).progress
+    assert progress == ["Compression 1: messages 0–1 folded (1 from the user, 1 from you, 1 tool call)."]
+
+
+def test_a_hostile_request_of_many_unclosed_blocks_is_read_in_one_pass():
+    """200,000 opening tags with no closing one, and a closing tag far after many openings: the words stay, once."""
+    from workbench.briefing.message_facts import own_words
+
+    text = "Fix it. " + "<system_reminder>" * 200_000
+    assert own_words(user(0, text), text) == text.strip()
+    text = "<current_datetime>now</current_datetime> Fix it." + " <current_datetime>x" * 100_000
+    assert own_words(user(0, text), text).startswith("Fix it.")

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
 # benchmarks/browser.py serves the app and finds chromium for the timings; the tests use the same code.
 _spec = importlib.util.spec_from_file_location("bench_browser", REPO / "benchmarks" / "browser.py")
 assert _spec is not None and _spec.loader is not None
@@ -109,7 +109,8 @@ def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": 1000})
+            # tall enough for the sidebar's six knob sliders and the groups below them in the picture
+            page = browser.new_page(viewport={"width": width, "height": 1700})
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
             page.wait_for_timeout(1_500)
@@ -123,14 +124,15 @@ def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
 
 
 def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
-    """A real mouse click on a sweep heatmap cell picks that cell, and its button loads it into the sidebar."""
+    """One real mouse click on a sweep heatmap cell loads that cell into the sidebar, as its tooltip says; the form
+    above the heatmap keeps the ranges it was swept over."""
     executable = _chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(CHART, state="visible", timeout=90_000)
             page.get_by_role("tab", name="Sweep").click()
@@ -139,6 +141,9 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
             page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
             page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
             page.wait_for_timeout(1_000)
+            form = ".st-key-sweep_x_from input, .st-key-sweep_x_to input, .st-key-sweep_y_from input, " \
+                ".st-key-sweep_y_to input"
+            ranges = page.eval_on_selector_all(form, "els => els.map(e => e.value)")
             cell = ".st-key-sweep_cell input"
             before = page.locator(cell).input_value()
             where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
@@ -147,14 +152,18 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
                         xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
             page.mouse.move(where["x"], where["y"])
             page.mouse.click(where["x"], where["y"])
-            expected = f"trigger_ratio = {float(where['xs'][3]):.3g}, kept_budget_ratio = {float(where['ys'][1]):.3g}"
+            x, y = float(where["xs"][3]), float(where["ys"][1])
+            expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
+            page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
             page.wait_for_function(f"() => document.querySelector({cell!r}).value === {expected!r}", timeout=30_000)
             assert before != expected
-            page.mouse.wheel(0, 250)  # the picture shows the heatmap and the box the click filled
+            assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
+            sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+            tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
+            assert any(v in sidebar for v in (f"{x:.2f}", f"{tokens:,}", str(tokens))), sidebar[:2000]
+            assert page.locator(".stException").count() == 0
+            page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
             page.wait_for_timeout(500)
             page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
-            page.click(".st-key-sweep_load button")
-            page.wait_for_selector("text=Loaded the chosen sweep cell", timeout=30_000)
-            assert page.locator(".stException").count() == 0
         finally:
             browser.close()

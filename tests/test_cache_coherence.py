@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from agent_log_builders import CodexLog
+from conftest import REPO
 from knob_values import one_step
 
 from workbench import load_history
@@ -24,8 +25,6 @@ from workbench.knobs import KNOB_SPECS, Knobs
 from workbench.policies.base import clear_caches
 from workbench.presets import get_preset
 from workbench.replay import Run, simulate
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def codex_log(folder: Path) -> History:
@@ -75,6 +74,7 @@ def _differs(a: Run, b: Run) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_knob_moved_gives_the_same_run_on_a_shared_cache_as_on_a_fresh_one(tmp_path):
     shared = CountCache()
     moved = 0

@@ -10,11 +10,13 @@ import sys
 
 import pytest
 from agent_log_builders import ClaudeLog, text_block, tool_use
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench.cli import main
 from workbench.history.samples import synth
 from workbench.history.writers import write_canonical_jsonl
+from workbench.knobs import Knobs
 
 
 @pytest.fixture
@@ -80,6 +82,46 @@ def test_probe_with_a_preset_given_uses_that_preset(claude_file, capsys):
     assert "preset claude_code" not in captured.err
 
 
+def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_path, capsys):
+    """A Gemini CLI session file names no version: "replaying as gemini_cli does", not "gemini_cli  does"."""
+    import json
+
+    from native_log_builders import GeminiLog
+
+    log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
+    path = tmp_path / "session-gemini.json"
+    path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    assert main(["probe", str(path)]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "replaying as" in line]
+    assert len(said) == 1 and "replaying as gemini_cli does (preset gemini_cli," in said[0], err
+    assert "  " not in said[0]
+
+
+def test_probe_of_a_log_that_never_compacts_says_nothing_was_probed(tmp_path, capsys):
+    """Gemini CLI's 1,048,576-token window: no compaction, so no retention to report (it said "100.0% (0 kept)")."""
+    import json
+
+    from native_log_builders import GeminiLog
+
+    log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
+    path = tmp_path / "session-gemini.json"
+    path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    assert main(["probe", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "probed    0 compressions, 0 fact checks" in out
+    assert "nothing was compacted" in out and "100.0%" not in out and "by probe" not in out
+
+
+def test_the_agent_and_version_words_have_one_home():
+    from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_words
+    from workbench.knobs import Knobs
+
+    assert agent_words("claude_code", "2.1.25") == "claude_code 2.1.25"
+    assert agent_words("gemini_cli", None) == agent_words("gemini_cli", "") == "gemini_cli"
+    assert AgentSettings(preset=None, knobs=Knobs(), agent="codex", version=None).who == "codex"
+
+
 # -- item 8: simulate's header names the trigger the run used ---------------------------------------------------
 
 
@@ -100,6 +142,48 @@ def test_simulate_header_derives_its_words_from_the_runs_limits(history_file, ca
     out = capsys.readouterr().out
     run = simulate(load_history(history_file), Knobs(context_window_tokens=32_000))
     assert run.limits.trigger.describe() in out  # "trigger 20,800 tokens = 0.65 × window (hard cap ...)"
+
+
+PRESETS = sorted(p.stem for p in (REPO / "workbench" / "presets").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_presets_header_says_the_trigger_its_replay_fires_at(preset, claude_file, capsys):
+    """One engine function (``policies.trigger.trigger_words``, for the app too) says the trigger the policy uses; the header
+    prints it, it equals the Run's own limits, and a threshold compaction of the run started at that number."""
+    from workbench.history.readers import load_history
+    from workbench.policies.trigger import knob_limits, trigger_words
+    from workbench.presets import get_preset
+    from workbench.replay import simulate
+
+    knobs = get_preset(preset)
+    assert main(["simulate", str(claude_file), "--preset", preset]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    words = trigger_words(knobs)
+    assert header.endswith(f"; {words}"), (header, words)
+    assert "trigger ratio" not in words and "-1" not in words
+    limits = knob_limits(knobs)
+    run = simulate(load_history(claude_file), knobs)
+    assert run.limits == limits and trigger_words(limits=run.limits) == words
+    if limits.trigger.tokens is None or not knobs.proactive_compaction:
+        assert words.startswith("trigger: off")  # Claude Code 2.1.153: only the API's refusal (reactive) compacts
+        assert not [c for c in run.compressions if c.reason == "threshold"]
+        return
+    assert words.startswith(f"trigger {limits.trigger.tokens:,.0f} tokens")
+    for c in run.compressions:
+        if c.reason == "threshold":
+            assert c.trigger_tokens == limits.trigger.tokens
+            assert c.tokens_before >= limits.trigger.tokens, (c.chain_index, c.tokens_before)
+
+
+def test_claude_codes_trigger_is_the_window_less_its_reserve_for_each_version():
+    """167,000 = 200,000 − 33,000 (2.1.25 on), 155,000 = 200,000 − 45,000 (2.1.1-2.1.20): never "ratio -1"."""
+    from workbench.policies.trigger import trigger_words
+    from workbench.presets import get_preset
+
+    assert trigger_words(get_preset("claude_code")).startswith("trigger 167,000 tokens = window − 33,000 reserve")
+    assert trigger_words(get_preset("claude_code_2_1_1")).startswith("trigger 155,000 tokens = window − 45,000 reserve")
+    assert trigger_words(get_preset("codex_cli")).startswith("trigger 244,800 tokens = 0.9 × window")
 
 
 # -- item 12: --set with a typo, plurals, one progress total ---------------------------------------------------
@@ -124,6 +208,39 @@ def test_counted_nouns_take_the_right_plural():
     assert [counted(n, "file") for n in (0, 1, 2, 1234)] == ["0 files", "1 file", "2 files", "1,234 files"]
     assert counted(1, "history", "histories") == "1 history" and counted(3, "history", "histories") == "3 histories"
     assert counted(1, "test request") == "1 test request"
+
+
+ONE_PLURAL = re.compile(r"(?<![\d,.])1 (?:[a-z]+ )?(?:checks|runs|elisions|facts|messages|compactions|turns|chats|"
+                        r"bundles|briefings|requests|files|summaries)\b")
+
+
+def test_simulates_summary_counts_one_of_each_in_the_singular(history_file):
+    """Every counted noun of the summary says "1 check", "1 run", "1 elision": the words read for any count."""
+    import dataclasses
+
+    from workbench.cli.simulate import format_summary
+    from workbench.history.readers import load_history
+    from workbench.knobs import Knobs
+    from workbench.replay import simulate
+
+    run = simulate(load_history(history_file), Knobs(context_window_tokens=32_000))
+    ones = dataclasses.replace(run.metrics, messages=1, checks=1, overflows=1, overflow_events=1, elisions=1,
+                               cooldown_skips=1, thrash_events=1)
+    text = format_summary(dataclasses.replace(run, metrics=ones))
+    assert not ONE_PLURAL.findall(text), ONE_PLURAL.findall(text)
+    assert "(1 message, 1 check)" in text and "1 check above the window in 1 run" in text
+    assert "; 1 elision" in text and "1 check held by cooldown" in text
+
+
+def test_a_one_turn_trigger_and_a_one_chat_bundle_are_singular(history_file, tmp_path, capsys):
+    from workbench.policies.trigger import trigger_words
+
+    assert "more than 1 turn in context" in trigger_words(Knobs(strategy="summarize", trigger_max_turns=1))
+    assert main(["bundles", str(history_file), "--out", str(tmp_path / "b"), "--set", "context_window_tokens=32000",
+                 "--set", "trigger_ratio=0.9"]) == 0
+    out = capsys.readouterr().out
+    assert not ONE_PLURAL.findall(out), out
+    assert " for 1 chat into " in out
 
 
 def test_a_sweep_of_one_history_and_one_config_says_so_in_the_singular(history_file, capsys):
@@ -167,6 +284,71 @@ def _reality_table(monkeypatch, path, columns: int | None) -> str:
     assert main(["reality", str(path)]) == 0
     monkeypatch.undo()
     return re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+
+
+def _printed(monkeypatch, argv: list[str], columns: int | None) -> str:
+    """What ``workbench ARGV`` prints on stdout on a terminal ``columns`` wide, or into a pipe (None)."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    out = _Terminal() if columns else io.StringIO()
+    if columns:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(argv) == 0
+    monkeypatch.undo()
+    return re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+
+
+@pytest.mark.parametrize("columns", [80, 120, None], ids=["80-columns", "120-columns", "piped"])
+def test_calibrates_wide_tables_are_never_cut_on_a_terminal(monkeypatch, columns):
+    """``workbench calibrate``'s fit tables (14 columns) on a terminal narrower than them: each row a block of
+    "column  value" lines, not every header and number cut to "…"; a pipe gets the whole table."""
+    from workbench.cli.calibrate import FIT_COLUMNS
+
+    text = _printed(monkeypatch, ["calibrate", str(REPO / "sample_histories" / "claude_code.jsonl")], columns)
+    assert "…" not in text, text
+    lines = text.splitlines()
+    if columns:
+        assert max(len(line.rstrip()) for line in lines) <= columns, text
+        for name in FIT_COLUMNS:  # every column named, beside its whole value
+            assert any(line.strip().startswith(f"{name} ") or line.strip() == name for line in lines), name
+        assert "  hidden prefix" in text and "  sim_new_chars_ratio" in text
+    else:
+        header = next(line for line in lines if line.lstrip().startswith("agent"))
+        assert header.split()[:4] == ["agent", "logs", "hidden", "prefix"]
+
+
+def test_a_table_that_fits_stays_a_table_on_a_terminal(monkeypatch):
+    from workbench.cli.progress import print_table
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERM", "dumb")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    out = _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_table(["config", "tokens/task", "overflows"], [[0, "1,143,263", 0], [1, "998,001", 2]],
+                right=[True, True, True])
+    monkeypatch.undo()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("config"))
+    assert header.split() == ["config", "tokens/task", "overflows"] and "row 1 of" not in text
+    assert "1,143,263" in text and "998,001" in text
+
+
+def test_a_table_a_little_too_wide_folds_its_headers_and_keeps_every_number(monkeypatch, history_file):
+    """``workbench sweep``'s table at 80 columns: "overflows (checks above the window)" folds over three lines, every
+    column and number stays whole on one line a row."""
+    argv = ["sweep", str(history_file), "--workers", "1", "--no-progress", "--grid", "trigger_ratio=0.5,0.7",
+            "--set", "context_window_tokens=32000"]
+    text = _printed(monkeypatch, argv, 80)
+    lines = text.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80 and "…" not in text and "row 1 of" not in text
+    header = next(line for line in lines if line.lstrip().startswith("config"))
+    assert header.split()[:4] == ["config", "tokens", "per", "task"] and "trigger_ratio" in header
+    rows = [line.split() for line in lines if re.match(r"^\s+[01]\s+[\d,]+\s", line)]
+    assert [r[0] for r in rows] == ["0", "1"] and {r[-1] for r in rows} == {"0.5", "0.7"}
 
 
 def _compacted_log(tmp_path):

@@ -6,9 +6,9 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from workbench.briefing.endpoints import (
     KEY_ONLY_PROVIDERS,
@@ -18,7 +18,6 @@ from workbench.briefing.endpoints import (
     providers_of,
 )
 
-REPO = Path(__file__).resolve().parents[1]
 FAKE = "http://127.0.0.1:9/v1"
 OPENAI = {"openai/m": "openai"}
 
@@ -134,6 +133,7 @@ def _reachable(host: str, port: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", [None, "0.0.0.0"], ids=["default", "opened"])
 def test_the_app_listens_on_loopback_unless_started_open(tmp_path, address):
     """``streamlit run workbench/app.py`` from the repository binds 127.0.0.1 (``.streamlit/config.toml``); the

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from workbench.cli import main as cli_main
 from workbench.cli.samples import history_stats
 from workbench.history import load_history, parse_history, write_canonical_jsonl
 from workbench.history.samples.generate import SAMPLES, generate_session
 
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_histories"
+SAMPLE_DIR = REPO / "sample_histories"
 SAMPLE = {s.name: s for s in SAMPLES}
 STATES = {"output-available", "output-error"}
 
@@ -126,6 +126,7 @@ def test_short_sample_regenerates_byte_for_byte():
     assert (SAMPLE_DIR / "short.jsonl").read_bytes() == SAMPLE["short"].text().encode("utf-8")
 
 
+@pytest.mark.slow
 def test_cli_regenerates_every_sample_and_the_readme(tmp_path):
     """``workbench samples --out DIR`` reproduces the shipped folder."""
     assert cli_main(["samples", "--out", str(tmp_path)]) == 0

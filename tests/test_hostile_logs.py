@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from agent_log_builders import ClaudeLog, CodexLog, text_block
-from conftest import need_shared, shared_dir
+from conftest import REPO, need_shared, shared_dir
 
 from workbench.cli import main
 from workbench.history.errors import HistoryError
@@ -84,6 +84,7 @@ COMMANDS = (("simulate", "--json", "--no-timeline"), ("reality",), ("calibrate",
 # ── item 4: numbers ──────────────────────────────────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 @pytest.mark.parametrize("field", ["input_tokens", "cache_read_input_tokens", "output_tokens"])
 def test_a_bad_claude_code_usage_number_ignores_that_usage_with_a_warning(tmp_path, capsys, value, field):
@@ -98,6 +99,7 @@ def test_a_bad_claude_code_usage_number_ignores_that_usage_with_a_warning(tmp_pa
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 def test_a_bad_pre_tokens_is_unknown_with_a_warning(tmp_path, capsys, value):
     lines = put(claude_lines(), 12, ("compactMetadata", "preTokens"))
@@ -110,6 +112,7 @@ def test_a_bad_pre_tokens_is_unknown_with_a_warning(tmp_path, capsys, value):
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 @pytest.mark.parametrize("keys", [("last_token_usage", "input_tokens"), ("last_token_usage", "cached_input_tokens"),
                                   ("last_token_usage", "total_tokens"), ("total_token_usage", "total_tokens"),
@@ -125,6 +128,7 @@ def test_a_bad_codex_number_is_ignored_with_a_warning(tmp_path, capsys, value, k
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["9" * 400, str(10**30), "Infinity", "-3", '"40"'])
 def test_a_read_results_line_counts_that_are_no_counts_do_not_crash_the_restore(tmp_path, capsys, value):
     """Claude Code's Read result sizes a re-read file by totalLines / numLines: 10**400 overflowed a float."""
@@ -156,6 +160,7 @@ def test_a_canonical_file_with_a_bad_usage_number_does_not_crash(tmp_path, capsy
 # ── item 4: types, metadata keys, images, windows ────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [{"a": 1}, [1], ["user"], 7, None])
 def test_a_record_type_of_any_json_type_is_an_unknown_record(tmp_path, capsys, value):
     for name, lines, i in (("cc.jsonl", claude_lines(), 7), ("cx.jsonl", codex_lines(), 3)):
@@ -167,6 +172,7 @@ def test_a_record_type_of_any_json_type_is_an_unknown_record(tmp_path, capsys, v
             clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["zzz", 999_999, None, [1], {"a": 1}, -1])
 def test_compact_metadata_keys_do_not_overwrite_the_readers_bookkeeping(tmp_path, capsys, value):
     lines = claude_lines()
@@ -432,6 +438,7 @@ print(json.dumps({"grew_kib": peak_kib() - before, "error": error}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "make"), [
     ("numbers.json", lambda n: "[" + ",".join(str(i % 1000) for i in range(n // 4)) + "]"),
     ("floats.json", lambda n: "[\n" + ",\n".join("0.1234567890123" for _ in range(n // 17)) + "\n]"),
@@ -459,7 +466,7 @@ def test_a_file_no_history_looks_like_is_refused_before_it_fills_memory(tmp_path
 def test_real_logs_are_well_inside_the_parse_bound():
     from workbench.history.readers.parse_bounds import MAX_PARSE_FACTOR, parse_cost
 
-    for path in (Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"):
+    for path in (REPO / "sample_histories").glob("*.jsonl"):
         data = path.read_bytes()
         assert parse_cost(data) < MAX_PARSE_FACTOR / 2 * len(data), path
 
@@ -491,7 +498,7 @@ def test_an_upload_of_any_name_is_read_or_refused_in_one_clear_line(name):
 
     from workbench.ui.sources import read_upload
 
-    short = (Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl").read_bytes()
+    short = (REPO / "sample_histories" / "short.jsonl").read_bytes()
     chat = b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n'
     for data in (stagewise_store_bytes(), short, chat):
         (h, *_) = read_upload(name, data)
@@ -510,3 +517,53 @@ def test_calibrate_on_logs_without_usage_names_them(tmp_path, capsys):
     path = write(tmp_path / "nousage.jsonl", lines)
     code, _, err = run(capsys, "calibrate", str(path))
     assert code == 2 and err.strip().splitlines()[-1].count("nousage.jsonl") >= 1 and "nothing to fit" in err
+
+
+@pytest.mark.parametrize("seed", ["copilot", "gemini", "pi"])
+def test_a_short_log_with_three_damaged_records_is_read_past_them(tmp_path, capsys, seed):
+    """A split record leaves two bad lines from one kill: the refusal counts the places the damage is at, not its
+    lines, so a short Copilot CLI, Gemini CLI or Pi log with three damaged records (five bad lines) is still read
+    (found by the long fuzz budget: `glued` cases split@18,cut@4,split@11 were refused)."""
+    from fuzzing_logs import SEEDS
+
+    records = dict(SEEDS)[seed]()
+    texts = [json.dumps(o) for o in records]
+    good = len(texts) - 3
+    for i in (good - 2, 5, 2):  # two records split in two, one cut short, far apart
+        at = len(texts[i]) // 2
+        texts[i : i + 1] = [texts[i][:at], texts[i][at:]] if i != 5 else [texts[i][:at]]
+    path = tmp_path / f"{seed}.jsonl"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    h = load_history(path)
+    skipped = [w for w in h.warnings if "line skipped" in w.message]
+    assert len(skipped) == 5 and all(w.source == str(path) for w in skipped)
+    assert len(h.messages) >= 2
+    code, _, err = run(capsys, "simulate", str(path))
+    clean(code, err)
+
+
+def test_many_damaged_places_in_a_short_log_are_still_refused(tmp_path):
+    from fuzzing_logs import SEEDS
+
+    texts = [json.dumps(o) for o in dict(SEEDS)["pi"]()]
+    for i in range(1, len(texts), 2):
+        texts[i] = texts[i][:10]
+    path = tmp_path / "pi.jsonl"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    with pytest.raises(HistoryError, match=r"pi\.jsonl:2:"):
+        load_history(path)
+
+
+def test_calibrate_on_a_log_with_one_billed_call_names_the_file(tmp_path, capsys):
+    """A log whose damage leaves one billed call has nothing to fit: the error names it (the fit's own words
+    named no file; found by the long fuzz budget)."""
+    from fuzzing_logs import SEEDS
+
+    records = dict(SEEDS)["gemini"]()
+    texts = [json.dumps(o) for o in records]
+    billed = [i for i, o in enumerate(records) if isinstance(o, dict) and o.get("tokens")]
+    keep = texts[: billed[0] + 1] + [t for i, t in enumerate(texts) if i > billed[0] and i not in billed]
+    path = tmp_path / "one_call.jsonl"
+    path.write_text("\n".join(keep) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "calibrate", str(path), "--no-held-out")
+    assert code == 2 and str(path) in err and "no two consecutive model calls" in err

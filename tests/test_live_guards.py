@@ -53,7 +53,7 @@ def test_a_provider_that_always_fails_stops_the_run_after_three_compressions(fak
     assert fake_provider.total_requests == outcome.requests == 3
     assert [c.status for c in outcome.run.compressions] == ["failed"] * 3  # the run up to the stop
     assert outcome.messages < outcome.total_messages
-    assert "provider error:" in outcome.summary() and "3 provider requests" in outcome.summary()
+    assert "last attempt: error: InternalServerError (HTTP 500): fake provider: internal error" in outcome.summary() and "3 provider requests" in outcome.summary()
 
 
 def test_failures_in_a_row_reset_after_a_good_answer(fake_provider):
@@ -170,7 +170,7 @@ def test_cli_stops_a_failing_provider_after_three_and_shows_its_error(chat_file,
     data = json.loads(captured.out)
     assert data["live"]["stopped"]["reason"] == "3 compressions failed in a row"
     assert "HTTP 500" in data["live"]["stopped"]["error"] and data["live"]["requests"] == 3
-    assert "live: provider error: " in captured.err and KEY not in captured.err + captured.out
+    assert "live: last attempt: error: " in captured.err and "Traceback" not in captured.err and KEY not in captured.err + captured.out
     assert fake_provider.total_requests == 3 and data["metrics"]["failed_compressions"] == 3
 
 

@@ -4,6 +4,8 @@ with or without ../shared's real transcripts, and write their exports outside th
 from __future__ import annotations
 
 import ast
+import contextlib
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,13 @@ from real_histories import real_history_paths
 
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+# Notebooks whose run reads no environment (no ../shared, no key, no output folder): the same with or without
+# them, so they run once, in the fresh-clone test (test_a_notebook_run_alone_reads_no_environment holds them to it).
+SAME_EITHER_WAY = ("01_explore_knobs.ipynb",)
+ENVIRONMENT_WORDS = ("os.environ", "getenv", "WORKBENCH_", "shared", "real_", "Study", "API_KEY")
+# Kernels start one at a time, across xdist workers and concurrent runs: concurrent starts raced for ports and
+# stalled. A lock file, as xdist_group no longer groups under pytest 9.2 (pytest-dev/pytest-xdist#1386).
+KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "pytest-workbench-kernel-start.lock"
 # What a notebook may import: the engine's public modules and the display stack, nothing private.
 ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib", "tempfile"}
 
@@ -85,6 +94,16 @@ def _ensure_kernel() -> None:
                        capture_output=True)
 
 
+@contextlib.contextmanager
+def _kernel_start_lock():  # noqa: ANN202 - a context manager
+    with open(KERNEL_START_LOCK, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _execute(path: Path) -> nbformat.NotebookNode:
     """Run the notebook in a fresh kernel (nbclient) from notebooks/, as JupyterLab would; returns it with outputs."""
     from nbclient import NotebookClient
@@ -95,6 +114,15 @@ def _execute(path: Path) -> nbformat.NotebookNode:
     # timeout runs out and then finishes normally (jupyter_client/zmq), so the timeout is kept short.
     client = NotebookClient(book, timeout=45, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    start_kernel = client.async_start_new_kernel
+
+    async def start_alone(**kwargs: object) -> None:
+        """The kernel and its client, ready, under the lock; nbclient then finds both started."""
+        with _kernel_start_lock():
+            await start_kernel(**kwargs)
+            await client.async_start_new_kernel_client()
+
+    client.async_start_new_kernel = start_alone  # type: ignore[method-assign]
     client.execute()
     return book
 
@@ -117,9 +145,15 @@ def notebook_env(monkeypatch, fake_provider):
     return fake_provider
 
 
+def test_a_notebook_run_alone_reads_no_environment():
+    """What lets a notebook run once: its code names no environment variable, no ../shared and no key."""
+    for name in SAME_EITHER_WAY:
+        for source in _code_cells(NOTEBOOK_DIR / name):
+            assert not [w for w in ENVIRONMENT_WORDS if w in source], f"{name}: {source[:200]}"
+
+
 @pytest.mark.slow
-@pytest.mark.xdist_group("kernels")  # one worker starts the kernels: concurrent starts raced for ports and stalled
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in SAME_EITHER_WAY], ids=lambda p: p.stem)
 def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, notebook_env):
     """Executed with the real transcripts of ../shared and a key for the fake provider; any cell error fails."""
     shared = real_history_paths()[0].parents[1]
@@ -143,7 +177,6 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, no
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("kernels")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path, tmp_path, monkeypatch, notebook_env,
                                                                            request):

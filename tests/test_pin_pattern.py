@@ -26,6 +26,7 @@ def test_patterns_that_are_not_plain_choices_go_to_the_regex_engine() -> None:
         assert plain_alternatives(pattern) is None, pattern
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "ab", " ", "#", "<x>", r"\.", r"\|", r"\\", r"\(", "|", ".", "(", ")",
                                  "*", r"\d", "é"]), max_size=6).map("".join),
@@ -69,14 +70,9 @@ def _stops_with_the_budget_error(history, pattern: str) -> str:
     return text
 
 
-def test_a_slow_pattern_on_the_long_sample_stops_at_the_runs_budget(small_budget):
+def test_a_slow_pattern_on_the_long_sample_stops_at_the_runs_budget(small_budget, long_history):
     """`(\\w+\\s?)+$` stays under any per-message bound on each message, and took 20 s over the whole sample."""
-    from pathlib import Path
-
-    from workbench.history.readers import load_history
-
-    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl")
-    _stops_with_the_budget_error(history, r"(\w+\s?)+$")
+    _stops_with_the_budget_error(long_history, r"(\w+\s?)+$")
 
 
 def test_600_messages_of_10k_characters_share_one_budget(small_budget):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench import plots
@@ -126,7 +126,7 @@ def tuned():
     from workbench.explore.tune import Constraints, tune
     from workbench.history.readers import load_history
 
-    history = load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl")
+    history = load_history(REPO / "sample_histories" / "short.jsonl")
     constraints = Constraints(min_retention=0.2, max_compressions=12)
     space = {"trigger_ratio": (0.3, 0.95), "kept_budget_ratio": (0.05, 0.4)}
     return tune([history], base=Knobs(context_window_tokens=20_000), constraints=constraints, space=space, points=3,
@@ -164,6 +164,7 @@ def test_pareto_figure_without_a_winner_says_so(tuned):
     assert any("no config met" in a.text for a in fig.layout.annotations)
 
 
+@pytest.mark.slow
 def test_plots_import_no_streamlit():
     """plots is pure: importing it must not pull in streamlit (notebooks use it too)."""
     code = "import sys, workbench.plots, workbench.analysis.costs, workbench.analysis.inspector, workbench.analysis.compare; " \
@@ -185,11 +186,9 @@ def test_sweep_heatmap_ticks_are_rounded_and_every_cell_is_clickable():
     assert fig.data[0].texttemplate == "%{z:.3s}"  # 2.0M in a cell, not 2,000,000
 
 
-def test_context_chart_names_the_binding_trigger_term_and_draws_the_others():
+def test_context_chart_names_the_binding_trigger_term_and_draws_the_others(long_run):
     """With the 100k cap binding at a 200k window, the trigger line says so and 0.65 × window is drawn faint."""
-    from workbench.history.readers import load_history
-
-    run = simulate(load_history(Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"), Knobs())
+    run = long_run
     names = [t.name for t in plots.context_figure(run).data]
     assert "trigger (hard cap)" in names and "0.65 × window (not binding)" in names and "kept budget" in names
     assert "hard cap binds" not in plots.binding_caption(run) and "= hard cap" in plots.binding_caption(run)
@@ -210,3 +209,28 @@ def test_the_template_is_plotly_white_trimmed_and_every_figure_is_born_with_it(r
     assert plots.style.figure().layout.template == plots.TEMPLATE
     for fig in (plots.context_figure(run), plots.briefing_figure(run), plots.cost_figure(cost_frame(run, history))):
         assert fig.layout.template == plots.TEMPLATE
+
+
+def test_the_context_spec_is_the_context_figure_as_plotly_sends_it(history):
+    """The app draws the context chart from ``context_spec`` (a dict, no plotly.py validation on a slider move): once
+    packed as plotly packs a figure's arrays, its JSON is the figure's (key order aside), with a compare run and a log."""
+    import json
+
+    import plotly.io as pio
+    from _plotly_utils.utils import convert_to_base64
+
+    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.reality import logged_context_frame
+    from workbench.history.readers import load_history
+
+    log = load_history(REPO / "sample_histories" / "claude_code.jsonl")
+    a, b = simulate(history, K), simulate(history, K.replace(trigger_ratio=0.4))
+    cases = [(a, {"previews": message_previews(history), "compare": b}),
+             (simulate(log, agent_settings(log).knobs), {"logged": logged_context_frame(log),
+                                                         "logged_compactions": (5, 40)})]
+    for run, kwargs in cases:
+        spec = plots.context_spec(run, **kwargs)
+        convert_to_base64(spec["data"])
+        sent = json.loads(pio.to_json(spec, validate=False))
+        assert sent == json.loads(pio.to_json(plots.context_figure(run, **kwargs), validate=False))
+        assert sent["layout"]["shapes"] and sent["data"][0]["x"]["bdata"]

@@ -7,16 +7,15 @@ tool result at message 2 + 2s, or 3 + 2s with a system message first), so check 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 from policy_scripts import agent, plain
 
 from workbench.history.readers import load_history
 from workbench.presets import get_preset
 from workbench.replay import simulate
 
-SAMPLES = sorted((Path(__file__).resolve().parents[1] / "sample_histories").glob("*.jsonl"))
+SAMPLES = sorted((REPO / "sample_histories").glob("*.jsonl"))
 MASK2 = plain(strategy="observation_masking", mask_last_n_observations=2, trigger_ratio=-1, check_point="step")
 
 
@@ -74,6 +73,7 @@ def test_hybrid_summarizes_the_oldest_43_turns_once_53_are_unsummarized():
     assert whole == 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["swe_agent", "complexity_trap_hybrid"])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_both_presets_replay_every_sample_history_and_mask(name, path):

@@ -8,12 +8,9 @@ budget, 20% of the window) 4,000 tokens: the newest tool result and its call.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from policy_scripts import agent, plain
 
-from workbench.history.readers import load_history
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
 from workbench.policies.base import Forwarding
@@ -29,7 +26,6 @@ STAGED = plain(
     briefing_mode="anchored",
     check_point="step",
 )
-LONG = Path(__file__).resolve().parents[1] / "sample_histories" / "long.jsonl"
 
 
 def elisions(run) -> list[tuple[int, str]]:
@@ -91,11 +87,7 @@ def test_soft_threshold_sets_how_much_is_elided_before_summaries(soft, expected)
     assert (run.metrics.elisions, run.metrics.compressions) == expected
 
 
-@pytest.fixture(scope="module")
-def long_history():
-    return load_history(LONG)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [32_000, 200_000], ids=["32k", "200k"])
 def test_on_the_long_sample_elisions_come_before_the_first_summary(long_history, window):
     run = simulate(long_history, get_preset("staged").replace(context_window_tokens=window))
@@ -104,6 +96,7 @@ def test_on_the_long_sample_elisions_come_before_the_first_summary(long_history,
     assert run.metrics.elisions > run.metrics.compressions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [32_000, 64_000], ids=["32k", "64k"])
 def test_tokens_per_task_against_stagewise_on_the_long_sample(long_history, window):
     """docs/strategies.md: the seed's 0.6/0.85 keeps the context higher than stagewise's 0.65 trigger and

@@ -6,6 +6,7 @@ import math
 
 import polars as pl
 import pytest
+from conftest import REPO
 from real_histories import real_history_paths
 
 from workbench.analysis.fact_probes.probes import (
@@ -108,11 +109,10 @@ def test_filler_turns_add_no_facts_but_requests():
 
 def test_every_planted_file_of_the_sample_history_is_an_artifact():
     """sample_histories/short.jsonl lists its planted facts in its header: every file is found."""
-    from pathlib import Path
 
     from workbench.history.readers import load_history
 
-    path = Path(__file__).resolve().parents[1] / "sample_histories" / "short.jsonl"
+    path = REPO / "sample_histories" / "short.jsonl"
     history = load_history(path)
     artifacts = {f.key for f in extract_facts(history) if f.kind == "artifact"}
     planted = {f["text"] for f in history.meta["facts"] if f["kind"] == "file"}
@@ -276,6 +276,7 @@ def _pooled(paths, knobs, briefer):
     return retained / checked
 
 
+@pytest.mark.slow
 def test_retention_differs_between_strategies_on_the_real_histories():
     """Presets keep different spans verbatim and brief at different times, so they retain different shares."""
     from workbench.presets import get_preset, list_preset_names

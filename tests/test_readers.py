@@ -8,11 +8,11 @@ import json
 import os
 import shutil
 import sqlite3
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from conftest import shared_dir as shared_root
 
 from workbench.history import (
@@ -28,7 +28,6 @@ from workbench.history import (
     text_part,
     write_canonical_jsonl,
 )
-from workbench.history.model import Part
 from workbench.history.readers import parse_canonical, parse_claude_code, parse_stagewise
 from workbench.history.readers.jsontext import jsonl_bytes_records, jsonl_records
 from workbench.history.readers.superjson import decode_superjson
@@ -570,33 +569,11 @@ def test_damaged_input_never_escapes_as_another_exception(name):
                 parse_history(variant, source=name, format=fmt)
 
 
-# -- speed ------------------------------------------------------------------------------------
-
-
-def test_canonical_load_is_close_to_json_loads():
-    """Reading 20k canonical lines costs a small multiple of json.loads on the same lines."""
-    parts = (text_part("word " * 40), Part(data={"type": "tool-read", "toolCallId": "t", "state": "output-available",
-                                                 "input": {"path": "a.ts"}, "output": {"content": "x = 1\n" * 50}}))
-    msgs = tuple(Message(id=f"m{i}", role="assistant" if i % 2 else "user", parts=parts,
-                         metadata={"createdAt": "2030-01-01T00:00:00.000Z"}) for i in range(20_000))
-    text = write_canonical_jsonl(History(id="big", messages=msgs))
-    lines = text.split("\n")
-
-    def best(fn) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    base = best(lambda: [json.loads(line) for line in lines if line])
-    ours = best(lambda: parse_history(text, source="big.jsonl"))
-    assert ours < 6 * base + 0.05, (ours, base)
+# Reader speed against json.loads is benchmarks/bench_readers.py's target, not a unit test's.
 
 
 def _canonical_files() -> list[Path]:
-    root = Path(__file__).resolve().parents[1] / "sample_histories"
+    root = REPO / "sample_histories"
     return sorted(root.glob("*.jsonl")) + sorted(FIXTURES.glob("*.jsonl"))
 
 
@@ -710,6 +687,7 @@ def _reference_scan(value: object) -> tuple[bool, int]:
     return any(h for h, _ in kids), 1 + max((d for _, d in kids), default=0)
 
 
+@pytest.mark.slow
 def test_the_bytes_path_scan_measures_depth_and_huge_floats_as_the_text_would() -> None:
     """One walk gives json_depth of the value's text and whether a float of 2**63 or more is in it."""
     import json as _json

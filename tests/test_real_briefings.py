@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import need_shared, shared_dir
+from conftest import REPO, need_shared, shared_dir
 
 from workbench.analysis.real_logs.real_briefings import score_briefings
 from workbench.analysis.real_logs.real_briefings_report import (
@@ -338,6 +338,7 @@ def test_file_reads_take_the_result_tokens_and_share_them() -> None:
 # ── the dev set ─────────────────────────────────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 def test_every_logged_compaction_of_the_dev_set_is_scored() -> None:
     folder = need_shared(shared_dir() / "real_sessions")
     facts = json.loads((folder / "facts.json").read_text(encoding="utf-8"))
@@ -357,7 +358,7 @@ def test_docs_reality_shows_every_logged_compaction_scored() -> None:
     """The Done-when line of issue 11: docs/reality.md has real vs extractive retention and re-fetches for each."""
     folder = need_shared(shared_dir() / "real_sessions")
     facts = json.loads((folder / "facts.json").read_text(encoding="utf-8"))
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "reality.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "reality.md").read_text(encoding="utf-8")
     section = doc[doc.index("## Real briefings, scored"):]
     for session in facts["sessions"]:
         for n, c in enumerate(session["compactions"], 1):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from real_histories import real_history_paths
 
 from workbench import Knobs, load_history, simulate
 from workbench.cli import main
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_histories"
+SAMPLES = REPO / "sample_histories"
 
 
 @pytest.mark.parametrize("window", [32_000, 200_000], ids=["32k", "200k"])
@@ -51,7 +51,7 @@ def test_long_sample_chains_ten_compressions_with_visible_growth(capsys):
     assert max(sizes) <= data["knobs"]["target_briefing_chars"] * data["knobs"]["sim_overshoot_ratio"] + 1
 
 
-def test_sample_histories_all_load():
+def test_sample_histories_all_load(long_history):
     names = sorted(p.name for p in SAMPLES.glob("*.jsonl"))
     assert names == ["claude_code.jsonl", "long.jsonl", "short.jsonl", "tool_heavy.jsonl"]
-    assert len(load_history(SAMPLES / "long.jsonl")) >= 2_000
+    assert len(long_history) >= 2_000

@@ -1,6 +1,6 @@
 """Every reproducer of issue 12, as a named test: no crash on any input, errors as one bounded line.
 
-Each ``test_itemNN_*`` is the issue's minimal reproducer; the assertion is the behaviour wanted:
+Each test is one of the issue's minimal reproducers, named by the behaviour wanted:
 exit 0 with a valid result, or exit 2 with one line naming the file, the line where there is one,
 and the field. Faults (cache, kill -9, concurrent runs) are in tests/test_faults.py, the bounded
 fuzz campaign in tests/test_fuzz.py. A subprocess timeout here is a hang guard, not a speed target.
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from scripted import uniform_history
 
 from workbench.cli import main
@@ -23,7 +24,6 @@ from workbench.history.readers import load_history
 from workbench.history.writers import write_canonical_jsonl
 from workbench.knobs import Knobs, load_knobs
 
-REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--set", "context_window_tokens=8000", "--set", "trigger_hard_cap_tokens=5000"]
 HANG_GUARD_S = 120
 
@@ -56,7 +56,7 @@ def uimessages(n: int = 40, text: str = "word " * 400) -> list[dict]:
 # ── crashes and hangs ───────────────────────────────────────────────────────────────────────────
 
 
-def test_item01_deep_json_nesting_is_refused_by_depth(tmp_path, capsys):
+def test_deep_json_nesting_is_refused_by_depth(tmp_path, capsys):
     path = tmp_path / "d.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
     assert main(["simulate", str(path)]) == 2
@@ -67,7 +67,7 @@ def test_item01_deep_json_nesting_is_refused_by_depth(tmp_path, capsys):
         load_history(jsonl)
 
 
-def test_item01_depth_just_under_the_limit_replays_end_to_end(tmp_path):
+def test_depth_just_under_the_limit_replays_end_to_end(tmp_path):
     """A value 190 deep inside a tool input loads and goes through simulate, probe, bundles and offload."""
     deep: object = "leaf"
     for _ in range(190):
@@ -83,7 +83,7 @@ def test_item01_depth_just_under_the_limit_replays_end_to_end(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["simulate", "probe", "bundles"])
-def test_item02_an_object_id_is_refused_at_load(tmp_path, capsys, command):
+def test_an_object_id_is_refused_at_load(tmp_path, capsys, command):
     msgs = uimessages()
     msgs[5]["id"] = {"x": 1}
     path = stagewise_json(tmp_path / "idd.json", msgs)
@@ -92,7 +92,7 @@ def test_item02_an_object_id_is_refused_at_load(tmp_path, capsys, command):
     one_error_line(capsys.readouterr().err, "idd.json", "messages[5]", "field 'id'")
 
 
-def test_item02_a_role_that_is_not_text_is_refused_at_load(tmp_path):
+def test_a_role_that_is_not_text_is_refused_at_load(tmp_path):
     msgs = uimessages()
     msgs[2]["role"] = ["user"]
     with pytest.raises(HistoryError, match=r"messages\[2\]: field 'role': must be a string"):
@@ -103,7 +103,7 @@ def _surrogate_history(tmp_path: Path) -> Path:
     return stagewise_json(tmp_path / "sur.json", uimessages(30, text="x \ud800 " * 2000))
 
 
-def test_item03_lone_surrogates_offload_log_is_written_with_a_stated_replacement(tmp_path, capsys):
+def test_lone_surrogates_reach_the_offload_log_as_a_stated_replacement(tmp_path, capsys):
     path = _surrogate_history(tmp_path)
     out = tmp_path / "off"
     assert main(["simulate", str(path), "--preset", "msagent", "--offload-dir", str(out), *SMALL]) == 0
@@ -113,7 +113,7 @@ def test_item03_lone_surrogates_offload_log_is_written_with_a_stated_replacement
     assert "lone surrogate(s) written as U+FFFD" in capsys.readouterr().err
 
 
-def test_item03_lone_surrogates_bundles_are_complete(tmp_path, capsys):
+def test_bundles_of_a_history_with_lone_surrogates_are_complete(tmp_path, capsys):
     path = _surrogate_history(tmp_path)
     out = tmp_path / "bun"
     assert main(["bundles", str(path), "--out", str(out), *SMALL]) == 0
@@ -126,14 +126,14 @@ def test_item03_lone_surrogates_bundles_are_complete(tmp_path, capsys):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp folder left behind
 
 
-def test_item03_lone_surrogates_survive_json_output_losslessly(tmp_path, capsys):
+def test_lone_surrogates_survive_json_output_losslessly(tmp_path, capsys):
     path = _surrogate_history(tmp_path)
     assert main(["simulate", str(path), "--briefer", "extractive", "--json", "--no-timeline", *SMALL]) == 0
     data = json.loads(capsys.readouterr().out)
     assert "\ud800" in data["compressions"][0]["briefing_text"]  # escaped on the way out, restored on the way in
 
 
-def test_item03_lone_surrogates_in_the_compressions_view(tmp_path):
+def test_the_compressions_view_shows_lone_surrogates_replaced(tmp_path):
     from workbench.analysis.inspector import compression_view
     from workbench.briefing.extractive import ExtractiveBriefer
     from workbench.replay import simulate
@@ -153,7 +153,7 @@ def test_item03_lone_surrogates_in_the_compressions_view(tmp_path):
     ],
     ids=["int-400-digits", "float-400-digits", "checks-5000-digits"],
 )
-def test_item04_huge_numbers_in_set(tmp_path, capsys, args, needles):
+def test_a_huge_number_in_set_fails_with_one_line_naming_the_knob(tmp_path, capsys, args, needles):
     path = tmp_path / "h.jsonl"
     path.write_text(write_canonical_jsonl(uniform_history(10)))
     assert main(["simulate", str(path), *args]) == 2
@@ -172,7 +172,7 @@ def test_item04_huge_numbers_in_set(tmp_path, capsys, args, needles):
     ],
     ids=["int-key", "null-key", "deep-value", "duplicate-key", "unknown-strategy"],
 )
-def test_item04_item13_item14_knob_files_fail_by_line(tmp_path, capsys, yaml_text, needles):
+def test_a_bad_knob_file_fails_with_one_line_naming_its_line(tmp_path, capsys, yaml_text, needles):
     cfg = tmp_path / "k.yaml"
     cfg.write_text(yaml_text, encoding="utf-8")
     path = tmp_path / "h.jsonl"
@@ -189,7 +189,7 @@ def _alias_bomb() -> str:
     return "version: 1\ntrigger_ratio: " + "\n  ".join(["", *lines]) + "\n"
 
 
-def test_item05_a_yaml_alias_bomb_is_refused_before_expansion(tmp_path):
+def test_a_yaml_alias_bomb_is_refused_before_expansion(tmp_path):
     bomb = _alias_bomb()
     assert 400 < len(bomb) < 3000
     cfg = tmp_path / "bomb.yaml"
@@ -203,7 +203,7 @@ def test_item05_a_yaml_alias_bomb_is_refused_before_expansion(tmp_path):
         load_knobs(bomb)
 
 
-def test_item06_a_catastrophic_pin_pattern_stops_with_a_clear_error(tmp_path):
+def test_a_catastrophic_pin_pattern_stops_with_a_clear_error(tmp_path):
     msgs = [{"role": "user", "content": "a" * 34 + "!"}, {"role": "assistant", "content": "ok"}] * 3
     history = tmp_path / "p.jsonl"
     history.write_text("\n".join(json.dumps(m) for m in msgs) + "\n")
@@ -212,7 +212,7 @@ def test_item06_a_catastrophic_pin_pattern_stops_with_a_clear_error(tmp_path):
     one_error_line(done.stderr, "pin_pattern '^(a|a)*$' ran over", "message 0", "backtracks catastrophically")
 
 
-def test_item06_an_ordinary_pin_pattern_still_pins():
+def test_an_ordinary_pin_pattern_still_pins():
     from workbench.knobs import compile_pin_pattern
 
     rx = compile_pin_pattern(r"^# AGENTS\.md")
@@ -221,7 +221,7 @@ def test_item06_an_ordinary_pin_pattern_still_pins():
         Knobs(pin_pattern="(")
 
 
-def test_item07_a_five_megabyte_role_gives_a_short_line(tmp_path, capsys):
+def test_a_five_megabyte_role_gives_a_short_line(tmp_path, capsys):
     path = tmp_path / "role.jsonl"
     path.write_text(json.dumps({"role": "x" * 5_000_000, "content": "hi"}) + "\n")
     assert main(["simulate", str(path)]) == 2
@@ -229,7 +229,7 @@ def test_item07_a_five_megabyte_role_gives_a_short_line(tmp_path, capsys):
     assert len(line) < 400
 
 
-def test_item07_a_million_unknown_yaml_keys_stop_at_the_node_limit(tmp_path):
+def test_a_million_unknown_yaml_keys_stop_at_the_node_limit(tmp_path):
     cfg = tmp_path / "many.yaml"
     cfg.write_text("version: 1\n" + "".join(f"k{i}: {i}\n" for i in range(1_000_000)))
     history = tmp_path / "h.jsonl"
@@ -251,7 +251,7 @@ def test_item07_a_million_unknown_yaml_keys_stop_at_the_node_limit(tmp_path):
     assert len(str(info.value)) < 300 and "(900 chars)" in str(info.value)
 
 
-def test_item08_dev_zero_and_a_fifo_are_refused_without_reading(tmp_path):
+def test_dev_zero_and_a_fifo_are_refused_without_reading(tmp_path):
     done = run_cli("simulate", "/dev/zero")
     assert done.returncode == 2
     one_error_line(done.stderr, "/dev/zero", "not a regular file (a character device)")
@@ -262,7 +262,7 @@ def test_item08_dev_zero_and_a_fifo_are_refused_without_reading(tmp_path):
     one_error_line(done.stderr, "pipe.jsonl", "a pipe (FIFO)")
 
 
-def test_item08_files_over_the_size_limit_are_refused_with_the_override_named(tmp_path):
+def test_files_over_the_size_limit_are_refused_with_the_override_named(tmp_path):
     path = tmp_path / "h.jsonl"
     path.write_text(write_canonical_jsonl(uniform_history(10)))
     done = run_cli("simulate", str(path), env={"WORKBENCH_MAX_HISTORY_BYTES": "1000"})
@@ -274,7 +274,7 @@ def test_item08_files_over_the_size_limit_are_refused_with_the_override_named(tm
 # ── silent acceptance and vague errors (more in tests/test_load_warnings.py) ─────────────────────
 
 
-def test_item14_a_config_that_is_not_utf8_names_file_and_line(tmp_path, capsys):
+def test_a_config_that_is_not_utf8_names_file_and_line(tmp_path, capsys):
     history = tmp_path / "h.jsonl"
     history.write_text(write_canonical_jsonl(uniform_history(10)))
     bad = tmp_path / "latin.yaml"
@@ -287,7 +287,7 @@ def test_item14_a_config_that_is_not_utf8_names_file_and_line(tmp_path, capsys):
     one_error_line(capsys.readouterr().err, "wide.yaml:1", "UTF-16")
 
 
-def test_item14_an_uploaded_broken_store_is_named_after_the_upload():
+def test_an_uploaded_broken_store_is_named_after_the_upload():
     from workbench.ui.sources import read_upload
 
     with pytest.raises(HistoryError) as info:
@@ -295,14 +295,14 @@ def test_item14_an_uploaded_broken_store_is_named_after_the_upload():
     assert str(info.value).startswith("mine.sqlite: ") and "/tmp" not in str(info.value)
 
 
-def test_item14_multi_line_errors_are_printed_on_one_line(tmp_path, capsys):
+def test_multi_line_errors_are_printed_on_one_line(tmp_path, capsys):
     path = tmp_path / "h.jsonl"
     path.write_text(write_canonical_jsonl(uniform_history(10)))
     assert main(["simulate", str(path), "--set", "strategy=a\nb\nc"]) == 2
     one_error_line(capsys.readouterr().err, "--set", "strategy must be one of")
 
 
-def test_item15_a_key_inside_a_successful_answer_never_reaches_cache_or_output(fake_provider, tmp_path, capsys):
+def test_a_key_inside_a_successful_answer_never_reaches_cache_or_output(fake_provider, tmp_path, capsys):
     key = "shapeless-key-value-42-do-not-store"
     history = tmp_path / "h.jsonl"
     history.write_text(write_canonical_jsonl(uniform_history(40)))
@@ -329,7 +329,7 @@ def test_item15_a_key_inside_a_successful_answer_never_reaches_cache_or_output(f
 # ── scale: the probe's work grows linearly (its time is measured in benchmarks/) ─────────────────
 
 
-def test_item16_probe_work_grows_linearly_with_the_history(monkeypatch):
+def test_probe_work_grows_linearly_with_the_history(monkeypatch):
     """Doubling the history doubles the fact checks (it quadrupled: every fact × every message)."""
     import workbench.analysis.fact_probes.fact_matcher as fm
     from workbench.analysis.fact_probes.probes import probe_history

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import REPO
 from real_histories import real_history_paths
 
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.cli import main
 from workbench.explore.tune import Constraints, check_config, default_space, pareto_mask, retention_floor, tune
 from workbench.history.model import History, Message, text_part
-from workbench.history.readers import load_history
 from workbench.knobs import Knobs, load_knobs
-
-REPO = Path(__file__).resolve().parents[1]
 
 REAL_CONSTRAINTS = Constraints(max_overflows=0, min_retention=0.12, max_compressions=20)
 
@@ -146,11 +142,10 @@ def test_cli_tune_defaults_to_a_retention_floor_from_the_base_config(tmp_path, c
     assert check_config(winner, [path], Constraints(), briefer=ExtractiveBriefer())["retention"] >= floor
 
 
-def test_the_default_space_is_where_the_knobs_change_the_histories():
+def test_the_default_space_is_where_the_knobs_change_the_histories(long_history):
     """On the long sample the stagewise trigger only binds below 0.5 (the 100k cap of a 200k window) and the
     kept budget only below what the 10 floor messages hold, so those are the searched ranges."""
-    long = load_history(REPO / "sample_histories" / "long.jsonl")
-    space = default_space([long], Knobs())
+    space = default_space([long_history], Knobs())
     assert space["trigger_ratio"][1] == pytest.approx(0.5)
     assert space["kept_budget_ratio"][1] < 0.1
     assert set(space) == {"trigger_ratio", "kept_budget_ratio", "target_briefing_chars"}

@@ -1,8 +1,8 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
 Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
-queued uploads → sidebar (history, briefer, knobs) → one cached replay → metric cards → tabs; only the open
-tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number comes from the engine
+queued uploads → sidebar (history, briefer; the knobs' values, with places kept for their widgets) → one cached
+replay → metric cards → tabs → the knob widgets, whose ranges and notes come from the run; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number comes from the engine
 (``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
 behind a button in the Live runs tab.
 """
@@ -36,16 +36,16 @@ chosen = sidebar.history_picker()
 if chosen is not None:
     agent_open.adopt(st.session_state, chosen[1])  # a real agent log opens with its own preset, window and model
 briefer = sidebar.briefer_choice()
-slots: dict = {}  # a placeholder under each knob, filled with a note once the run says it has no effect
-knobs = sidebar.knob_widgets(slots)
+panel = sidebar.knob_widgets()  # the knobs from session state; their widgets are drawn once the run is known
+knobs = panel.knobs
 sidebar.flashes()
 if chosen is None or knobs is None:
+    sidebar.draw_knobs(panel, None)
     st.stop()
 label, history, history_path = chosen
 key = history.digest
 
 run = runs.replay(key, knobs, briefer, history)
-sidebar.knob_notes(slots, run)
 pinned = st.session_state.get(compare_tab.PINNED)
 run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
 
@@ -59,41 +59,46 @@ for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown
         st.warning(note)
 
 warmup.empty()
-tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
-               on_change="rerun")
-with tabs[0]:
-    if tabs[0].open is not False:
-        charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
-                          runs.logged(key, history),
-                          tuple(c.index for c in history.log.compactions) if history.log else (),
-                          against=runs.against(run, history),
-                          counterfactual=runs.counterfactual(key, knobs, history))
-# The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
-with tabs[1]:
-    if tabs[1].open:
-        from workbench.ui import inspect_tab
+# The sidebar's knob widgets come last, into the places reserved for them: on a slider move the context chart
+# goes out first (benchmarks/browser.py); their ranges and notes need the run anyway.
+try:
+    tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
+                   on_change="rerun")
+    with tabs[0]:
+        if tabs[0].open is not False:
+            charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
+                              runs.logged(key, history),
+                              tuple(c.index for c in history.log.compactions) if history.log else (),
+                              against=runs.against(run, history),
+                              counterfactual=runs.counterfactual(key, knobs, history))
+    # The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
+    with tabs[1]:
+        if tabs[1].open:
+            from workbench.ui import inspect_tab
 
-        inspect_tab.render(run, history)
-with tabs[2]:
-    if tabs[2].open:
-        compare_tab.render(run, run_a, history, knobs, briefer)
-with tabs[3]:
-    if tabs[3].open:
-        from workbench.ui import live_tab
+            inspect_tab.render(run, history)
+    with tabs[2]:
+        if tabs[2].open:
+            compare_tab.render(run, run_a, history, knobs, briefer)
+    with tabs[3]:
+        if tabs[3].open:
+            from workbench.ui import live_tab
 
-        live_tab.render(run, history, knobs)
-with tabs[4]:
-    if tabs[4].open:
-        from workbench.ui import sweep_tab
+            live_tab.render(run, history, knobs)
+    with tabs[4]:
+        if tabs[4].open:
+            from workbench.ui import sweep_tab
 
-        sweep_tab.render(label, history, knobs, sidebar.history_loaders())
-with tabs[5]:
-    if tabs[5].open:
-        from workbench.ui import reality_tab
+            sweep_tab.render(label, history, knobs, sidebar.history_loaders())
+    with tabs[5]:
+        if tabs[5].open:
+            from workbench.ui import reality_tab
 
-        reality_tab.render(history, knobs)
-with tabs[6]:
-    if tabs[6].open:
-        from workbench.ui import config_tab
+            reality_tab.render(history, knobs)
+    with tabs[6]:
+        if tabs[6].open:
+            from workbench.ui import config_tab
 
-        config_tab.render(knobs, history_path)
+            config_tab.render(knobs, history_path)
+finally:
+    sidebar.draw_knobs(panel, run)  # ranges for this history, notes, the knobs this run does not read

@@ -78,8 +78,12 @@ class LiveOutcome:
     stopped: LiveRunStopped | None
     messages: int  # messages the run covers
     total_messages: int
-    requests: int
+    requests: int  # requests that reached a provider (a call that failed before sending is not one)
     dollars: float
+    unsent: int = 0  # calls that failed before reaching a provider: no key, no connection
+    # The size model's replay of the same messages as ``run`` when the run stopped early (None when it is whole):
+    # what a stopped run is compared against, not the whole conversation's replay.
+    baseline: Run | None = None
 
     @property
     def complete(self) -> bool:
@@ -87,19 +91,22 @@ class LiveOutcome:
 
     def summary(self) -> str:
         spent = f"{counted(self.requests, 'provider request')}, ${self.dollars:,.4f}"
+        if self.unsent:
+            spent += f" ({counted(self.unsent, 'call')} never reached a provider)"
         if self.stopped is None:
             return f"live run complete: {spent}"
         where = (f"the replay covers messages 0-{self.messages - 1:,} of {self.total_messages:,}"
                  if self.messages else "nothing was replayed")
         text = f"live run stopped: {self.stopped.reason}"
         if self.stopped.error:
-            text += f"\nprovider error: {self.stopped.error}"
+            text += f"\nlast attempt: {self.stopped.error}"
         return f"{text}\n{spent}; {where}"
 
 
 def run_live(history: History, knobs: Knobs, briefer: LiveBriefer, *,
              on_compression: Callable[[int, Compression], None] | None = None) -> LiveOutcome:
-    """Replay with live briefings; a guard's stop ends it early with the replay up to that point."""
+    """Replay with live briefings; a guard's stop ends it early with the replay up to that point, and the size
+    model's replay of those same messages to compare it with."""
     policy = _Tracking(get_policy(knobs))
     recorder = _Recording(briefer)
     total = len(history)
@@ -108,14 +115,15 @@ def run_live(history: History, knobs: Knobs, briefer: LiveBriefer, *,
     except LiveRunStopped as stop:
         records = [*recorder.records, *([stop.record] if stop.record is not None else [])]
         end = _stop_end(policy, with_record=stop.record is not None)
-        partial = None
+        partial = baseline = None
         if end > 0:
             prefix = dataclasses.replace(history, messages=history.messages[:end])
             partial = simulate(prefix, knobs, _Replaying(records))
+            baseline = simulate(prefix, knobs)
         return LiveOutcome(run=partial, stopped=stop, messages=end, total_messages=total, requests=briefer.requests,
-                           dollars=briefer.spent_usd)
+                           dollars=briefer.spent_usd, unsent=getattr(briefer, "unsent", 0), baseline=baseline)
     return LiveOutcome(run=run, stopped=None, messages=total, total_messages=total, requests=briefer.requests,
-                       dollars=briefer.spent_usd)
+                       dollars=briefer.spent_usd, unsent=getattr(briefer, "unsent", 0))
 
 
 def _stop_end(policy: _Tracking, *, with_record: bool) -> int:

@@ -56,7 +56,7 @@ class Attempt:
     """One try of one model: what happened and how long it took."""
 
     model: str
-    outcome: str  # ok | timeout | error | too-short | unsettled | skipped
+    outcome: str  # ok | timeout | error | not sent | too-short | unsettled | skipped
     latency_s: float = 0.0
     detail: str = ""
     input_tokens: int = 0

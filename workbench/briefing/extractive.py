@@ -26,6 +26,7 @@ from workbench.briefing.prompt import detect_leaks
 from workbench.briefing.textrefs import LINK_RE
 from workbench.history.jsjson import utf16_len
 from workbench.history.model import Message
+from workbench.history.words import counted
 
 H_INTENT = "## Session intent"
 H_FILES = "## Files touched"
@@ -157,7 +158,7 @@ def _fold(b: Briefing, messages: Sequence[Message], request: BriefRequest) -> No
         last = request.folded_from + len(request.folded) - 1
         b.progress.append(
             f"Compression {request.chain_index}: messages {request.folded_from}–{last} folded "
-            f"({users} from the user, {assistants} from you, {calls} tool calls)."
+            f"({users} from the user, {assistants} from you, {counted(calls, 'tool call')})."
         )
 
 

@@ -28,6 +28,7 @@ from workbench.briefing.guard import Check, LiveLimits, LiveRunStopped, request_
 from workbench.briefing.live_records import answer_record, cache_value, cached_record, failed_record
 from workbench.briefing.prompt import PROMPT_VERSION, build_messages
 from workbench.briefing.provider import import_litellm
+from workbench.briefing.provider_errors import error_line, reached_provider
 from workbench.briefing.scrub import scrub_known, scrub_secrets, without_credentials
 from workbench.history.jsjson import utf16_len
 from workbench.history.words import counted
@@ -100,7 +101,8 @@ class LiveBriefer:
         self.prices = dict(prices or {})
         self.extra_params = dict(extra_params or {})
         self.limits = limits or LiveLimits()
-        self.requests = 0  # provider requests this object made (cache hits make none)
+        self.requests = 0  # provider requests this object made (cache hits make none, nor calls that never left)
+        self.unsent = 0  # calls that failed before reaching the provider (no key, no connection): never billed
         self.spent_usd = 0.0  # what those requests cost
         self.failures_in_row = 0  # failed compressions since the last good one
 
@@ -264,9 +266,11 @@ class LiveBriefer:
             exc = box["error"]
             timeout_types = tuple(t for t in (getattr(litellm, "Timeout", None), TimeoutError) if isinstance(t, type))
             outcome = "timeout" if isinstance(exc, timeout_types) else "error"
-            status = getattr(exc, "status_code", None)
-            http = f" (HTTP {status})" if isinstance(status, int) else ""
-            detail = self._scrub(f"{type(exc).__name__}{http}: {exc}")[:300]
+            if outcome == "error" and not reached_provider(exc):  # a key checked locally, a refused connection
+                self.requests -= 1
+                self.unsent += 1
+                outcome = "not sent"
+            detail = self._scrub(error_line(exc))[:300]
             return _Answer(attempt=Attempt(model=model, outcome=outcome, latency_s=latency, detail=detail))
         response = box["response"]
         text = self._scrub_known(_content(response).strip())  # a provider that echoes the key: never stored

@@ -47,11 +47,23 @@ _PATH_KEY_RE = re.compile(r"(path|file|filename|paths|files|dir|directory|notebo
 
 INTENT_CHARS = 600
 # User messages no user wrote: Codex's contextual fragments (AGENTS.md, environment context, skills: the one list,
-# counting.usage's) and Claude Code's reminders and local-command echoes. Claude Code also marks its own injections
-# (skill bodies, command caveats, the compact summary) with these flags on the record.
+# counting.usage's) and Claude Code's reminders, local-command echoes, `!` shell echoes, background-task notices and
+# interruption markers (each seen starting user messages of ../shared/real_sessions_large). Claude Code also marks its
+# own injections (skill bodies, command caveats, the compact summary) with these flags on the record.
 INJECTED_USER_PREFIXES = (*CONTEXTUAL_USER_PREFIXES, "<system-reminder>", "<local-command-caveat>",
-                          "<local-command-stdout>", "<local-command-stderr>")
+                          "<local-command-stdout>", "<local-command-stderr>", "<bash-input>", "<bash-stdout>",
+                          "<bash-stderr>", "<task-notification>", "[Request interrupted by user")
 INJECTED_FLAGS = ("isMeta", "isCompactSummary")
+# Blocks an agent wraps around a user's words: GitHub Copilot CLI's <current_datetime> and <system_reminder> (with an
+# underscore: ../shared/agent_formats/copilot-cli, real_sessions_large/copilot_cli__*).
+WRAPPING_BLOCK_TAGS = ("current_datetime", "system_reminder")
+# Where the files a user's @-mention pulled in start, appended after the words: Gemini CLI's "--- Content from
+# referenced files ---" (../shared/agent_formats/gemini-cli) and OpenCode's synthetic Read (agent_formats/opencode).
+REFERENCED_FILES_MARKS = ("--- Content from referenced files ---", "Called the Read tool with the following input: ")
+# A Claude Code slash command as its log records it: <command-message>, <command-name>/x</command-name>, and the
+# <command-args> the user typed after it (the skill or command body follows as an isMeta message).
+_COMMAND_NAME_RE = re.compile(r"<command-name>\s*([^<]*?)\s*</command-name>")
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)(?:</command-args>|$)", re.S)
 ENTRY_CHARS = 280
 USER_SENTENCES = 6
 STATUS_CHARS = 900
@@ -59,11 +71,45 @@ STATUS_CHARS = 900
 
 def own_words(msg: Message, text: str) -> str:
     """The part of a user message's ``text`` its user wrote: "" for what the agent injected (rules files, environment,
-    skills, reminders, its own summary), and ``<system-reminder>`` blocks cut out of a real request."""
+    skills, reminders, shell echoes, its own summary), reminder and date blocks cut out of a real request, the files
+    an @-mention attached cut off its end, and a slash command as the user typed it ("/review PR 2"; "" without
+    arguments: the name alone says nothing the skill body, which the agent injected, does not)."""
     if msg.role != "user" or any(msg.meta(flag) is True for flag in INJECTED_FLAGS):
         return ""
     words = without_reminders(text)
-    return "" if words.lstrip().startswith(INJECTED_USER_PREFIXES) else words
+    for tag in WRAPPING_BLOCK_TAGS:
+        words = _without_blocks(words, tag)
+    for mark in REFERENCED_FILES_MARKS:
+        words = words.partition(mark)[0]
+    words = words.strip()
+    if words.startswith(INJECTED_USER_PREFIXES):
+        return ""
+    command = _COMMAND_NAME_RE.search(words) if words.startswith("<command-") else None
+    if command is not None:
+        found = _COMMAND_ARGS_RE.search(words)
+        args = found.group(1).strip() if found else ""
+        return f"{command.group(1)} {args}" if args else ""
+    return words
+
+
+def _without_blocks(text: str, tag: str) -> str:
+    """``text`` without its ``<tag>...</tag>`` blocks, each found with ``str.find`` (linear: a log of a million
+    opening tags and no closing one costs one pass, not one scan to the end per tag, as a lazy regex would)."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    at = text.find(opening)
+    if at < 0:
+        return text
+    kept: list[str] = []
+    done = 0
+    while at >= 0:
+        end = text.find(closing, at + len(opening))
+        if end < 0:
+            break
+        kept.append(text[done:at])
+        done = end + len(closing)
+        at = text.find(opening, done)
+    kept.append(text[done:])
+    return "\n".join(kept)
 
 
 def _clip(text: str, limit: int) -> str:

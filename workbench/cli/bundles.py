@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
 from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
+from workbench.history.words import counted
 
 NAME = "bundles"
 HELP = "Write playground bundles (prompt, user message, compact history, output, metadata) per compression."
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         files.update(make_bundles(history, run_, channel=args.channel, chat_number=number, host=not args.no_host))
     replaced = write_bundle_files(out, files)
     folders = len({rel.rsplit("/", 1)[0] for rel in files})
-    print(f"wrote {folders} compression bundles for {number} chats into {out}")
+    print(f"wrote {counted(folders, 'compression bundle')} for {counted(number, 'chat')} into {out}")
     if replaced:
         print(f"workbench bundles: warning: {replaced:,} lone surrogate(s) written as U+FFFD in the Markdown and XML "
               "files (metadata.json keeps them as \\u escapes)", file=sys.stderr)

@@ -17,11 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.briefing.cache import BriefingCache
+    from workbench.history.words import counted
 
     with BriefingCache(args.dir) as cache:
         if args.action == "clear":
             removed = cache.clear()
-            print(f"removed {removed:,} cached briefings from {cache.directory}")
+            print(f"removed {counted(removed, 'cached briefing')} from {cache.directory}")
             return 0
         s = cache.stats()
         print(f"directory  {s.directory}")

@@ -50,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(str(h.source_path or h.id) for h in histories[:5]) + (" ..." if len(histories) > 5 else "")
         raise ValueError(f"{names}: no agent log with billed usage among them (Claude Code, Codex, OpenCode, Gemini CLI, "
                          "Pi): nothing to fit")
-    result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    try:
+        result = calibrate(usable, fit_trigger=args.trigger, held_out=not args.no_held_out)
+    except ValueError as exc:  # the fit's own words name no file: say which logs were fitted
+        names = ", ".join(str(h.source_path or h.id) for h in usable[:5]) + (" ..." if len(usable) > 5 else "")
+        raise ValueError(f"{names}: {exc}") from None
     afters, bills = _after_and_bill_fits(usable)
     written: list[tuple[str, Path]] = []
     outputs: dict[str, str] = {}
@@ -144,9 +148,10 @@ def _header(fit: Any, preset: str | None, held_out: dict[str, Any], after: Any =
         lines.append("# the structure's weights: " + ", ".join(f"{k} {v:g}" for k, v in fit.structure.items()))
     if after is not None:
         m = after.model
-        lines.append(f"# briefing size fitted to {after.pairs} logged summaries: sim_new_chars_ratio "
+        summaries = counted(after.pairs, "logged summary", "logged summaries")
+        lines.append(f"# briefing size fitted to {summaries}: sim_new_chars_ratio "
                      f"{m.new_chars_ratio:.3f}, sim_min_chars {m.min_chars:,}; compaction_restore_tokens "
-                     f"{after.restore_tokens:,} from the context after {after.compactions} compactions")
+                     f"{after.restore_tokens:,} from the context after {counted(after.compactions, 'compaction')}")
     per = (held_out.get("by_agent") or {}).get(fit.agent) or held_out
     if per.get("auto_compactions"):
         lines.append(f"# leave-one-session-out: {per['within_5']} of {counted(per['auto_compactions'], 'automatic compaction')} "

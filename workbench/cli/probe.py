@@ -113,7 +113,13 @@ def format_report(report: ProbeReport) -> str:
     lines = [
         f"history   {report.history_id}  (briefer: {report.briefer})",
         f"probed    {counted(s['probe_compressions'], 'compression')}, {counted(s['facts_checked'], 'fact check')}",
-        f"retention {s['retention']:.1%} ({s['facts_retained']:,} kept); {s['facts_at_risk']:,} facts at risk",
+    ]
+    if not s["facts_checked"]:  # no compaction, nothing to lose: not "retention 100.0% (0 kept)"
+        lines.append("retention -  (nothing was compacted, so no fact could be lost; a smaller window, e.g. "
+                     "--set context_window_tokens=32000, makes the replay compact)")
+        return "\n".join(lines)
+    lines += [
+        f"retention {s['retention']:.1%} ({s['facts_retained']:,} kept); {counted(s['facts_at_risk'], 'fact')} at risk",
         "by probe  " + "  ".join(f"{p} {s[f'retention_{p}']:.0%}"
                                  for p in ("recall", "artifact", "continuation", "decision")),
     ]

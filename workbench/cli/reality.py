@@ -40,10 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (sessions and summary) instead of tables")
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
-    parser.add_argument("--jobs", "--workers", dest="jobs", type=_count, metavar="N",
-                        help="processes sharing the per-log work, this one included (default: one per usable CPU, "
-                             "at most one per log; 1: this one alone). Workers are forked on Linux where that is "
-                             "safe, else this process does it all; the output is the same for any N")
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
@@ -149,17 +145,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from workbench.analysis.real_logs.reality import reality_summary
-    from workbench.cli.parallel import worker_count
     from workbench.cli.progress import note
 
-    logs = log_paths(list(args.paths))
-    jobs = worker_count(args.jobs, len(logs))
-    if jobs > 1:
-        from workbench.cli.reality_jobs import in_processes
-
-        sessions, scores = in_processes(args, logs, jobs)
-    else:
-        sessions, scores = _in_this_process(args, logs)
+    # One process: the work takes a few tenths of a second on ../shared/real_sessions, less than starting a worker
+    # that must import the engine again (benchmarks/README.md, the reality rows).
+    sessions, scores = _in_this_process(args, log_paths(list(args.paths)))
     summary = reality_summary(sessions)
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
@@ -265,7 +255,7 @@ def bill_rows(sessions: list[Any]) -> list[list[Any]]:
             continue
         err = s.bill_error
         rows.append([s.file, f"{b.calls:,}", f"{b.input:,}", f"{b.cache_read:,}", f"{b.cache_write:,}", f"{b.output:,}",
-                     f"{b.units(s.agent):,.0f}", "-" if lb is None else f"{lb.units(s.agent):,.0f}",
+                     f"{b.units(s.agent, s.model):,.0f}", "-" if lb is None else f"{lb.units(s.agent, s.model):,.0f}",
                      "-" if err is None else f"{err:+.1%}"])
     return rows
 
@@ -301,12 +291,6 @@ def _print_summary(summary: dict[str, Any]) -> None:
     if summary.get("bills"):
         print(f"bill within ±10% of the log's (bill units): {summary['bill_within_10pct']} of {summary['bills']} "
               f"sessions ({summary['bill_within_10pct_share']:.0%})")
-
-
-def _count(text: str) -> int:
-    from workbench.cli.common import whole_number
-
-    return whole_number(text, least=1)
 
 
 def _n(value: int | None) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workbench.cli.briefers import add_briefer_arguments, briefer_from_args
 from workbench.cli.common import add_knob_arguments, knobs_from_args, show_warnings
+from workbench.history.words import counted
 from workbench.io.files import json_text, write_stream
 
 NAME = "simulate"
@@ -77,7 +78,7 @@ def knobs_for_history(args: argparse.Namespace, history):  # noqa: ANN001, ANN20
     from workbench.knobs import knobs_from_dict, parse_knob_assignment
 
     settings = agent_settings(history)
-    note(f"{history.id}: replaying as {settings.agent} {settings.version or ''} does (preset {settings.preset}, "
+    note(f"{history.id}: replaying as {settings.who} does (preset {settings.preset}, "
          f"window {settings.knobs.context_window_tokens:,}, model {settings.knobs.model}); "
          "--preset stagewise replays it with stagewise's defaults")
     for warning in settings.warnings:
@@ -151,35 +152,28 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
     }
 
 
-def trigger_words(result) -> str:  # noqa: ANN001 - a Run
-    """What fired this run, from its own limits ("trigger 167,000 tokens = window − 33,000 reserve"), not the knobs."""
-    lim = result.limits
-    if lim is None:
-        return "trigger: not described by this policy"
-    return "; ".join([lim.trigger.describe(), *lim.clauses])
-
-
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
+    from workbench.policies.trigger import trigger_words
+    from workbench.replay import METRIC_SPECS
+
     m = result.metrics
     k = result.knobs
     lines = [
-        f"history     {result.history_id}  ({m.messages:,} messages, {m.checks:,} checks)",
-        f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(result)}",
+        f"history     {result.history_id}  ({counted(m.messages, 'message')}, {counted(m.checks, 'check')})",
+        f"strategy    {k.strategy}  window {k.context_window_tokens:,}; {trigger_words(limits=result.limits)}",
         f"peak        {m.peak_tokens:,} tokens = {m.peak_ratio:.1%} of window"
         f"  (no compaction: {m.baseline_peak_tokens:,})",
         f"compress    {m.compressions} landed, {m.failed_compressions} failed, {m.superseded_compressions} superseded"
-        f"; {m.elisions} elisions",
-        f"overflows   {m.overflows} checks above the window in {m.overflow_events} runs",
+        f"; {counted(m.elisions, 'elision')}",
+        f"overflows   {counted(m.overflows, 'check')} above the window in {counted(m.overflow_events, 'run')}",
         f"per task    {m.tokens_per_task:,} tokens (no compaction: {m.baseline_tokens_per_task:,})"
         f"  ${m.dollars_per_task:,.4f}  (${m.dollars_per_task_cached:,.4f} with prompt caching)",
     ]
-    guards = (m.ineffective_compressions, m.thrash_events, m.reactive_compressions, m.manual_compressions,
-              m.cooldown_skips)
-    if any(guards):
-        lines.append(
-            f"guards      {guards[0]} ineffective, {guards[1]} thrash, {guards[2]} reactive, {guards[3]} manual, "
-            f"{guards[4]} checks held by the cooldown"
-        )
+    guards = ("ineffective_compressions", "thrash_events", "reactive_compressions", "manual_compressions")
+    if any(getattr(m, name) for name in guards) or m.cooldown_skips:  # each counter in its METRIC_SPECS words
+        lines.append("guards      " + ", ".join([*(f"{getattr(m, name)} {METRIC_SPECS[name].short}" for name in guards),
+                                                 f"{counted(m.cooldown_skips, 'check')} "
+                                                 f"{METRIC_SPECS['cooldown_skips'].short}"]))
     if result.compressions:
         lines.append("")
         lines.append(" #  status     check  boundary  folded  kept  tokens before→after   briefing chars  bucket")

@@ -9,35 +9,18 @@ from typing import Any
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line
 from workbench.cli.progress import ProgressBar, note, print_table
+from workbench.cli.sweeping import (
+    add_place_arguments,
+    make_briefer,
+    parse_space,
+    parse_values,
+    print_per_history,
+    runs_on,
+)
 from workbench.history.words import counted
 
 NAME = "sweep"
 HELP = "Replay a grid (or a random sample) of knobs over histories; one row per run, to parquet or CSV."
-
-
-def parse_values(text: str, *, option: str) -> tuple[str, list[Any]]:
-    """``knob=v1,v2,...`` → (knob, [values]), each value read as YAML (numbers, booleans, text)."""
-    if "=" not in text:
-        raise ValueError(f"{option} {text!r}: expected knob=value,value,...")
-    name, raw = text.split("=", 1)
-    from workbench.knobs import safe_yaml
-
-    values = [safe_yaml(v, source=option) if v.strip() else "" for v in raw.split(",")]
-    return name.strip(), values
-
-
-def parse_space(text: str, *, option: str) -> tuple[str, tuple[float, float] | list[Any]]:
-    """``knob=low:high`` → a range, ``knob=a,b`` → choices."""
-    name, raw = (text.split("=", 1) + [""])[:2] if "=" in text else (text, "")
-    if not raw:
-        raise ValueError(f"{option} {text!r}: expected knob=low:high or knob=a,b,...")
-    if ":" in raw and "," not in raw:
-        lo, hi = raw.split(":", 1)
-        try:
-            return name.strip(), (float(lo), float(hi))
-        except ValueError:
-            raise ValueError(f"{option} {text!r}: low and high must be numbers") from None
-    return parse_values(text, option=option)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,22 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=100, help="random knob sets to draw (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
     parser.add_argument("--presets", help="comma-separated presets (or 'all'): the grid runs over each of them")
-    parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
+    add_place_arguments(parser)
     parser.add_argument("--chunk-size", type=int, help="knob sets per task (default: balanced per worker)")
     parser.add_argument("--probes", action="store_true", help="add fact retention columns (workbench.analysis.fact_probes.probes)")
     parser.add_argument("--briefer", choices=("simulated", "extractive"), default="simulated",
                         help="who writes briefings (default simulated; extractive writes text for probes)")
     parser.add_argument("--out", type=Path, help="write the rows to this .parquet or .csv file")
     parser.add_argument("--no-progress", action="store_true", help="do not draw the progress bar on stderr")
-
-
-def make_briefer(name: str) -> Any:
-    """The simulated or extractive briefer by name (both picklable, both offline)."""
-    if name == "extractive":
-        from workbench.briefing.extractive import ExtractiveBriefer
-
-        return ExtractiveBriefer()
-    return None
 
 
 def bases_from_args(args: argparse.Namespace) -> list[Any]:
@@ -103,6 +77,7 @@ def knob_sets_from_args(args: argparse.Namespace) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
+    from workbench.display.labels import SWEEP_COLUMNS
     from workbench.explore.sweep import expand_history_paths, sweep, write_sweep
     from workbench.explore.tune import Constraints, aggregate
     from workbench.knobs import knob_names
@@ -126,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
         bad.append(path)
         note(f"workbench sweep: warning: skipped {one_line(reason)}")
 
-    with ProgressBar("runs", enabled=not args.no_progress) as bar:
-        frame = sweep(paths, knob_sets, workers=args.workers, chunk_size=args.chunk_size,
+    with runs_on(args, paths) as (sources, executor, workers), ProgressBar("runs", enabled=not args.no_progress) as bar:
+        frame = sweep(sources, knob_sets, executor=executor, workers=workers, chunk_size=args.chunk_size,
                       briefer=make_briefer(args.briefer), probes=args.probes, progress=bar, on_bad_history=skip)
     seconds = time.perf_counter() - t0
     if frame.is_empty():
@@ -144,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
     knobs_by_config = frame.group_by("config").agg(pl.col(c).first() for c in varying)
     table = table.join(knobs_by_config, on="config", how="left").sort("objective")
     probes = args.probes and "retention" in table.columns
-    columns = ["config", "tokens/task", "overflows", "max compressions", *(["fact retention"] if probes else []),
-               *varying]
+    metrics = ["tokens_per_task", "overflows", "max_compressions", *(["retention"] if probes else [])]
+    columns = ["config", *(SWEEP_COLUMNS[name] for name in metrics), *varying]  # the words of the app's sweep tab
     rows = []
     for row in table.iter_rows(named=True):
         knobs = [f"{row[c]:g}" if isinstance(row[c], float) else str(row[c]) for c in varying]
@@ -156,7 +131,6 @@ def run(args: argparse.Namespace) -> int:
     title = "cheapest knob sets by mean tokens per task" if len(knob_sets) > 1 else "the one knob set"
     print_table(columns, rows, title=title, right=right)
     if len(paths) > 1 and table.height:  # the mean above hides histories that never compress
-        from workbench.cli.tune import print_per_history
         from workbench.explore.tune import history_rows
 
         best = int(table.row(0, named=True)["config"])

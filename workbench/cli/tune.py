@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from workbench.cli.common import add_knob_arguments, knobs_from_args, one_line, whole_number
 from workbench.cli.progress import ProgressBar, note
-from workbench.cli.sweep import make_briefer, parse_space
+from workbench.cli.sweeping import add_place_arguments, make_briefer, parse_space, print_per_history, runs_on
 from workbench.history.words import counted
 
 NAME = "tune"
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--points", type=int, default=4, help="grid points per knob in the first round (4)")
     parser.add_argument("--rounds", type=int, default=2, help="refinement rounds (2)")
     parser.add_argument("--keep", type=int, default=3, help="configs refined each round (3)")
-    parser.add_argument("--workers", type=int, help="worker processes (default: all cores; 1 = no pool)")
+    add_place_arguments(parser)
     parser.add_argument("--briefer", choices=("simulated", "extractive"), default="extractive",
                         help="who writes briefings (default extractive, whose text retention can check; the "
                              "simulated size model writes none, so retention then counts kept messages only)")
@@ -90,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
               "max compactions: no limit, the base config never compacts (--max-compressions N sets one)")
     constraints = Constraints(max_overflows=args.max_overflows, min_retention=min_retention,
                               max_compressions=None if max_compressions == NO_LIMIT else max_compressions)
-    with ProgressBar("runs", enabled=not args.no_progress) as bar:
-        result = tune(paths, base=base, objective=args.objective, constraints=constraints, space=space,
+    with runs_on(args, paths) as (sources, executor, workers), ProgressBar("runs", enabled=not args.no_progress) as bar:
+        result = tune(sources, base=base, objective=args.objective, constraints=constraints, space=space,
                       points=args.points, rounds=args.rounds, keep=args.keep, briefer=briefer,
-                      workers=args.workers, progress=bar, on_bad_history=skip)
+                      executor=executor, workers=workers, progress=bar, on_bad_history=skip)
     if bad:
         note(f"workbench tune: warning: {len(bad)} of {counted(len(paths), 'history', 'histories')} skipped (unreadable)")
         paths = [p for p in paths if str(p) not in bad]
@@ -147,25 +146,3 @@ def retention_label(briefer: str) -> str:
     if briefer == "simulated":
         return "(simulated briefer: no briefing text, kept messages only)"
     return f"({briefer} briefer)"
-
-
-def print_per_history(rows: Any, *, who: str = "the winner") -> None:
-    """``who`` on each history: a mean over histories that never compress hides the ones that do."""
-    from workbench.cli.progress import print_table
-
-    if rows is None or not rows.height:
-        return
-    has_retention = "retention" in rows.columns
-    table = []
-    for r in rows.iter_rows(named=True):
-        line = [r["history"], f"{r['compressions']:,}", f"{r['tokens_per_task']:,.0f}", f"{r['overflows']:,}"]
-        if has_retention:
-            line.append(f"{r['retention']:.3f}")
-        line.append("" if r["compresses"] else "never compresses: the knobs do not touch it")
-        table.append(line)
-    columns = ["history", "compressions", "tokens/task", "overflows", *(["retention"] if has_retention else []), ""]
-    print_table(columns, table, title=f"{who} on each history",
-                right=[False, True, True, True, *([True] if has_retention else []), False])
-    idle = rows.filter(~rows["compresses"]).height
-    if idle:
-        print(f"{idle} of {counted(rows.height, 'history', 'histories')} never compress under {who}: the mean moves with the others")

@@ -14,13 +14,13 @@ from typing import Any
 
 from workbench.history.jsjson import utf16_len
 
-_LINE_NUMBER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)  # the Read tool's "   445→" (older builds: a tab)
-_REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
+LINE_NUMBER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)  # the Read tool's "   445→" (older builds: a tab)
+REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
 _READ_CALL = "Called the Read tool with the following input: "
 _READ_RESULT = "Result of calling the Read tool: "
 
 
-def _text(value: Any) -> str:
+def part_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -28,9 +28,10 @@ def _text(value: Any) -> str:
     return ""
 
 
-def _unreminded(text: str) -> str:
-    """``_REMINDER.sub("", text)``, with each match looked for at its tag (``str.find``) instead of the regex
-    trying every position of a file's text (7 of the 18 ms of a restore over ../shared/real_sessions).
+def without_reminders(text: str) -> str:
+    """``REMINDER.sub("", text)`` (the restore's texts; the extractive briefer's reading of a user's own words), with
+    each match looked for at its tag (``str.find``) instead of the regex trying every position of a file's text (7
+    of the 18 ms of a restore over ../shared/real_sessions).
 
     A match starts at the whitespace run right before an opening tag (``\\s`` is ``str.isspace``): from any
     earlier position ``\\s*`` cannot reach the tag. Without a closing tag after it, no later match exists.
@@ -44,7 +45,7 @@ def _unreminded(text: str) -> str:
         start = at
         while start > done and text[start - 1].isspace():
             start -= 1
-        found = _REMINDER.match(text, start)
+        found = REMINDER.match(text, start)
         if found is None:
             break
         out.append(text[done:start])
@@ -54,12 +55,12 @@ def _unreminded(text: str) -> str:
     return "".join(out)
 
 
-def _shown(path: str, body: str) -> str:
+def read_attachment(path: str, body: str) -> str:
     """The Read tool's call and result as the restore attaches them."""
     return _READ_CALL + json.dumps({"file_path": path}) + "\n" + _READ_RESULT + body
 
 
-def _numbered(content: str) -> str:
+def numbered(content: str) -> str:
     """``content`` as the Read tool shows it: each line after its number, right-aligned in 6 columns."""
     return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(content.split("\n"), start=1))
 
@@ -67,8 +68,8 @@ def _numbered(content: str) -> str:
 _MAY_GO = b" 0123456789\t"  # the ASCII characters a line number's match may hold
 
 
-def _bare_floor(text: str) -> int:
-    r"""A floor of the UTF-16 length of ``_LINE_NUMBER.sub("", text)``, counted in C, without the substitution.
+def bare_floor(text: str) -> int:
+    r"""A floor of the UTF-16 length of ``LINE_NUMBER.sub("", text)``, counted in C, without the substitution.
 
     Each match is spaces, ``\d`` digits and one arrow or tab; ``\d`` takes Unicode digits, which are not ASCII,
     like the arrow. So at most the spaces, ASCII digits, tabs and non-ASCII characters go (the other ASCII
@@ -76,13 +77,13 @@ def _bare_floor(text: str) -> int:
     return len(text.encode("ascii", "ignore").translate(None, _MAY_GO))
 
 
-def _shown_len(path: str) -> int:
-    """UTF-16 length of ``_shown(path, "")``."""
-    return utf16_len(_shown(path, ""))
+def read_attachment_len(path: str) -> int:
+    """UTF-16 length of ``read_attachment(path, "")``."""
+    return utf16_len(read_attachment(path, ""))
 
 
-def _text_len(value: Any) -> int:
-    """UTF-16 length of ``_text(value)``, without joining the texts."""
+def part_text_len(value: Any) -> int:
+    """UTF-16 length of ``part_text(value)``, without joining the texts."""
     if isinstance(value, str):
         return utf16_len(value)
     if isinstance(value, list):
@@ -90,8 +91,8 @@ def _text_len(value: Any) -> int:
     return 0
 
 
-def _numbered_len(content: str) -> int:
-    """UTF-16 length of ``_numbered(content)``: the content's, plus per line its number right-aligned in 6
+def numbered_len(content: str) -> int:
+    """UTF-16 length of ``numbered(content)``: the content's, plus per line its number right-aligned in 6
     columns (more for a number of more digits) and the arrow, one code unit."""
     lines = content.count("\n") + 1
     extra = 7 * lines
@@ -101,5 +102,3 @@ def _numbered_len(content: str) -> int:
         low *= 10
     return utf16_len(content) + extra
 
-
-without_reminders = _unreminded  # public: the extractive briefer reads a user's own words without them too

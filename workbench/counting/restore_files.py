@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from workbench.counting.attachments import (
-    _LINE_NUMBER,
-    _bare_floor,
-    _numbered,
-    _numbered_len,
-    _shown,
-    _shown_len,
-    _text,
-    _text_len,
-    _unreminded,
+    LINE_NUMBER,
+    bare_floor,
+    numbered,
+    numbered_len,
+    part_text,
+    part_text_len,
+    read_attachment,
+    read_attachment_len,
+    without_reminders,
 )
 from workbench.counting.encodings import count_text_tokens
 from workbench.counting.tokens import CountCache
@@ -59,38 +59,41 @@ class _File:
         is unknown.
 
         The bare content is counted only when the restored text (a superset of it) is over the limit, and not
-        even then when a floor of its count is over the limit too (``_bare_floor``)."""
+        even then when a floor of its count is over the limit too (``bare_floor``)."""
         if self.whole is not None:
             raw, key, written, billed = self.whole
             if billed is not None:
-                return _billed_size(self.path, [(_text(raw), billed)], 1.0, count, limit)
+                return _billed_size(self.path, [(part_text(raw), billed)], 1.0, count, limit)
             if written:  # restored as the Read tool would show it: numbered
                 if count.by_length:
-                    restored = count.of_length(lambda: _shown_len(self.path) + _numbered_len(raw), ("whole", *key))
+                    restored = count.of_length(lambda: read_attachment_len(self.path) + numbered_len(raw),
+                                               ("whole", *key))
                 else:
-                    restored = count(lambda: _shown(self.path, _numbered(raw)), ("whole", *key))
+                    restored = count(lambda: read_attachment(self.path, numbered(raw)), ("whole", *key))
                 return restored, restored <= limit or count(raw, ("bare", *key)) <= limit
             if count.by_length:
-                restored = count.of_length(lambda: _shown_len(self.path) + _text_len(raw), ("whole", *key))
+                restored = count.of_length(lambda: read_attachment_len(self.path) + part_text_len(raw),
+                                           ("whole", *key))
             else:
-                restored = count(lambda: _shown(self.path, _text(raw)), ("whole", *key))
+                restored = count(lambda: read_attachment(self.path, part_text(raw)), ("whole", *key))
             if restored <= limit:
                 return restored, True
-            body = _unreminded(_text(raw))
+            body = without_reminders(part_text(raw))
             if ("bare", *key) not in count.store and count.floor(body) > limit:
                 return restored, False
-            return restored, count(lambda: _LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
+            return restored, count(lambda: LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
         shown = sum(lines for _, _, lines, _ in self.ranges)
         if not shown or not self.total_lines:
             return None
         scale = max(1.0, self.total_lines / shown)
         if all(b is not None for *_, b in self.ranges):
-            return _billed_size(self.path, [(_text(raw), b or 0) for raw, _, _, b in self.ranges], scale, count, limit)
+            reads = [(part_text(raw), b or 0) for raw, _, _, b in self.ranges]
+            return _billed_size(self.path, reads, scale, count, limit)
         restored = notice = 0
         bodies = []
         for raw, key, _, _ in self.ranges:  # the file's reminder notice (if any) is restored once, not scaled
-            text = _shown(self.path, _text(raw))
-            body = _unreminded(text)
+            text = read_attachment(self.path, part_text(raw))
+            body = without_reminders(text)
             if len(body) < len(text):
                 notice = count(text[len(body):] if text.startswith(body) else "", ("notice", *key))
             restored += count(body, ("range", *key))
@@ -101,7 +104,7 @@ class _File:
         if (all(("range-bare", *key) not in count.store for _, key in bodies)
                 and round(sum(count.floor(body) for body, _ in bodies) * scale) > limit):
             return whole + notice, False
-        bare = sum(count(_LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
+        bare = sum(count(LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
         return whole + notice, round(bare * scale) <= limit
 
 
@@ -114,12 +117,12 @@ def _billed_size(path: str, reads: list[tuple[str, int]], scale: float, count: _
     restored = bare = 0.0
     notice = 0
     for text, billed in reads:
-        body = _unreminded(text)
+        body = without_reminders(text)
         body_tokens = billed * len(body) / len(text) if text else 0.0
         notice = max(notice, int(billed - body_tokens))  # a reminder is re-attached once, not scaled
         restored += body_tokens
-        bare += body_tokens * len(_LINE_NUMBER.sub("", body)) / len(body) if body else 0.0
-    header = count(_shown(path, ""), ("header", path))
+        bare += body_tokens * len(LINE_NUMBER.sub("", body)) / len(body) if body else 0.0
+    header = count(read_attachment(path, ""), ("header", path))
     return round(restored * scale) + notice + header, round(bare * scale) <= limit
 
 
@@ -158,8 +161,8 @@ class _Counter:
         return math.ceil(found * self.ratio)
 
     def floor(self, text: str) -> int:
-        """A floor of the tokens of ``_LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
-        return math.ceil(math.ceil(_bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
+        """A floor of the tokens of ``LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
+        return math.ceil(math.ceil(bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
 
 
 def _billed_message(billed: Counts | None, i: int) -> int | None:
@@ -175,7 +178,7 @@ def _billed_part(billed: Counts | None, i: int, msg: Any, j: int) -> int | None:
     total = _billed_message(billed, i)
     if total is None:
         return None
-    sizes = [len(_text(p.data.get("output"))) if p.kind == "tool-result" and isinstance(p.data, dict) else 0
+    sizes = [len(part_text(p.data.get("output"))) if p.kind == "tool-result" and isinstance(p.data, dict) else 0
              for p in msg.parts or ()]
     whole = sum(sizes)
     return round(total * sizes[j] / whole) if whole and j < len(sizes) and sizes[j] else None

@@ -23,6 +23,7 @@ COLUMNS = {
     "briefer_cost_usd": "briefer cost", "outcome": "walk exit", "stop": "boundary stopped because",
     "trigger": "started by", "trigger_binds": "trigger set by", "kept_budget_tokens": "kept budget",
     "freed_tokens": "tokens freed", "ineffective": "ineffective", "thrash": "thrash",
+    "briefer_attempts": "attempts (outcome: model)",
 }
 
 # Sweep and tune frames (``workbench.explore``) in words: a metric's column by its label in ``METRIC_SPECS``.
@@ -34,7 +35,13 @@ SWEEP_COLUMNS = {
     "max_compressions": f"max {METRIC_SPECS['compressions'].label}",
     "max_peak_ratio": f"max {METRIC_SPECS['peak_ratio'].label}",
     "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].label}",
-    "sidebar_retention": "sidebar: fact retention",
+    "sidebar_retention": "sidebar: fact retention", "config": "config",
+}
+
+# The same columns in a per-history table that must fit beside nine others at 1280 px: METRIC_SPECS' short labels.
+SWEEP_COLUMNS_SHORT = {
+    **SWEEP_COLUMNS, **{name: METRIC_SPECS[name].short for name in _FRAME_METRICS},
+    "sidebar_tokens_per_task": f"sidebar: {METRIC_SPECS['tokens_per_task'].short}",
 }
 
 TRIGGER_TERMS = {"ratio": "share of window", "cap": "hard cap", "reserve": "window − reserve", "window": "window",

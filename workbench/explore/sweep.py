@@ -1,25 +1,28 @@
 """Sweeps: a grid or a random sample of knobs × a set of histories → one polars row per run.
 
 Replays take milliseconds, so a sweep is bound by loading and counting histories, not by replaying.
-Work is cut into tasks of (one history, a chunk of knob sets); a task carries the history's *path*,
-and each worker process keeps the histories it loaded and their token counts, so a worker reads
-and counts a history once however many knob sets it replays. Tasks run on any
-``concurrent.futures.Executor``: a process pool by default, or ``client.get_executor()`` of a
-dask.distributed cluster when one machine is not enough. No files are written here except by
-:func:`write_sweep`, which the caller asks for.
+Work is cut into tasks of (one history, a chunk of knob sets); a task carries the history's *path*
+(or, for workers without the caller's files, its content hash: :class:`ShippedHistory`), and each worker
+process keeps the histories it loaded and their token counts, so a worker reads and counts a history
+once however many knob sets it replays. Tasks run on any ``concurrent.futures.Executor``: a process pool
+by default (this process takes a share of the tasks while the pool starts and runs), or a dask.distributed
+cluster's (``workbench.explore.cluster``) when one machine is not enough. No files are written here except
+by :func:`write_sweep`, which the caller asks for.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import multiprocessing
 import os
 import random
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
@@ -31,11 +34,29 @@ from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs, knobs_from_dict
 
+
+@dataclass(frozen=True)
+class ShippedHistory:
+    """A history file whose bytes were placed on the workers ahead of the tasks (``explore.cluster.ship``).
+
+    Tasks name it by ``digest`` (the SHA-256 of the file's bytes): a worker loads it from the bytes the first
+    time, then keeps it and its counts under that name, so the bytes travel once per worker, never with each
+    task. ``data`` is what the executor hands a task as those bytes (a dask future); ``path`` is where the
+    caller read them, kept for the rows and for errors, so the rows are those of a sweep of ``path``.
+    """
+
+    path: str
+    digest: str
+    data: Any = field(default=None, compare=False, repr=False)
+
+
 ProgressFn = Callable[[int, int], None]
 BadHistoryFn = Callable[[str, str], None]  # (path, one-line reason): a history that could not be loaded
-HistorySource = str | os.PathLike[str] | History
-HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")  # as workbench.ui.sources
+HistorySource = str | os.PathLike[str] | History | ShippedHistory
+HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db",  # as workbench.ui.sources
+                    ".jsonl.gz", ".json.gz")  # agents' logs kept gzipped (the readers unpack them)
 TASKS_PER_WORKER = 8  # enough tasks per worker to balance long and short histories
+IN_FLIGHT_PER_WORKER = 2  # tasks queued per pool worker while this process takes its own share
 
 
 # ── knob sets ─────────────────────────────────────────────────────────────────────────────────
@@ -91,7 +112,7 @@ def expand_history_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = sorted(x for x in path.iterdir() if x.is_file() and x.suffix.lower() in HISTORY_SUFFIXES)
+            found = sorted(x for x in path.iterdir() if x.is_file() and x.name.lower().endswith(HISTORY_SUFFIXES))
             if not found:
                 raise FileNotFoundError(f"{path}: no history files ({', '.join(HISTORY_SUFFIXES)}) in this folder")
             out.extend(found)
@@ -107,7 +128,7 @@ def expand_history_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 @dataclass(frozen=True)
 class _Task:
-    source: str | History  # a path (loaded once per worker) or a History value (small, in-memory)
+    source: str | History | ShippedHistory  # a path or a content hash (loaded once per worker), or a History value
     position: int  # the history's position in the caller's list (for row order)
     configs: tuple[tuple[int, Knobs], ...]
     briefer: Briefer | None
@@ -116,29 +137,54 @@ class _Task:
 
 _WORKER_HISTORIES: dict[str, History] = {}
 _WORKER_CACHE = CountCache(max_tables=256)
+_WORKER_LOADS: Counter[str] = Counter()  # how often this process loaded each history (path key or digest)
 
 
-def _history_of(source: str | History) -> History:
-    """The worker's copy of a history: loaded and cached once per process (keyed by path, size and mtime)."""
+def _history_of(source: str | History | ShippedHistory, data: bytes | None = None) -> History:
+    """The worker's copy of a history: loaded and cached once per process, keyed by path, size and mtime, or by
+    content hash for a shipped one (read from ``data``, its bytes; from its path when none came, in the caller)."""
     if isinstance(source, History):
         return source
-    from workbench.history.readers import load_history
+    from workbench.history.readers import load_history, load_history_bytes
 
-    st = os.stat(source)
-    key = f"{os.path.abspath(source)}:{st.st_size}:{st.st_mtime_ns}"
+    if isinstance(source, ShippedHistory):
+        key = f"sha256:{source.digest}"
+    else:
+        st = os.stat(source)
+        key = f"{os.path.abspath(source)}:{st.st_size}:{st.st_mtime_ns}"
     history = _WORKER_HISTORIES.get(key)
     if history is None:
-        history = load_history(source)
+        if isinstance(source, ShippedHistory):
+            history = load_history(source.path) if data is None else load_history_bytes(data, source=source.path)
+        else:
+            history = load_history(source)
+        if len(_WORKER_HISTORIES) >= _WORKER_CACHE.max_tables:  # a long-lived (cluster) worker stays bounded
+            _WORKER_HISTORIES.pop(next(iter(_WORKER_HISTORIES)))
         _WORKER_HISTORIES[key] = history
+        _WORKER_LOADS[key] += 1
     return history
 
 
-def _run_task(task: _Task) -> list[dict[str, Any]]:
-    """Replay one history under a chunk of knob sets; one row per run (runs in a worker)."""
+def worker_loads() -> dict[str, int]:
+    """How many times this process loaded each history (key: path, size and mtime, or ``sha256:`` digest). Run in
+    every worker (dask: ``client.run(worker_loads)``) it shows each was loaded once however many tasks it had."""
+    return dict(_WORKER_LOADS)
+
+
+def source_path(source: str | History | ShippedHistory) -> str | None:
+    """The file a source names (what rows and bad-history reports say), None for an in-memory History."""
+    if isinstance(source, History):
+        return None
+    return source.path if isinstance(source, ShippedHistory) else str(source)
+
+
+def _run_task(task: _Task, data: bytes | None = None) -> list[dict[str, Any]]:
+    """Replay one history under a chunk of knob sets; one row per run (runs in a worker). ``data``: the bytes of a
+    shipped history (the executor resolves them on the worker; a worker that already holds it ignores them)."""
     from workbench.replay import simulate
 
-    history = _history_of(task.source)
-    path = None if isinstance(task.source, History) else str(task.source)
+    history = _history_of(task.source, data)
+    path = source_path(task.source)
     rows = []
     for config, knobs in task.configs:
         t0 = time.perf_counter()
@@ -159,17 +205,17 @@ def _run_task(task: _Task) -> list[dict[str, Any]]:
 # ── the caller side ───────────────────────────────────────────────────────────────────────────
 
 
-def _size_of(source: str | History) -> int:
+def _size_of(source: str | History | ShippedHistory) -> int:
     if isinstance(source, History):
         return len(source.messages) * 1000
     try:
-        return os.path.getsize(source)
+        return os.path.getsize(source.path if isinstance(source, ShippedHistory) else source)
     except OSError:
         return 0
 
 
 def _tasks(
-    sources: list[str | History],
+    sources: list[str | History | ShippedHistory],
     knobs: Sequence[Knobs],
     *,
     workers: int,
@@ -187,7 +233,10 @@ def _tasks(
     for pos in order:
         for start in range(0, len(configs), chunk_size):
             chunk = tuple(configs[start : start + chunk_size])
-            tasks.append(_Task(source=sources[pos], position=pos, configs=chunk, briefer=briefer, probes=probes))
+            source = sources[pos]
+            if isinstance(source, ShippedHistory):  # the bytes go beside the task, as the executor's own reference
+                source = dataclasses.replace(source, data=None)
+            tasks.append(_Task(source=source, position=pos, configs=chunk, briefer=briefer, probes=probes))
     return tasks
 
 
@@ -212,6 +261,11 @@ def default_executor(workers: int | None = None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx)
 
 
+def as_source(history: HistorySource) -> str | History | ShippedHistory:
+    """A history as a task names it: a History or a shipped one as it is, a path as a string."""
+    return history if isinstance(history, (History, ShippedHistory)) else os.fspath(history)
+
+
 def sweep(
     histories: Sequence[HistorySource],
     knobs: Sequence[Knobs],
@@ -229,18 +283,20 @@ def sweep(
     A history file that cannot be read (HistoryError, OSError) stops the sweep, unless
     ``on_bad_history(path, reason)`` is given: then it is reported once and skipped, the rest go on.
 
-    ``executor``: any ``concurrent.futures.Executor`` (e.g. dask's ``client.get_executor()``); when None,
-    ``workers`` processes are started for this sweep (``workers=1`` runs in this process, no pool).
-    ``probes=True`` adds fact retention columns (see ``workbench.analysis.fact_probes.probes``). ``progress(done, total)``
-    is called after each finished chunk with the number of runs done. The briefer must be picklable.
+    ``executor``: any ``concurrent.futures.Executor`` (e.g. ``workbench.explore.cluster``'s); when None,
+    ``workers`` processes share the work: this one and ``workers - 1`` started for this sweep (``workers=1``
+    runs in this process, no pool). ``probes=True`` adds fact retention columns (see
+    ``workbench.analysis.fact_probes.probes``). ``progress(done, total)`` is called after each finished chunk
+    with the number of runs done. The briefer must be picklable. On any error, Ctrl-C included, the tasks
+    not yet finished are cancelled before it goes on up.
     """
-    sources: list[str | History] = [h if isinstance(h, History) else os.fspath(h) for h in histories]
+    sources = [as_source(h) for h in histories]
+    data = {s.digest: s.data for s in sources if isinstance(s, ShippedHistory)}
     total = len(sources) * len(knobs)
     if total == 0:
         return pl.DataFrame()
     n_workers = max(1, workers or os.cpu_count() or 1)  # with a given executor: only sizes the chunks
-    inline = executor is None and n_workers == 1
-    own = executor is None and not inline
+    own = executor is None and n_workers > 1
     tasks = _tasks(sources, knobs, workers=n_workers, chunk_size=chunk_size, briefer=briefer, probes=probes)
     rows: list[dict[str, Any]] = []
     done = 0
@@ -250,47 +306,96 @@ def sweep(
         """Report a history that failed to load (once) and say whether to skip it."""
         from workbench.history.errors import HistoryError
 
-        if on_bad_history is None or isinstance(task.source, History) or not isinstance(exc, (HistoryError, OSError)):
+        path = source_path(task.source)
+        if on_bad_history is None or path is None or not isinstance(exc, (HistoryError, OSError)):
             return False
-        if task.source not in bad:
-            bad.add(task.source)
-            on_bad_history(task.source, " ".join(str(exc).split()))
+        if path not in bad:
+            bad.add(path)
+            on_bad_history(path, " ".join(str(exc).split()))
         return True
+
+    def finished(task: _Task, result: Callable[[], list[dict[str, Any]]]) -> None:
+        nonlocal done
+        if source_path(task.source) not in bad:  # the other tasks of a history that failed to load are skipped
+            try:
+                rows.extend(result())
+            except Exception as exc:
+                if not skipped(task, exc):
+                    raise  # a HistoryError already names the file and line
+        done += len(task.configs)
+        if progress:
+            progress(done, total)
+
+    def args(task: _Task) -> tuple[Any, ...]:
+        return (task, data[task.source.digest]) if isinstance(task.source, ShippedHistory) else (task,)
 
     if progress:
         progress(0, total)
-    if inline:
+    if executor is None and not own:
         for task in tasks:
-            if task.source in bad:
-                continue
-            try:
-                rows.extend(_run_task(task))
-            except Exception as exc:
-                if not skipped(task, exc):
-                    raise
-            done += len(task.configs)
-            if progress:
-                progress(done, total)
+            finished(task, functools.partial(_run_task, *args(task)))
         return _frame(rows)
-    pool = executor or default_executor(n_workers)
+    # This process takes a share: it starts on the largest tasks while the pool's workers start, and the pool takes
+    # the smallest, so the two load different histories. This process runs its tasks one knob set at a time and
+    # keeps the pool fed between them. Should it run out of tasks before the pool has finished any (the workers
+    # still starting: a short sweep), it does the pool's too and the pool is stopped. A given executor (a cluster,
+    # a kept pool) gets every task.
+    pool = executor or default_executor(n_workers - 1)
+    queue = deque(tasks)
+    limit = len(tasks) if executor is not None else IN_FLIGHT_PER_WORKER * (n_workers - 1)
+    pending: dict[Future[list[dict[str, Any]]], _Task] = {}
+    taken_back: list[Future[list[dict[str, Any]]]] = []
+    pool_done = 0
+
+    def feed() -> None:
+        nonlocal pool_done
+        while queue and len(pending) < limit:
+            task = queue.pop() if own else queue.popleft()
+            pending[pool.submit(_run_task, *args(task))] = task
+        for fut in [f for f in pending if f.done()]:
+            pool_done += 1
+            finished(pending.pop(fut), fut.result)
+
+    def here(task: _Task) -> None:
+        for config in task.configs:
+            one = dataclasses.replace(task, configs=(config,))
+            finished(one, functools.partial(_run_task, *args(one)))
+            feed()
+
     try:
-        futures: dict[Future[list[dict[str, Any]]], _Task] = {pool.submit(_run_task, t): t for t in tasks}
-        for fut in as_completed(futures):
-            task = futures[fut]
-            try:
-                rows.extend(fut.result())
-            except BaseException as exc:
-                if not skipped(task, exc):
-                    for other in futures:
-                        other.cancel()
-                    raise  # a HistoryError already names the file and line
-            done += len(task.configs)
-            if progress:
-                progress(done, total)
-    finally:
+        while queue or pending:
+            feed()
+            if own and queue:
+                here(queue.popleft())
+            elif own and pending and pool_done == 0:
+                fut = next(iter(pending))
+                taken_back.append(fut)
+                here(pending.pop(fut))
+            elif pending:
+                wait(pending, return_when=FIRST_COMPLETED)
+    except BaseException:
+        for fut in pending:
+            fut.cancel()
         if own:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _stop(pool)
+        raise
+    if own:
+        if all(f.done() for f in taken_back):
+            pool.shutdown(wait=True)
+        else:  # still starting, or on a task done here since: nothing it could add
+            _stop(pool)
     return _frame(rows)
+
+
+def _stop(pool: Executor) -> None:
+    """End an own pool now: queued tasks cancelled, running workers killed (an error or Ctrl-C should not wait for
+    the chunks under way)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # ProcessPoolExecutor's, by pid
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.kill()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:

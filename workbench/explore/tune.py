@@ -30,7 +30,15 @@ import numpy as np
 import polars as pl
 
 from workbench.briefing.base import Briefer
-from workbench.explore.sweep import BadHistoryFn, HistorySource, ProgressFn, default_executor, sweep
+from workbench.explore.sweep import (
+    BadHistoryFn,
+    HistorySource,
+    ProgressFn,
+    as_source,
+    default_executor,
+    source_path,
+    sweep,
+)
 from workbench.explore.tune_result import (
     COMPACTION_FACTOR,
     HISTORY_COLUMNS,
@@ -49,7 +57,6 @@ from workbench.explore.tune_result import (
     pareto_mask,
     retention_floor,
 )
-from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, Knobs, did_you_mean, knobs_from_dict
 
 __all__ = [
@@ -84,10 +91,10 @@ def default_space(
     floor messages hold (``workbench.analysis.binding.live_range``), unioned over the histories that compress.
     """
     from workbench.analysis.binding import live_ranges
-    from workbench.explore.sweep import _history_of
+    from workbench.explore.sweep import _history_of, as_source
     from workbench.replay import simulate
 
-    runs = [simulate(_history_of(h if isinstance(h, History) else os.fspath(h)), base) for h in histories]
+    runs = [simulate(_history_of(as_source(h)), base) for h in histories]
     return dict(live_ranges(runs, list(names)))
 
 
@@ -159,18 +166,19 @@ def tune(
             on_bad_history(path, reason)
 
     def readable() -> list[HistorySource]:
-        return [x for x in histories if isinstance(x, History) or os.fspath(x) not in bad]
+        return [x for x in histories if source_path(as_source(x)) not in bad]
 
     if space is None and on_bad_history is not None:  # the default ranges replay every history first
         from workbench.explore.sweep import _history_of
         from workbench.history.errors import HistoryError
 
-        for x in histories:
-            if not isinstance(x, History):
+        for x in map(as_source, histories):
+            path = source_path(x)
+            if path is not None:
                 try:
-                    _history_of(os.fspath(x))
+                    _history_of(x)
                 except (HistoryError, OSError) as exc:
-                    bad_history(os.fspath(x), " ".join(str(exc).split()))
+                    bad_history(path, " ".join(str(exc).split()))
         if not readable():
             raise ValueError(f"no history could be read: {'; '.join(bad.values())}")
     space = dict(space or default_space(readable(), base))

@@ -1,6 +1,6 @@
 """What every knob means: its title, unit, range or choices, group and help text, in one table.
 
-The app's sliders, the CLI's help, the README's knobs table and the validation of ``Knobs`` all read
+The app's sliders, the CLI's help, docs/knobs.md (scripts/knobs_doc.py) and the validation of ``Knobs`` all read
 ``KNOB_SPECS``, so a knob is described the same way everywhere. The table runs group by group (``KnobGroup``, in
 the order of the flow), as the fields of ``Knobs`` do. Each number taken from another system is cited in its help.
 """

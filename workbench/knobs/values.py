@@ -1,7 +1,7 @@
 """The Knobs value: every tunable of one replay, frozen and validated against ``KNOB_SPECS`` when built.
 
 Out-of-range values, wrong types and unknown keys are refused by name; ``knobs_from_dict`` builds one
-from a mapping (YAML, ``--set``, a sweep row) and ``knobs_markdown`` writes the README's table from it.
+from a mapping (YAML, ``--set``, a sweep row) and ``knobs_markdown`` writes docs/knobs.md's table from it.
 ``Knobs.view(concern)`` (``knobs.counting``, ``.trigger``, ``.keep``, ``.pins``, ``.guards``, ``.prune``) is the
 frozen, hashable subset of the knobs one concern depends on, its fields derived from the specs
 (``KnobSpec.concerns``): the key of every cache of that concern. The fields run group by group (``KnobGroup``).
@@ -337,7 +337,7 @@ def knobs_from_dict(data: dict[str, Any], *, base: Knobs | None = None, source: 
 
 
 def knobs_markdown() -> str:
-    """The knobs table of the README (name, group, unit, default, meaning), generated so it cannot drift."""
+    """The knobs table of docs/knobs.md (name, group, unit, default, meaning), generated so it cannot drift."""
     default = Knobs()
     rows = ["| knob | group | unit | default | meaning |", "|---|---|---|---|---|"]
     for f in dataclasses.fields(Knobs):

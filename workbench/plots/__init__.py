@@ -10,7 +10,7 @@ thinning). Import from here: ``from workbench import plots; plots.context_figure
 """
 
 from workbench.plots.briefing import BANDS, briefing_figure
-from workbench.plots.context import binding_caption, context_figure
+from workbench.plots.context import binding_caption, context_figure, context_spec
 from workbench.plots.cost import cost_figure
 from workbench.plots.pareto import MET, MISSED, OBJECTIVE_LABELS, WINNER, pareto_figure
 from workbench.plots.reality import reality_figure
@@ -71,6 +71,7 @@ __all__ = [
     "briefing_figure",
     "cell_key",
     "context_figure",
+    "context_spec",
     "cost_figure",
     "pareto_figure",
     "pivot_metric",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from workbench.plots.style import BASELINE, COMPARE, FAILED, _layout, _legend_line, figure
+from workbench.plots.style import BASELINE, COMPARE, FAILED, _layout, _legend_line, figure, hline, hrect
 from workbench.replay import Run
 
 BANDS = (("< 60% of target", 0.0, 0.6, "#2ca02c"), ("60–85%", 0.6, 0.85, "#f2a900"),
@@ -22,7 +22,7 @@ def briefing_figure(run: Run, *, compare: Run | None = None, labels: tuple[str, 
         top = max([top, *(c.briefing_chars * 1.1 for c in compare.compressions if c.summarize)])
     for label, lo, hi, color in BANDS:
         y0, y1 = lo * target, (hi * target if hi is not None else top)
-        fig.add_hrect(y0=y0, y1=y1, fillcolor=color, opacity=0.08, line_width=0, layer="below")
+        hrect(fig, y0, y1, color, 0.08)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
                                  marker={"symbol": "square", "size": 11, "color": color, "opacity": 0.85}))
     ok = [c for c in comps if c.status != "failed"]
@@ -58,7 +58,7 @@ def briefing_figure(run: Run, *, compare: Run | None = None, labels: tuple[str, 
                 hovertemplate=f"{labels[1]} #%{{x}}: %{{y:,}} chars<extra></extra>",
             )
         )
-    fig.add_hline(y=target, line={"color": "#333333", "dash": "dash", "width": 1.3})
+    hline(fig, target, {"color": "#333333", "dash": "dash", "width": 1.3})
     _legend_line(fig, f"target ({target:,} chars)", "#333333", "dash")
     if not comps:
         fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,

@@ -28,10 +28,12 @@ from workbench.plots.style import (
     TRIGGER,
     VERBATIM,
     WINDOW,
-    _layout,
-    _legend_line,
-    figure,
+    hline_spec,
+    layout_spec,
+    legend_line,
+    scatter,
     thin,
+    vline_spec,
 )
 from workbench.replay import Run
 
@@ -67,15 +69,32 @@ def context_figure(
     no-compaction baseline is a faint line. ``compare`` overlays another run's total as a dashed line.
     A real agent log adds ``logged`` (``workbench.analysis.real_logs.reality.logged_context_frame``): the context as
     the agent measured it from its bill; its own compactions (``logged_compactions``, first message after) are a
-    line and a diamond each, beside the replay's own compaction marks.
+    line and a diamond each, beside the replay's own compaction marks. The figure of ``context_spec``.
     """
+    return go.Figure(context_spec(run, previews=previews, compare=compare, labels=labels, logged=logged,
+                                  logged_compactions=logged_compactions))
+
+
+def context_spec(
+    run: Run,
+    *,
+    previews: Sequence[str] | None = None,
+    compare: Run | None = None,
+    labels: tuple[str, str] = ("B", "A"),
+    logged: pl.DataFrame | None = None,
+    logged_compactions: Sequence[int] = (),
+) -> dict:
+    """``context_figure`` as plotly's JSON structure (``{"data": [...], "layout": {...}}``), built without plotly.py's
+    validation: the app redraws this chart on every slider move, and building it as ``go`` objects took ~0.4 s of
+    each move on the long sample; a dict takes under a millisecond (benchmarks/browser.py)."""
     tl = run.timeline
     if tl.height > MAX_POINTS:  # markers below use the run's own compressions, so every event stays exact
         tl = tl[thin(tl["total"].to_numpy())]
     k = run.knobs
     window = k.context_window_tokens
     x = tl["index"].to_numpy()
-    fig = figure()
+    data: list[dict] = []
+    shapes: list[dict] = []
     stack = [("system", "hidden prefix", SYSTEM), ("briefing", "briefing", BRIEFING),
              ("restored", "restored after compaction", RESTORED), ("pinned", "pinned", PINNED),
              ("verbatim", "verbatim messages", VERBATIM)]
@@ -85,24 +104,19 @@ def context_figure(
         values = tl[col].to_numpy()
         if col != "verbatim" and not values.any():
             continue
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=values, name=name, stackgroup="context", mode="lines", line={"width": 0.5, "color": color},
-                fillcolor=color, hovertemplate=f"{name}: %{{y:,}}<extra></extra>",
-            )
-        )
+        data.append(scatter(x=x, y=values, name=name, stackgroup="context", mode="lines",
+                            line={"width": 0.5, "color": color}, fillcolor=color,
+                            hovertemplate=f"{name}: %{{y:,}}<extra></extra>"))
     roles = tl["role"].to_list()
     idx = tl["index"].to_list()
     texts = [_wrap(previews[i]) if previews is not None and i < len(previews) else "" for i in idx]
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=tl["total"].to_numpy(), name="context", mode="lines", line={"width": 1.2, "color": "#1f3b5c"},
-            customdata=np.column_stack([idx, roles, texts]) if len(idx) else None,
-            hovertemplate="<b>context %{y:,} tokens</b><br>message %{customdata[0]} (%{customdata[1]})"
-            "<br>%{customdata[2]}<extra></extra>",
-            showlegend=False,
-        )
-    )
+    data.append(scatter(
+        x=x, y=tl["total"].to_numpy(), name="context", mode="lines", line={"width": 1.2, "color": "#1f3b5c"},
+        customdata=np.column_stack([idx, roles, texts]) if len(idx) else None,
+        hovertemplate="<b>context %{y:,} tokens</b><br>message %{customdata[0]} (%{customdata[1]})"
+        "<br>%{customdata[2]}<extra></extra>",
+        showlegend=False,
+    ))
     baseline = tl["baseline"].to_numpy()
     total = tl["total"].to_numpy()
     other = compare.timeline if compare is not None else None
@@ -111,61 +125,49 @@ def context_figure(
         top = max(top, int(other["total"].to_numpy().max()))
     peak_base = int(baseline.max()) if tl.height else 0
     base_name = "no compaction" if peak_base <= top * 1.08 else f"no compaction (peak {peak_base:,}, off the chart)"
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=baseline, name=base_name, mode="lines",
-            line={"width": 1.2, "color": BASELINE, "dash": "dot"}, opacity=0.55,
-            hovertemplate="no compaction: %{y:,}<extra></extra>",
-        )
-    )
+    data.append(scatter(x=x, y=baseline, name=base_name, mode="lines",
+                        line={"width": 1.2, "color": BASELINE, "dash": "dot"}, opacity=0.55,
+                        hovertemplate="no compaction: %{y:,}<extra></extra>"))
     trigger = tl["trigger"].to_numpy()
     lim = run.limits
     bind = lim.trigger.binding if lim is not None else None
     if np.isfinite(trigger).any():
         name = f"trigger ({bind.label})" if bind is not None else "trigger"
-        fig.add_trace(
-            go.Scatter(
-                x=x, y=trigger, name=name, mode="lines", line={"width": 1.5, "color": TRIGGER, "dash": "dash",
-                                                               "shape": "hv"},
-                hovertemplate="trigger: %{y:,.0f}<extra></extra>", connectgaps=False,
-            )
-        )
+        data.append(scatter(x=x, y=trigger, name=name, mode="lines",
+                            line={"width": 1.5, "color": TRIGGER, "dash": "dash", "shape": "hv"},
+                            hovertemplate="trigger: %{y:,.0f}<extra></extra>", connectgaps=False))
     if lim is not None:  # the terms that do not bind, faint, so the chart shows why the trigger sits where it does
         for term in lim.trigger.terms:
             if term.name != lim.trigger.binds and term.tokens <= top * 1.08:
-                fig.add_hline(y=term.tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1})
-                _legend_line(fig, f"{term.label} (not binding)", HARD_CAP, "dot")
+                shapes.append(hline_spec(term.tokens, {"color": HARD_CAP, "dash": "dot", "width": 1}))
+                data.append(legend_line(f"{term.label} (not binding)", HARD_CAP, "dot"))
         kept = lim.kept
         if kept is not None and kept.tokens is not None and kept.tokens <= top * 1.08:
-            fig.add_hline(y=kept.tokens, line={"color": KEPT, "dash": "dot", "width": 1.2})
-            _legend_line(fig, "kept budget", KEPT, "dot")
+            shapes.append(hline_spec(kept.tokens, {"color": KEPT, "dash": "dot", "width": 1.2}))
+            data.append(legend_line("kept budget", KEPT, "dot"))
     elif k.trigger_hard_cap_tokens < window and not np.isfinite(trigger).any():
-        fig.add_hline(y=k.trigger_hard_cap_tokens, line={"color": HARD_CAP, "dash": "dot", "width": 1.2})
-        _legend_line(fig, "hard cap", HARD_CAP, "dot")
-    fig.add_hline(y=window, line={"color": WINDOW, "width": 1.6})
-    _legend_line(fig, "window", WINDOW, "solid")
-    _markers(fig, run)
+        shapes.append(hline_spec(k.trigger_hard_cap_tokens, {"color": HARD_CAP, "dash": "dot", "width": 1.2}))
+        data.append(legend_line("hard cap", HARD_CAP, "dot"))
+    shapes.append(hline_spec(window, {"color": WINDOW, "width": 1.6}))
+    data.append(legend_line("window", WINDOW, "solid"))
+    data += _markers(run)
     if compare is not None:
         ct = compare.timeline
         if ct.height > MAX_POINTS:
             ct = ct[thin(ct["total"].to_numpy())]
-        fig.add_trace(
-            go.Scatter(
-                x=ct["index"].to_numpy(), y=ct["total"].to_numpy(), name=f"{labels[1]}: context", mode="lines",
-                line={"width": 1.8, "color": COMPARE, "dash": "dash"},
-                hovertemplate=f"{labels[1]} context: %{{y:,}}<extra></extra>",
-            )
-        )
+        data.append(scatter(x=ct["index"].to_numpy(), y=ct["total"].to_numpy(), name=f"{labels[1]}: context",
+                            mode="lines", line={"width": 1.8, "color": COMPARE, "dash": "dash"},
+                            hovertemplate=f"{labels[1]} context: %{{y:,}}<extra></extra>"))
     if logged is not None and logged.height:
         measured = logged["measure"].to_numpy()
         top = max(top, int(measured.max()))
-        fig.add_trace(go.Scatter(x=logged["index"].to_numpy(), y=measured, name="logged: the agent's measure",
-                                 mode="lines", line={"width": 1.6, "color": REAL},
-                                 hovertemplate="logged (the agent's bill): %{y:,}<extra></extra>"))
+        data.append(scatter(x=logged["index"].to_numpy(), y=measured, name="logged: the agent's measure",
+                            mode="lines", line={"width": 1.6, "color": REAL},
+                            hovertemplate="logged (the agent's bill): %{y:,}<extra></extra>"))
     for j, index in enumerate(logged_compactions):
-        fig.add_vline(x=index, line={"color": REAL, "width": 1.2, "dash": "longdash"})
+        shapes.append(vline_spec(index, {"color": REAL, "width": 1.2, "dash": "longdash"}))
         if j == 0:
-            _legend_line(fig, "logged compaction", REAL, "longdash")
+            data.append(legend_line("logged compaction", REAL, "longdash"))
     if len(logged_compactions):
         # A mark where the agent compacted, at the context it measured just before (the replay's without a log
         # frame), beside the replay's own "compression started" marks.
@@ -175,19 +177,24 @@ def context_figure(
         else:
             ys = [int(total[max(0, int(np.searchsorted(x, i, side="left")) - 1)]) if len(x) else 0
                   for i in logged_compactions]
-        fig.add_trace(go.Scatter(
+        data.append(scatter(
             x=list(logged_compactions), y=ys, name="the agent compacted", mode="markers",
             marker={"symbol": "diamond", "size": 11, "color": REAL, "line": {"width": 1, "color": "white"}},
             hovertemplate="the agent compacted before message %{x:,} (%{y:,} tokens)<extra></extra>"))
-    fig.update_yaxes(range=[0, top * 1.08], title_text="context (tokens)", tickformat="~s", rangemode="tozero")
     right = max(int(x.max()) if len(x) else 1, int(other["index"].to_numpy().max()) if other is not None
                 and other.height else 0, 1)
-    fig.update_xaxes(title_text="message index", tickformat=",d", range=[0, right])
-    fig.update_layout(hovermode="x unified" if tl.height <= 4000 else "closest")
-    _layout(fig, f"Context over the conversation — {hover(run.history_id)}", height=540)
+    layout = layout_spec(f"Context over the conversation — {hover(run.history_id)}", height=540)
     # Eleven entries wrap on a laptop screen: below the axis they push the plot down, above it they hit the title.
-    fig.update_layout(legend={"y": -0.16, "yanchor": "top"}, margin={"t": 45, "b": 40})
-    return fig
+    layout["legend"] = {**layout["legend"], "y": -0.16, "yanchor": "top"}
+    layout["margin"] = {**layout["margin"], "t": 45, "b": 40}
+    layout.update(
+        hovermode="x unified" if tl.height <= 4000 else "closest",
+        yaxis={"range": [0, top * 1.08], "title": {"text": "context (tokens)"}, "tickformat": "~s",
+               "rangemode": "tozero"},
+        xaxis={"title": {"text": "message index"}, "tickformat": ",d", "range": [0, right]},
+        shapes=shapes,
+    )
+    return {"data": data, "layout": layout}
 
 
 def binding_caption(run: Run) -> str:
@@ -209,9 +216,10 @@ def binding_caption(run: Run) -> str:
 
 
 
-def _markers(fig: go.Figure, run: Run) -> None:
+def _markers(run: Run) -> list[dict]:
     tl = run.timeline
     total = tl["total"].to_numpy()
+    out: list[dict] = []
     started = [(c.index_started, c.tokens_before, c) for c in run.compressions]
     landed = [(c.index_landed, c.tokens_after, c) for c in run.compressions if c.status == "landed"]
     failed = [(c.index_landed if c.index_landed is not None else c.index_started,
@@ -224,21 +232,18 @@ def _markers(fig: go.Figure, run: Run) -> None:
     ):
         if not points:
             continue
-        fig.add_trace(
-            go.Scatter(
-                x=[p[0] for p in points], y=[p[1] for p in points], name=name, mode="markers",
-                marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 1, "color": "white"}},
-                customdata=[[c.chain_index, c.messages_folded, c.kept, c.briefing_chars] for _, _, c in points],
-                hovertemplate=f"{name} #%{{customdata[0]}}: %{{y:,}} tokens<br>folded %{{customdata[1]:,}} messages,"
-                " kept %{customdata[2]:,}, briefing %{customdata[3]:,} chars<extra></extra>",
-            )
-        )
+        out.append(scatter(
+            x=[p[0] for p in points], y=[p[1] for p in points], name=name, mode="markers",
+            marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 1, "color": "white"}},
+            customdata=[[c.chain_index, c.messages_folded, c.kept, c.briefing_chars] for _, _, c in points],
+            hovertemplate=f"{name} #%{{customdata[0]}}: %{{y:,}} tokens<br>folded %{{customdata[1]:,}} messages,"
+            " kept %{customdata[2]:,}, briefing %{customdata[3]:,} chars<extra></extra>",
+        ))
     over = [e for e in run.events if e.kind == "overflow"]
     if over:
-        fig.add_trace(
-            go.Scatter(
-                x=[e.index for e in over], y=[int(total[e.check]) for e in over], name="overflow", mode="markers",
-                marker={"symbol": "star", "size": 13, "color": OVERFLOW, "line": {"width": 1, "color": "white"}},
-                hovertemplate="overflow: %{y:,} tokens > window<extra></extra>",
-            )
-        )
+        out.append(scatter(
+            x=[e.index for e in over], y=[int(total[e.check]) for e in over], name="overflow", mode="markers",
+            marker={"symbol": "star", "size": 13, "color": OVERFLOW, "line": {"width": 1, "color": "white"}},
+            hovertemplate="overflow: %{y:,} tokens > window<extra></extra>",
+        ))
+    return out

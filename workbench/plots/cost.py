@@ -31,7 +31,9 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
         if not off:
             top = max(top, base_end * 1.05)
         shown = _short(base_end) if col == "cum_tokens" else f"${_short(base_end)}"
-        titles.append(title + (f" · no compaction: {shown}, off the chart" if off else ""))
+        # the note on a line of its own: beside the title it runs past a half-width chart at 1280 px
+        titles.append(title + (f"<br><span style='font-size:11px'>no compaction: {shown}, off the chart</span>"
+                               if off else ""))
         tops.append(top)
         offs.append(off)
     if frame.height > MAX_POINTS:  # cumulative curves: evenly spaced rows (and the last) lose nothing visible
@@ -71,5 +73,5 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
     fig.update_annotations(font_size=12)
     fig.update_layout(hovermode="x unified" if frame.height <= 4000 else "closest")
     _layout(fig, "Cost per task, cumulative", height=540)
-    fig.update_layout(legend={"y": -0.13, "yanchor": "top"}, margin={"t": 60, "b": 95})
+    fig.update_layout(legend={"y": -0.13, "yanchor": "top"}, margin={"t": 80 if offs[0] else 60, "b": 95})
     return fig

@@ -52,7 +52,21 @@ TEMPLATE = _template()
 def figure() -> go.Figure:
     """An empty figure born with the workbench template: a bare ``go.Figure()`` first applies plotly's default
     template (built on first use: ~90 ms of a cold start) only for ``_layout`` to replace it."""
-    return go.Figure(layout={"template": TEMPLATE})
+    fig = go.Figure(layout={"template": TEMPLATE})
+    fig._wb_templated = True  # ``_layout`` need not copy the template in again
+    return fig
+
+
+def hline(fig: go.Figure, y: float, line: dict) -> None:
+    """A horizontal line across the plot at ``y``: what ``fig.add_hline`` draws, as one shape; add_hline walks every
+    subplot's axes for each line (~50 ms a line here, three or four lines a context chart, every slider move)."""
+    fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line)
+
+
+def hrect(fig: go.Figure, y0: float, y1: float, color: str, opacity: float) -> None:
+    """A band across the plot from ``y0`` to ``y1``, behind the traces: ``fig.add_hrect`` as one shape (see hline)."""
+    fig.add_shape(type="rect", xref="x domain", x0=0, x1=1, yref="y", y0=y0, y1=y1, fillcolor=color,
+                  opacity=opacity, line_width=0, layer="below")
 
 
 def thin(values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
@@ -71,10 +85,51 @@ def thin(values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
     return np.unique(np.asarray(keep, dtype=np.int64))
 
 
+# -- figures as plain JSON structures (no plotly.py validation), for charts redrawn on every slider move ------------
+
+TEMPLATE_JSON = TEMPLATE.to_plotly_json()
+
+
+def scatter(**props: object) -> dict:
+    """A scatter trace as plotly's JSON structure (what ``go.Scatter(**props)`` serialises to)."""
+    return {"type": "scatter", **props}
+
+
+def legend_line(name: str, color: str, dash: str) -> dict:
+    """A legend entry for a shape line (shapes have none of their own), as a trace structure."""
+    return scatter(x=[None], y=[None], mode="lines", name=name, line={"color": color, "dash": dash}, hoverinfo="skip")
+
+
+def hline_spec(y: float, line: dict) -> dict:
+    """A horizontal line across the plot at ``y``, as a layout shape (what ``hline`` adds)."""
+    return {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line}
+
+
+def vline_spec(x: float, line: dict) -> dict:
+    """A vertical line over the plot's height at ``x``, as a layout shape (what ``fig.add_vline`` adds)."""
+    return {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "y domain", "y0": 0, "y1": 1, "line": line}
+
+
+def layout_spec(title: str, *, height: int = 460) -> dict:
+    """``_layout``'s layout as a structure, with the template: the same look without plotly.py's validation."""
+    return {
+        "template": TEMPLATE_JSON,
+        "title": {"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 15}},
+        "font": FONT,
+        "height": height,
+        "margin": {"l": 70, "r": 20, "t": 85, "b": 55},
+        "legend": LEGEND,
+        "hoverlabel": {"font": {"size": 12}, "align": "left"},
+    }
+
+
 def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
+    # A figure born with the template (``figure()``) keeps it: assigning it again copies and validates all of it
+    # (~0.1 s a figure, three figures a slider move).
+    template = {} if getattr(fig, "_wb_templated", False) else {"template": TEMPLATE}
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 15}},
-        template=TEMPLATE,
+        **template,
         font=FONT,
         height=height,
         margin={"l": 70, "r": 20, "t": 85, "b": 55},

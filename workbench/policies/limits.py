@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from workbench.history.words import counted
 from workbench.knobs import Knobs
 
+PROACTIVE_OFF = "proactive compaction is off"  # a watch clause: the token trigger never fires, only the others do
+
 # Why a boundary stopped where it did (``Compact.stop``, ``Compression.stop``).
 STOP_BUDGET = "budget"  # the next older message would not fit the kept budget
 STOP_FLOOR = "floor"  # the minimum of kept messages was reached before the budget ran out
@@ -93,6 +95,16 @@ class Limits:
     soft_tokens: float | None = None  # staged / importance / task_boundary: soft_trigger_ratio × window
     unused: tuple[str, ...] = ()  # knobs this policy never reads under these knobs (e.g. keep_rule for stagewise)
 
+    def words(self) -> str:
+        """What fires the policy, in one line: the trigger it uses ("trigger 167,000 tokens = window − 33,000
+        reserve"), then its other watches (message count, reactive, manual). Faces say this, not the raw knobs."""
+        trigger = self.trigger.describe()
+        if PROACTIVE_OFF in self.clauses and self.trigger.tokens is not None:  # the threshold is not what fires it
+            others = [c for c in self.clauses if c != PROACTIVE_OFF]
+            return "; ".join([f"trigger: off ({PROACTIVE_OFF}; its threshold would be {trigger.removeprefix('trigger ')})",
+                              *others])
+        return "; ".join([trigger, *self.clauses])
+
     def trigger_for(self, reason: str, window: int) -> tuple[float | None, str]:
         """(tokens, what set them) for a compression started by the watch ``reason``."""
         if reason == "threshold":
@@ -152,9 +164,9 @@ def watch_clauses(knobs: Knobs, *, count: bool = True) -> tuple[str, ...]:
     if count and k.trigger_max_messages > 0:
         out.append(f"more than {counted(k.trigger_max_messages, 'message')} in context")
     if count and k.trigger_max_turns > 0:
-        out.append(f"more than {k.trigger_max_turns:,} turns in context")
+        out.append(f"more than {counted(k.trigger_max_turns, 'turn')} in context")
     if not k.proactive_compaction:
-        out.append("proactive compaction is off")
+        out.append(PROACTIVE_OFF)
     if k.reactive_compaction:
         out.append(f"reactive: a check above the window ({k.context_window_tokens:,})")
     if k.manual_compact_checks.strip():

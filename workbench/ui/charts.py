@@ -78,9 +78,9 @@ def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:
              f"${m.dollars_per_task:,.2f}, with prompt caching ${m.dollars_per_task_cached:,.2f}."]
     log = getattr(history, "log", None)
     if logged is not None and log is not None:
-        from workbench.analysis.real_logs.bill import cache_rules
+        from workbench.analysis.real_logs.bill import log_cache_rules
 
-        rules = cache_rules(log.agent, log.version)
+        rules = log_cache_rules(log)
         lines.append(f"This log's own bill, from its usage ({logged.calls:,} calls: {logged.input:,} uncached input, "
                      f"{logged.cache_read:,} cache reads, {logged.cache_write:,} cache writes, {logged.output:,} output "
                      f"tokens), at the same prices: ${logged.dollars(prices, one_hour_writes=rules.one_hour_writes):,.2f}"
@@ -118,8 +118,9 @@ BANDS_NOTE = (
 )
 
 
-def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
-    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same).
+def show(fig: go.Figure | dict, key: str, **kwargs: Any) -> Any:
+    """Draw a workbench figure as built (its own template, so the app and the notebooks look the same); ``fig`` may
+    be its JSON structure (``plots.context_spec``: no plotly.py validation on every slider move).
 
     Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element (None
     for a figure drawn with plotly.js's basic bundle: ``fast_chart``, the faster cold start).
@@ -128,6 +129,10 @@ def show(fig: go.Figure, key: str, **kwargs: Any) -> Any:
     if not kwargs and fast_chart.available(fig):
         fast_chart.chart(fig, key, config)
         return None
+    if isinstance(fig, dict):
+        import plotly.graph_objects as go
+
+        fig = go.Figure(fig)
     return st.plotly_chart(fig, key=key, theme=None, config=config, **kwargs)
 
 
@@ -142,7 +147,7 @@ def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], 
     server computes the rest (benchmarks/browser.py)."""
     log_lines(run, against, counterfactual)
     with st.container(key="context_chart"):
-        show(plots.context_figure(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
+        show(plots.context_spec(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
         st.caption(plots.binding_caption(run))
     briefing, cost_chart = plots.briefing_figure(run), plots.cost_figure(cost())

@@ -61,7 +61,7 @@ def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer:
     st.dataframe(display_deltas(metric_deltas(run_a.metrics, run.metrics)), hide_index=True, key="ab_metrics")
     key = history.digest
     labels = ("B", "A")
-    show(plots.context_figure(run, previews=runs.previews(key, history), compare=run_a, labels=labels), "ab_context")
+    show(plots.context_spec(run, previews=runs.previews(key, history), compare=run_a, labels=labels), "ab_context")
     c1, c2 = st.columns(2)
     with c1:
         show(plots.briefing_figure(run, compare=run_a, labels=labels), "ab_briefing")

@@ -77,12 +77,14 @@ def _mount() -> Any:
     return st.components.v2.component("workbench_chart", js=_JS, isolate_styles=False)
 
 
-def available(fig: go.Figure | None = None) -> bool:
+def available(fig: go.Figure | dict | None = None) -> bool:
     """Whether this server serves the basic bundle (static serving on, and the running script's ``static/``
-    folder is ours: not so for a script that wraps app.py from elsewhere) and ``fig`` (if given) has only trace
-    types it draws."""
+    folder is ours: not so for a script that wraps app.py from elsewhere) and ``fig`` (if given: a figure, or its
+    JSON structure) has only trace types it draws."""
     if not st.get_option("server.enableStaticServing") or not _served() or not _compatible():
         return False
+    if isinstance(fig, dict):
+        return all(t.get("type", "scatter") in BASIC_TYPES for t in fig.get("data", ()))
     return fig is None or all(getattr(t, "type", "scatter") in BASIC_TYPES for t in fig.data)
 
 
@@ -119,10 +121,17 @@ def _bundle_beside(main_script: str) -> bool:
     return (Path(main_script).parent / "static" / BUNDLE).is_file()
 
 
-def chart(fig: go.Figure, key: str, config: dict[str, Any]) -> None:
-    """Draw ``fig`` with the basic bundle, in an element keyed ``key`` (its figure JSON, as st.plotly_chart sends)."""
+def chart(fig: go.Figure | dict, key: str, config: dict[str, Any]) -> None:
+    """Draw ``fig`` with the basic bundle, in an element keyed ``key`` (its figure JSON, as st.plotly_chart sends).
+
+    ``fig`` may be the figure's JSON structure (``plots.context_spec``): its numeric arrays are packed as plotly.py
+    packs a figure's (``convert_to_base64``, what ``Figure.to_dict`` applies), so the browser gets the same JSON."""
     import plotly.io as pio
 
+    if isinstance(fig, dict):
+        from _plotly_utils.utils import convert_to_base64  # type: ignore[import-untyped]
+
+        convert_to_base64(fig["data"])  # in place: a structure built for this one chart
     spec = pio.to_json(fig, validate=False)  # '{"data": [...], "layout": {...}}', never empty
     payload = spec[: spec.rindex("}")] + ', "config": ' + json.dumps(config) + "}"  # no parse of the whole figure
     _mount()(key=key, data=payload.encode("utf-8"), width="stretch", height="content")

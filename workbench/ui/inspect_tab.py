@@ -3,8 +3,13 @@ the compact history the briefer read, the user message with its budget hint, and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
 import streamlit as st
 
+from workbench.display import labels
 from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
@@ -15,6 +20,29 @@ LIVE_RUN = "live_run"  # set by the Live runs tab: (history digest, Run)
 COLUMNS = ("chain_index", "status", "index_started", "index_landed", "boundary", "messages_folded", "kept",
            "stop", "tokens_before", "tokens_after", "previous_chars", "bucket", "briefing_chars", "briefer_model",
            "briefer_cache_hit", "briefer_cost_usd")
+
+
+def compressions_in_words(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """``columns`` of a compressions frame with codes (lt60, floor) as words, and a column config whose headers are
+    ``labels.COLUMNS``' words, the identifier in each header's tooltip: the Compressions and Live runs tables."""
+
+    shown = frame.select([c for c in columns if c in frame.columns])
+    words = {"bucket": labels.bucket_words, "stop": labels.stop_words}
+    shown = shown.with_columns(pl.col(col).map_elements(f, return_dtype=pl.Utf8) for col, f in words.items()
+                               if col in shown.columns)
+    if "briefer_attempts" in shown.columns:  # a list of "outcome:model": one line of text
+        shown = shown.with_columns(pl.col("briefer_attempts").list.join(", "))
+    config: dict[str, Any] = {
+        col: st.column_config.NumberColumn(labels.COLUMNS.get(col, col), format="localized", help=f"`{col}`")
+        for col in shown.columns
+        if col.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed", "boundary",
+                         "messages_folded", "kept"))}
+    if "briefer_cost_usd" in shown.columns:
+        config["briefer_cost_usd"] = st.column_config.NumberColumn(labels.COLUMNS["briefer_cost_usd"], format="dollar",
+                                                                   help="`briefer_cost_usd`")
+    for col in shown.columns:  # every other column: its words as the header, the identifier in the tooltip
+        config.setdefault(col, st.column_config.Column(labels.COLUMNS.get(col, col), help=f"`{col}`"))
+    return shown, config
 
 
 def render(run: Run, history: History) -> None:
@@ -28,24 +56,10 @@ def render(run: Run, history: History) -> None:
     if not run.compressions:
         st.info("No compression in this run: lower trigger_ratio or the hard cap in the sidebar.")
         return
-    import polars as pl
-
-    from workbench.display import labels
-
     frame = run.compressions_frame()
-    shown = frame.select([c for c in COLUMNS if c in frame.columns])
-    words = {"bucket": labels.bucket_words, "stop": labels.stop_words}  # codes (lt60, floor) as words
-    shown = shown.with_columns(pl.col(col).map_elements(f, return_dtype=pl.Utf8) for col, f in words.items()
-                               if col in shown.columns)
-    numbers = {col: st.column_config.NumberColumn(labels.COLUMNS.get(col, col), format="localized")
-               for col in shown.columns
-               if col.endswith(("tokens_before", "tokens_after", "_chars", "index_started", "index_landed",
-                                "boundary", "messages_folded", "kept"))}
-    numbers["briefer_cost_usd"] = st.column_config.NumberColumn(labels.COLUMNS["briefer_cost_usd"], format="dollar")
-    for col in shown.columns:  # every other column: its words as the header, the identifier in the tooltip
-        numbers.setdefault(col, st.column_config.Column(labels.COLUMNS.get(col, col), help=f"`{col}`"))
+    shown, config = compressions_in_words(frame, COLUMNS)
     event = st.dataframe(shown, hide_index=True, key="inspect_table", on_select="rerun", selection_mode="single-row",
-                         height=min(400, 38 + 35 * shown.height), column_config=numbers)
+                         height=min(400, 38 + 35 * shown.height), column_config=config)
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     options = list(range(len(run.compressions)))
     if rows and rows != st.session_state.get("inspect_rows"):  # a new click in the table wins over the box

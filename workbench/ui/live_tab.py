@@ -29,10 +29,13 @@ from workbench.knobs import Knobs
 from workbench.replay import Run
 from workbench.ui import runs
 from workbench.ui.charts import metric_cards, show
-from workbench.ui.inspect_tab import LIVE_RUN
+from workbench.ui.inspect_tab import LIVE_RUN, compressions_in_words
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
             "MISTRAL_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "AZURE_API_KEY")
+LIVE_BASELINE = "live_baseline"  # (history digest, the size model's replay of what a stopped run covers, or None)
+LIVE_COLUMNS = ("chain_index", "status", "briefer_model", "briefer_cache_hit", "briefer_cost_usd", "briefing_chars",
+                "bucket", "briefer_attempts")  # their words: labels.COLUMNS
 LIVE_STATUS = "live_status"  # (history digest, {"ok": bool, "lines": [...], "checks": [...]}) of the last attempt
 
 
@@ -105,18 +108,23 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
     if live is None or live[0] != history.digest:
         return
     live_run: Run = live[1]
+    base = st.session_state.get(LIVE_BASELINE)
+    baseline = base[1] if base is not None and base[0] == history.digest and base[1] is not None else None
     st.subheader("Last live run" + ("" if live_run.knobs == knobs else " (knobs differ from the sidebar)"))
-    st.caption("Deltas are against the simulated replay of the sidebar's knobs.")
-    metric_cards(live_run.metrics, run.metrics)
-    frame = live_run.compressions_frame()
-    cols = [c for c in ("chain_index", "status", "briefer_model", "briefer_cache_hit", "briefer_cost_usd",
-                        "briefing_chars", "bucket", "briefer_attempts") if c in frame.columns]
-    st.dataframe(frame.select(cols), hide_index=True, key="live_table")
+    if baseline is None:
+        st.caption("Deltas are against the simulated replay of the sidebar's knobs.")
+        metric_cards(live_run.metrics, run.metrics)
+    else:  # a stopped run covers only the messages before the stop: compare the same messages
+        st.caption(f"The run stopped early: it covers {counted(live_run.metrics.messages, 'message')} of "
+                   f"{len(history):,}. Deltas are against the simulated replay of those same messages.")
+        metric_cards(live_run.metrics, baseline.metrics)
+    shown, config = compressions_in_words(live_run.compressions_frame(), LIVE_COLUMNS)
+    st.dataframe(shown, hide_index=True, key="live_table", column_config=config)
     written = [c for c in live_run.compressions if c.record.text]
     if written:
         with st.expander(f"Last briefing written (#{written[-1].chain_index}, {literal(written[-1].record.model)})"):
             st.code(written[-1].record.text or "", language="markdown", wrap_lines=True, height=300)
-    show(plots.briefing_figure(live_run, compare=run, labels=("live", "simulated")), "live_briefing")
+    show(plots.briefing_figure(live_run, compare=baseline or run, labels=("live", "simulated")), "live_briefing")
     st.caption("The Compressions tab shows this run (“last live run”): every briefing's text and what it read.")
 
 
@@ -161,6 +169,7 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
     from workbench.briefing.endpoints import page_route, providers_of
     from workbench.briefing.guard import blocking, preflight
     from workbench.briefing.live import LiveBriefer
+    from workbench.briefing.provider_errors import error_line
     from workbench.briefing.scrub import scrub_secrets
 
     digest = history.digest
@@ -204,7 +213,7 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
             return
         outcome = run_live(history, knobs, briefer, on_compression=on_compression)
     except Exception as exc:  # noqa: BLE001 - any provider or config problem is shown, not raised
-        lines = ["Live run failed: " + scrub_secrets(f"{type(exc).__name__}: {exc}", api_key, api_base)]
+        lines = ["Live run failed: " + scrub_secrets(error_line(exc), api_key, api_base)]
         st.session_state[LIVE_STATUS] = (digest, {"ok": False, "checks": shown, "lines": lines})
         return
     finally:
@@ -220,4 +229,5 @@ def _start(history: History, knobs: Knobs, models: list[str], api_key: str | Non
         st.session_state.pop(LIVE_RUN, None)  # stopped before the first check: nothing to show
     else:
         st.session_state[LIVE_RUN] = (digest, outcome.run)
+        st.session_state[LIVE_BASELINE] = (digest, outcome.baseline)
         st.session_state["inspect_run"] = "last live run"  # the Compressions tab opens on it (its widget is not drawn now)

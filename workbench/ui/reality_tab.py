@@ -71,7 +71,7 @@ def render(history: History, knobs: Knobs) -> None:
     usage = st.toggle("measure with the log's billed usage", value=True, key=USAGE,
                       help="Off: the estimate alone, with the preset's hidden prefix and token ratio, as a "
                            "counterfactual replay has it.")
-    session = _reality(key, usage, None, history)
+    session = _reality(key, usage, knobs, history)  # the sidebar's knobs: what the user set, or calibrated
     agent = literal(f"{log.agent} {log.version or ''}")  # the version and model are the log's: shown as written
     st.markdown(f"**{agent}** · model {literal(settings.model)} · "
                 f"preset `{settings.preset}` · "
@@ -79,8 +79,8 @@ def render(history: History, knobs: Knobs) -> None:
                 f"{len(log.calls):,} logged calls · {len(log.compactions)} logged compactions")
     for note in session.notes:
         st.warning(note)
-    fig = plots.reality_figure(_frame(key, history), session, threshold=_threshold(settings.knobs),
-                               window=settings.knobs.context_window_tokens)
+    fig = plots.reality_figure(_frame(key, history), session, threshold=_threshold(knobs),
+                               window=knobs.context_window_tokens)
     st.plotly_chart(fig, width="stretch", key="reality_chart")
     rows = [{"log line": c.source_line, "real index": c.real_index, "trigger": c.trigger,
              "tokens before (logged)": c.real_tokens_before, "predicted index": c.predicted_index,
@@ -95,7 +95,7 @@ def render(history: History, knobs: Knobs) -> None:
         st.warning(f"The replay also compacts where the log does not: before message(s) "
                    f"{', '.join(str(i) for i in session.extra_predictions)}.")
     _summaries(history, session)
-    _calibrate(history, settings.knobs)
+    _calibrate(history, knobs)
     st.caption("Follows the log: each compaction is predicted from the state right after the previous real one. "
                "Indices are the first message after a compaction.")
 
@@ -106,13 +106,13 @@ def _bill(history: History, session: Any) -> None:
     bill, logged = session.bill, session.logged_bill
     if bill is None:
         return
-    from workbench.analysis.real_logs.bill import cache_rules
+    from workbench.analysis.real_logs.bill import bill_units, log_cache_rules
     from workbench.counting.prices import get_prices, price_note
     from workbench.counting.registry import registry_source
 
     log = history.log
     assert log is not None
-    rules = cache_rules(log.agent, log.version)
+    rules = log_cache_rules(log)
     prices = get_prices(session.model or "")
     one_hour = rules.one_hour_writes
     classes = (("calls", "calls"), ("uncached input", "input"), ("cache reads", "cache_read"),
@@ -121,12 +121,14 @@ def _bill(history: History, session: Any) -> None:
              for label, name in classes]
     st.markdown("**The bill**: the replay's model calls, following the log's compactions, beside the log's own usage")
     st.dataframe(pl.DataFrame(table), width="stretch", hide_index=True)
-    units = bill.units(session.agent)
-    lines = [f"bill units (uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x "
-             f"{5 if session.agent != 'codex' else 8}): modelled {units:,.0f}"]
+    units = bill.units(session.agent, session.model)
+    w = bill_units(session.agent, session.model)
+    lines = [f"bill units (uncached x {w['input']:g} + cache writes x {w['cache_write']:g} + cache reads x "
+             f"{w['cache_read']:g} + output x {w['output']:g}): modelled {units:,.0f}"]
     if logged is not None:
         err = session.bill_error
-        lines[0] += f", logged {logged.units(session.agent):,.0f}" + ("" if err is None else f" ({err:+.1%})")
+        lines[0] += (f", logged {logged.units(session.agent, session.model):,.0f}"
+                     + ("" if err is None else f" ({err:+.1%})"))
     dollars = f"dollars: modelled ${bill.dollars(prices, one_hour_writes=one_hour):,.2f}"
     if logged is not None:
         dollars += f", logged ${logged.dollars(prices, one_hour_writes=one_hour):,.2f}"
@@ -201,7 +203,6 @@ def _share(value: Any) -> str:
 def _calibrate(history: History, knobs: Knobs) -> None:
     st.markdown("**Calibrate**: fit the hidden prefix, token ratio and restore to this log's bill, and load them.")
     if st.button("Calibrate to this log and load the knobs", key="reality_calibrate"):
-        from workbench.analysis.real_logs.agent_settings import agent_settings
         from workbench.analysis.real_logs.calibration import fit_agent
 
         try:
@@ -211,7 +212,7 @@ def _calibrate(history: History, knobs: Knobs) -> None:
             return
         from workbench.knobs import dump_knobs
 
-        fitted = fit.knobs_for(agent_settings(history).knobs)
+        fitted = fit.knobs_for(knobs)  # the sidebar's knobs with the fitted ones: the user's other changes stand
         # Widgets exist by now: the knobs go through the queue every upload uses, applied before the next run.
         source = (f"the calibration of this log (hidden prefix {fit.hidden_prefix_tokens:,}, token ratio "
                   f"{fit.token_ratio:.3f}, restore {fit.compaction_restore_tokens:,}; {counted(fit.checks, 'check')}, median "

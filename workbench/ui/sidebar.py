@@ -1,8 +1,11 @@
 """The sidebar: which history, which preset, every knob (built from KNOB_SPECS), which briefer.
 
-Knob widgets are generated from ``KNOB_SPECS``: bounded floats are sliders, whole numbers are number
-inputs, choices are select boxes, booleans are toggles; a knob with a special value outside its
-range (``trigger_ratio = -1``) gets an "off" checkbox. New knobs appear without changes here.
+Knob widgets are generated from ``KNOB_SPECS``: the six mission knobs are sliders over the range where they matter
+for the history shown (the trigger as one control in tokens, written to the knob the strategy reads:
+``policies.trigger``), other bounded floats are sliders, whole numbers are number inputs, choices are select boxes,
+booleans are toggles; a knob with a special value outside its range (``trigger_ratio = -1``) gets an "off" checkbox.
+The knobs the run does not read (``analysis.binding.unread_knobs``) fold into one "not read by <strategy>" group.
+New knobs appear without changes here.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -21,8 +25,12 @@ from workbench.display import labels
 from workbench.display.untrusted import literal
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
+from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, MISSION_KNOBS, KnobGroup, Knobs, KnobSpec
 from workbench.ui import state as ui_state
+
+if TYPE_CHECKING:
+    from workbench.replay.results import Run
 
 BRIEFERS = {"simulated": "simulated (size model, instant)", "extractive": "extractive (offline text)"}
 
@@ -48,12 +56,13 @@ def _history_files() -> dict[str, Path]:
     from workbench.history.samples.datasets import sample_dirs
     from workbench.ui.sources import list_history_files, user_dirs
 
-    files = list_history_files(sample_dirs() + user_dirs(sys.argv[1:], os.environ))
+    files = list_history_files(user_dirs(sys.argv[1:], os.environ) + sample_dirs())  # the user's files first
     return {f.label: f.path for f in files}
 
 
 def history_picker() -> tuple[str, History, str] | None:
     """The chosen history as (label, History, path for a CLI command), or None when there is none."""
+    from workbench.history.samples.datasets import sample_dirs
     from workbench.ui.sources import HistoryFile, default_history_file
 
     files = _history_files()
@@ -66,7 +75,7 @@ def history_picker() -> tuple[str, History, str] | None:
         _upload_widget()
         return None
     if st.session_state.get(ui_state.HISTORY) not in options:
-        default = default_history_file([HistoryFile(label, path) for label, path in files.items()])
+        default = default_history_file([HistoryFile(label, path) for label, path in files.items()], sample_dirs())
         st.session_state[ui_state.HISTORY] = default.label if default else options[0]
     label = st.sidebar.selectbox(
         "history", options, key=ui_state.HISTORY,
@@ -239,12 +248,25 @@ def _apply_preset() -> None:
         ui_state.flash(st.session_state, "success", f"Loaded preset {name}.")
 
 
-def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
-    """Every knob in the sidebar: the six mission knobs first, then one expander per group.
+TRIGGER = "trigger_tokens"  # the trigger control's widget key: not a knob, it writes the knob the strategy reads
+UNREAD_GROUP = "knob_group_unread"  # the folded group of the knobs this run does not read
 
-    ``slots`` (optional) receives an empty placeholder under each knob, which ``knob_notes`` fills once
-    the run is known ("no effect: the hard cap binds").
-    """
+
+@dataclass
+class KnobPanel:
+    """The sidebar's knobs in two steps: the knobs from session state before the run (``knob_widgets``), their
+    widgets after it (``draw_knobs``), whose ranges and notes come from the run (the history's peak, what binds,
+    which knobs the strategy reads)."""
+
+    knobs: Knobs | None
+    mission: Any  # container of the trigger control and the other mission sliders
+    groups: Any  # container of the group expanders and the folded "not read by" group
+    slots: dict[str, Any] = field(default_factory=dict)  # knob -> a placeholder for its note
+
+
+def knob_widgets() -> KnobPanel:
+    """The knobs as session state holds them (every knob keeps a value there, drawn or not), with the preset picker;
+    the widgets are drawn by ``draw_knobs`` once the run is known."""
     from workbench.presets import list_presets
 
     for key, value in ui_state.widget_values(Knobs()).items():
@@ -252,7 +274,6 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
         # Closed groups draw no widgets (lazy, like the tabs), and Streamlit forgets an undrawn widget's value
         # at the end of a run: re-asserting it makes it a value of the session, kept while the group is shut.
         st.session_state[key] = st.session_state[key]
-    unused = _unused_knobs()
     presets = list_presets()
     names = [p.name for p in presets]
     st.session_state.setdefault("preset", "stagewise" if "stagewise" in names else (names[0] if names else None))
@@ -264,53 +285,153 @@ def knob_widgets(slots: dict[str, Any] | None = None) -> Knobs | None:
             help="Choosing a preset sets every knob from it; then adjust from there.",
         )
         note = st.empty()
-        fields = {f.name: f for f in dataclasses.fields(Knobs)}
-        default = Knobs()
+        panel = KnobPanel(knobs=None, mission=st.container(), groups=st.container())
+    try:
+        panel.knobs = ui_state.knobs_from_values(st.session_state)
+    except ValueError as exc:
+        st.sidebar.error(str(exc))
+        return panel
+    _preset_caption(note, panel.knobs)
+    for warning in panel.knobs.warnings():
+        st.sidebar.warning(warning)
+    return panel
 
-        def draw(name: str) -> None:
-            ftype = fields[name].type
-            knob_widget(name, ftype if isinstance(ftype, str) else ftype.__name__, getattr(default, name))
-            if slots is not None:
-                slots[name] = st.empty()
 
+def draw_knobs(panel: KnobPanel, run: Run | None) -> None:
+    """Every knob's widget: the trigger control and the mission sliders (ranges from ``run``), one expander per group,
+    and the knobs ``run`` never reads folded into one "not read by <strategy>" group, each saying why; under each
+    knob that has no effect right now, why (``analysis.binding.knob_notes``)."""
+    from workbench.analysis.binding import knob_notes, trigger_note, unread_knobs
+
+    unread = unread_knobs(run) if run is not None else {}
+    notes = {n: note.text for n, note in knob_notes(run).items()} if run is not None else {}
+    fields = {f.name: f for f in dataclasses.fields(Knobs)}
+    default = Knobs()
+    knobs = panel.knobs or (run.knobs if run is not None else default)
+
+    def draw(name: str, *, why: str | None = None) -> None:
+        ftype = fields[name].type
+        kind = ftype if isinstance(ftype, str) else ftype.__name__
+        if name in MISSION_KNOBS and name != "trigger_ratio":  # the ratio is written by the trigger control
+            _mission_slider(name, kind, knobs, run)
+        else:
+            knob_widget(name, kind, getattr(default, name))
+        if why is not None:
+            st.caption(f"not read: {why}")
+        elif name in notes:
+            st.caption(f":orange[{notes[name]}]")
+
+    with panel.mission:
+        if panel.knobs is not None:
+            _trigger_control(panel.knobs, run, trigger_note(run) if run is not None else None)
         for name in MISSION_KNOBS:
-            draw(name)
-        groups: dict[KnobGroup, list[str]] = {}
-        for name in fields:
-            if name not in MISSION_KNOBS:
-                groups.setdefault(KNOB_SPECS[name].group, []).append(name)
+            if name != "trigger_ratio" and name not in unread:
+                draw(name)
+    groups: dict[KnobGroup, list[str]] = {}
+    for name in fields:
+        if (name not in MISSION_KNOBS or name == "trigger_ratio") and name not in unread:
+            groups.setdefault(KNOB_SPECS[name].group, []).append(name)
+    with panel.groups:
         for group, names in groups.items():
-            title = group.heading
-            if unused and all(n in unused for n in names):
-                title += f" · not read by {unused[names[0]]}"
-            box = st.expander(title, expanded=group in (KnobGroup.POLICY, KnobGroup.MODEL), key=f"knob_group_{group}",
-                              on_change="rerun")
+            box = st.expander(group.heading, expanded=group in (KnobGroup.POLICY, KnobGroup.MODEL),
+                              key=f"knob_group_{group}", on_change="rerun")
             with box:
                 if box.open is not False:  # only an open group draws its widgets: a faster page
                     for name in names:
                         draw(name)
+        if unread:
+            strategy = knobs.strategy
+            box = st.expander(f"{counted(len(unread), 'knob')} not read by {strategy}", expanded=False,
+                              key=UNREAD_GROUP, on_change="rerun")
+            with box:
+                if box.open is not False:
+                    st.caption(f"Moving these changes nothing in this run ({strategy} on this history); each says why.")
+                    for name in (n for n in fields if n in unread):
+                        draw(name, why=unread[name])
+
+
+def _nice_up(x: float) -> float:
+    """``x`` rounded up to 1, 2 or 5 times a power of ten (a slider's end)."""
+    if x <= 0:
+        return 1.0
+    p = 10 ** math.floor(math.log10(x))
+    return next(m * p for m in (1, 2, 5, 10) if m * p >= x)
+
+
+def mission_range(name: str, knobs: Knobs, peak: float | None, messages: int) -> tuple[float, float]:
+    """The range of a mission slider where it matters for the history shown: token knobs up to a little above the
+    context's peak without compaction (``peak``, None before a run) and never past the window, the kept share
+    up to the peak's share of the window, counts and chars around their values; always holding the current value and
+    inside the knob's spec."""
+    spec = KNOB_SPECS[name]
+    value = float(getattr(knobs, name))
+    window = float(knobs.context_window_tokens)
+    reach = min(window, peak * 1.1) if peak else window
+    if name == "trigger_hard_cap_tokens":
+        lo, hi = 0.0, _nice_up(reach)
+    elif name == "kept_budget_ratio":
+        lo, hi = 0.0, min(1.0, math.ceil(reach / window * 20) / 20)
+    elif name == "min_kept_messages":
+        lo, hi = 0.0, float(max(10, min(messages, 50)))
+    elif name == "target_briefing_chars":
+        lo, hi = float(spec.low or 0), _nice_up(max(2 * value, 10_000))
+    else:  # overhead_chars_per_message
+        lo, hi = 0.0, _nice_up(max(2 * value, 1_000))
+    if spec.low is not None:
+        lo = max(lo, float(spec.low))
+    hi = max(hi, value)
+    if spec.high is not None:
+        hi = min(hi, float(spec.high))
+    return lo, hi
+
+
+def _mission_slider(name: str, kind: str, knobs: Knobs, run: Run | None) -> None:
+    """One of the six knobs the workbench is about, as a slider over ``mission_range``."""
+    lo, hi = mission_range(name, knobs, run.metrics.baseline_peak_tokens if run is not None else None,
+                           len(run.timeline) if run is not None else 0)
+    key = ui_state.widget_key(name)
+    label, help_text = _label(name, KNOB_SPECS.get(name)), labels.knob_help(name)
+    if kind == "float":
+        st.slider(label, lo, hi, step=_nice_step(hi - lo), key=key, help=help_text)
+    else:
+        step = max(1, int(_nice_step(hi - lo)))
+        st.slider(label, int(lo), int(hi), step=step, key=key, help=help_text, format="localized")
+
+
+def _set_trigger() -> None:
+    """The trigger control's callback: its tokens go into the knob the strategy's trigger reads."""
+    from workbench.policies.trigger import with_trigger
+
     try:
         knobs = ui_state.knobs_from_values(st.session_state)
-    except ValueError as exc:
-        st.sidebar.error(str(exc))
-        return None
-    _preset_caption(note, knobs)
-    for warning in knobs.warnings():
-        st.sidebar.warning(warning)
-    return knobs
-
-
-def _unused_knobs() -> dict[str, str]:
-    """Knob → strategy name, for the knobs the sidebar's strategy never reads (to label whole groups)."""
-    from workbench.policies import get_policy
-
-    try:
-        knobs = ui_state.knobs_from_values(st.session_state)
-        policy = get_policy(knobs)
     except ValueError:
-        return {}
-    found = policy.limits()
-    return {n: knobs.strategy for n in (found.unused if found is not None else ())}
+        return
+    ui_state.apply_knobs(st.session_state, with_trigger(knobs, st.session_state[TRIGGER]))
+
+
+def _trigger_control(knobs: Knobs, run: Run | None, note: str | None) -> None:
+    """ONE trigger control for every strategy, in tokens, with its share of the window and the knob it writes
+    (Claude Code's window − reserve, Codex's share of the raw window, stagewise's min(ratio × window, cap))."""
+    from workbench.policies.trigger import policy_trigger, trigger_knob
+
+    limit = policy_trigger(knobs)
+    window = knobs.context_window_tokens
+    peak = run.metrics.baseline_peak_tokens if run is not None else None
+    hi = int(min(window - 1, _nice_up(min(window, peak * 1.1)) if peak else window - 1))
+    value = int(round(limit.tokens)) if limit.tokens is not None else window - 1
+    hi = max(hi, min(value, window - 1))
+    step = max(1, int(_nice_step(hi)))
+    st.session_state[TRIGGER] = min(max(value, 1), hi)  # what the knobs say, every run (the knobs are the truth)
+    st.slider("Trigger threshold (tokens)", 1, hi, step=step, key=TRIGGER, on_change=_set_trigger, format="localized",
+              help="Compact when the context reaches this many tokens. One control for every strategy: it is "
+              "written to the knob the strategy's trigger reads (the term that binds: window − reserve for Claude "
+              "Code, a share of the window for Codex, min(ratio × window, hard cap) for stagewise).")
+    knob = trigger_knob(knobs)
+    bind = limit.binding
+    what = f"set by {bind.label}" if bind is not None else "trigger off: a move turns the ratio on"
+    st.caption(f"{value:,} tokens = {value / window:.1%} of the {window:,}-token window · {what} · writes `{knob}`")
+    if note:
+        st.caption(f":orange[{note}]")
 
 
 def _preset_caption(note: Any, knobs: Knobs) -> None:
@@ -323,16 +444,6 @@ def _preset_caption(note: Any, knobs: Knobs) -> None:
     changed = changed_knobs(knobs, get_preset(name))
     if changed:
         note.caption(f"Changed from preset {name}: {', '.join(changed)}")
-
-
-def knob_notes(slots: dict[str, Any], run: Any) -> None:
-    """Under each knob that currently has no effect, say why and what would make it matter."""
-    from workbench.analysis.binding import knob_notes as notes_of
-
-    for name, note in notes_of(run).items():
-        slot = slots.get(name)
-        if slot is not None:
-            slot.caption(f":orange[{note.text}]")
 
 
 def briefer_choice() -> str:

@@ -71,8 +71,13 @@ def list_history_files(dirs: Sequence[Path]) -> list[HistoryFile]:
     return out
 
 
-def default_history_file(files: Sequence[HistoryFile]) -> HistoryFile | None:
-    """The file the app opens on: a shipped long or short sample if there is one, else the first file."""
+def default_history_file(files: Sequence[HistoryFile], samples: Sequence[Path] = ()) -> HistoryFile | None:
+    """The file the app opens on: the user's first file (one not under a folder of ``samples``, the shipped sample
+    folders) when there is one, else a shipped long or short sample, else the first file."""
+    shipped = [d.resolve() for d in samples]
+    for f in files:
+        if shipped and not any(f.path.resolve().is_relative_to(d) for d in shipped):
+            return f
     for name in DEFAULT_NAMES:
         for f in files:
             if f.path.name == name:

@@ -28,17 +28,21 @@ def _history_table(rows: pl.DataFrame, key: str, *, briefer: str | None = None) 
         return
     out = rows.with_columns(pl.when(pl.col("compresses")).then(pl.lit("yes"))
                             .otherwise(pl.lit("no: these knobs do not touch it")).alias("compresses"))
-    names = {**labels.SWEEP_COLUMNS, "compresses": "compresses"}
-    if briefer is not None and "retention" in out.columns:
-        names["retention"] = f"fact retention ({briefer} briefer)"
-    if briefer is not None and "sidebar_retention" in out.columns:
-        names["sidebar_retention"] = f"sidebar: fact retention ({briefer} briefer)"
-    config = {c: st.column_config.NumberColumn(names.get(c, c), format="localized") for c in out.columns
+    names = {**labels.SWEEP_COLUMNS_SHORT, "compresses": "compresses"}
+    helps = {c: f"`{c}`" for c in out.columns}
+    if briefer is not None:  # the briefer goes in the tooltip: in the header it pushes columns off a 1280 px screen
+        for c in ("retention", "sidebar_retention"):
+            helps[c] = f"`{c}`: fact retention with the {briefer} briefer"
+    config = {c: st.column_config.NumberColumn(names.get(c, c), format="localized", help=helps[c]) for c in out.columns
               if c in ("tokens_per_task", "compressions", "overflows", "thrash_events", "facts_checked",
                        "sidebar_tokens_per_task")}
-    config["dollars_per_task"] = st.column_config.NumberColumn(names["dollars_per_task"], format="dollar")
+    if "dollars_per_task" in out.columns:
+        config["dollars_per_task"] = st.column_config.NumberColumn(names["dollars_per_task"], format="dollar",
+                                                                   help=helps["dollars_per_task"])
     for c in ("peak_ratio", "retention", "sidebar_retention"):
-        config[c] = st.column_config.NumberColumn(names.get(c, c), format="percent")
-    for c in ("history", "compresses", "briefer"):
-        config[c] = st.column_config.TextColumn(names.get(c, c))
+        if c in out.columns:
+            config[c] = st.column_config.NumberColumn(names.get(c, c), format="percent", help=helps[c])
+    for c in ("history", "config", "compresses", "briefer"):
+        if c in out.columns:
+            config[c] = st.column_config.TextColumn(names.get(c, c), help=helps[c])
     st.dataframe(out, hide_index=True, key=key, column_config=config)

@@ -59,15 +59,21 @@ def default_range(run: Any, name: str) -> tuple[float, float]:
     return live_range(run, name)
 
 
-def _axis(label: str, axis: str, default: str, run: Any) -> tuple[str, list[Any]]:
+def _axis(label: str, axis: str, default: str, run: Any, *, frozen: bool) -> tuple[str, list[Any]]:
+    """One axis of the form: its knob and range. It follows the run (the knob its strategy reads, the range where
+    the knob changes it) until the user picks or types their own, and stays put while a heatmap is on screen
+    (``frozen``), so the form keeps describing it after a cell is loaded into the sidebar."""
     names = numeric_knobs()
-    st.session_state.setdefault(f"sweep_{axis}", default if default in names else names[0])
+    auto_knob = st.session_state.get(f"sweep_{axis}_default")
+    if not frozen and st.session_state.get(f"sweep_{axis}") in (None, auto_knob) and default in names:
+        st.session_state[f"sweep_{axis}"] = default  # the user has not picked a knob: follow the strategy's
+        st.session_state[f"sweep_{axis}_default"] = default
     name = st.selectbox(label, names, key=f"sweep_{axis}", format_func=labels.knob_title)
-    lo, hi = default_range(run, name)
     auto = st.session_state.get(f"sweep_{axis}_auto")
     typed = (st.session_state.get(f"sweep_{axis}_from"), st.session_state.get(f"sweep_{axis}_to"))
     # A new knob, or a range the user never edited: follow where the knob matters under the sidebar's knobs.
-    if st.session_state.get(f"sweep_{axis}_for") != name or typed == auto:
+    if st.session_state.get(f"sweep_{axis}_for") != name or (typed == auto and not frozen):
+        lo, hi = default_range(run, name)
         st.session_state[f"sweep_{axis}_from"], st.session_state[f"sweep_{axis}_to"] = lo, hi
         st.session_state[f"sweep_{axis}_auto"] = (lo, hi)
         st.session_state[f"sweep_{axis}_for"] = name
@@ -85,17 +91,54 @@ def _load_cell(knobs: Knobs) -> None:
     ui_state.flash(st.session_state, "success", "Loaded the chosen sweep cell into the sidebar.")
 
 
+def _cells(frame: pl.DataFrame, x: str, y: str) -> list[tuple[Any, Any]]:
+    return frame.select(x, y).unique(maintain_order=True).rows()
+
+
+def clicked_cell(point: dict[str, Any], cells: list[tuple[Any, Any]]) -> int | None:
+    """The index of the cell a heatmap click reports (its marker's x and y are the cells' ``cell_key`` strings)."""
+    px, py = str(point.get("x")), str(point.get("y"))
+    return next((i for i, (a, b) in enumerate(cells) if plots.cell_key(a) == px and plots.cell_key(b) == py), None)
+
+
+def _heatmap_clicked() -> None:
+    """A click on a heatmap cell (before the rerun, so the sidebar's widgets may still change): pick that cell in
+    the box below and load it into the sidebar, as the cell's tooltip says."""
+    from workbench.explore.sweep import knobs_of_row
+
+    result = st.session_state.get(RESULT)
+    event = st.session_state.get("sweep_heatmap") or {}
+    points = list((event.get("selection") or {}).get("points") or [])
+    if result is None or not points:
+        return
+    frame, rx, ry = result["frame"], result["x"], result["y"]
+    cells = _cells(frame, rx, ry)
+    hit = clicked_cell(points[0], cells)
+    if hit is None:
+        return
+    st.session_state["sweep_cell"] = hit
+    a, b = cells[hit]
+    row = frame.filter((frame[rx] == a) & (frame[ry] == b)).row(0, named=True)
+    ui_state.apply_knobs(st.session_state, knobs_of_row(row))
+    ui_state.flash(st.session_state, "success", f"Loaded the clicked cell ({rx} = {plots.tick(a)}, {ry} = "
+                   f"{plots.tick(b)}) into the sidebar.")
+
+
 def render(current: str, history: History, knobs: Knobs, histories: dict[str, Callable[[], History]]) -> None:
     """``histories``: picker label → loader, for every history the user may add to the sweep."""
     run = runs.replay(history.digest, knobs, "simulated", history)
     st.markdown("Replay every combination of two knobs (the others as in the sidebar) over the chosen "
                 "histories. The ranges start where each knob changes this history's replay; type your own "
                 "to override them.")
+    from workbench.analysis.binding import default_axes
+
+    dx, dy = default_axes(run)
+    frozen = st.session_state.get(RESULT) is not None  # a heatmap is on screen: the form keeps describing it
     c1, c2 = st.columns(2)
     with c1:
-        x, xs = _axis("x knob", "x", "trigger_ratio", run)
+        x, xs = _axis("x knob", "x", dx, run, frozen=frozen)
     with c2:
-        y, ys = _axis("y knob", "y", "kept_budget_ratio", run)
+        y, ys = _axis("y knob", "y", dy, run, frozen=frozen)
     st.session_state.setdefault("sweep_histories", [current])
     chosen = st.multiselect("histories", list(histories), key="sweep_histories")
     if x == y:
@@ -149,10 +192,9 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
                 "their cost is the same everywhere, so they only flatten the mean. Pick a history above.")
     fig = plots.sweep_figure(frame, rx, ry, metric, history=which, metric_label=metric_label(metric),
                              title=f"{metric_label(metric)} ({hover(over)})")  # a history's name: as written
-    event = show(fig, "sweep_heatmap", on_select="rerun", selection_mode="points")
-    cells = frame.select(rx, ry).unique(maintain_order=True).rows()
+    show(fig, "sweep_heatmap", on_select=_heatmap_clicked, selection_mode="points")
+    cells = _cells(frame, rx, ry)
     cell_names = [f"{rx} = {plots.tick(a)}, {ry} = {plots.tick(b)}" for a, b in cells]
-    _clicked_cell(event, cells)
     if st.session_state.get("sweep_cell") not in range(len(cells)):
         st.session_state["sweep_cell"] = 0
     cell = st.selectbox("cell (or click one in the heatmap)", range(len(cells)), key="sweep_cell",
@@ -167,18 +209,6 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
               type="primary")
     st.caption("This cell on each history")
     _history_table(history_rows(rows), "sweep_cell_histories")
-
-
-def _clicked_cell(event: Any, cells: list[tuple[Any, Any]]) -> None:
-    """A click on the heatmap's cell markers picks that cell in the box below (a new click wins over the box)."""
-    points = list(getattr(getattr(event, "selection", None), "points", []) or [])
-    if not points:
-        return
-    px, py = str(points[0].get("x")), str(points[0].get("y"))
-    hit = next((i for i, (a, b) in enumerate(cells) if plots.cell_key(a) == px and plots.cell_key(b) == py), None)
-    if hit is not None and points != st.session_state.get("sweep_points"):
-        st.session_state["sweep_cell"] = hit
-    st.session_state["sweep_points"] = points
 
 
 def _idle_histories(frame: pl.DataFrame) -> list[str]:

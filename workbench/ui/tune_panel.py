@@ -91,11 +91,13 @@ def _tune_controls(runs_: list[Any]) -> TuneForm:
     st.session_state.setdefault("tune_min_retention", 0.0)
     st.session_state.setdefault("tune_floor_from_base", True)
     st.session_state.setdefault("tune_briefer", "extractive")
-    c1, c2, c3, c4 = st.columns(4)
+    # Two widgets a row: at 1280 px with the sidebar open four columns cut their labels ("retention floor from th…").
+    c1, c2 = st.columns(2)
     objective = c1.selectbox("minimise", list(OBJECTIVES), key="tune_objective",
                              format_func=lambda o: f"{o} per task (mean over histories)")
     max_overflows = c2.number_input("max overflows", 0, 10_000, step=1, key="tune_max_overflows",
                                     help="Checks above the window, summed over the histories.")
+    c3, c4 = st.columns(2)
     from_base = c3.checkbox("retention floor from the sidebar's config", key="tune_floor_from_base",
                             help="The winner keeps at least the sidebar config's fact retention less 5 points, so "
                                  "a cheaper config cannot trade the facts away. Untick to set your own floor.")
@@ -172,6 +174,17 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
         _tune_result(found, knobs, labels_)
 
 
+# The winner's cards: (label, column, lower is better); the labels are METRIC_SPECS' short ones where a metric has one.
+WINNER_CARDS = (
+    (METRIC_SPECS["tokens_per_task"].short, "tokens_per_task", True),
+    (METRIC_SPECS["dollars_per_task"].short, "dollars_per_task", True),
+    ("fact retention", "retention", False),
+    (METRIC_SPECS["overflows"].short, "overflows", True),
+    (f"max {METRIC_SPECS['compressions'].short}", "max_compressions", True),
+    (METRIC_SPECS["peak_ratio"].short, "max_peak_ratio", True),
+)
+
+
 def _base_rows(knobs: Knobs, loaded: list[History], briefer: Any) -> pl.DataFrame:
     from workbench.explore.sweep import sweep
     from workbench.explore.tune import history_rows
@@ -203,24 +216,24 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
                    "constraints or search more knobs.")
     else:
         row = result.best_row or {}
-        short = {name: METRIC_SPECS[name].short for name in ("tokens_per_task", "dollars_per_task", "overflows")}
-        cards = (  # label, column, lower is better
-            (short["tokens_per_task"], "tokens_per_task", True), (short["dollars_per_task"], "dollars_per_task", True),
-            ("fact retention", "retention", False), (short["overflows"], "overflows", True),
-            ("max compactions", "max_compressions", True), (METRIC_SPECS["peak_ratio"].short, "max_peak_ratio", True),
-        )
-        st.markdown(f"**Winner** (Δ against the sidebar's knobs when the tune ran; fact retention scored by the {who})")
-        for col, (label, name, lower) in zip(st.columns(len(cards)), cards, strict=True):
-            d = row[name] - current[name]
-            col.metric(label, _tune_value(name, row[name]), _tune_delta(name, d) if d else None,
-                       delta_color="inverse" if lower else "normal", border=True,
-                       help=f"fact retention by the {who}" if name == "retention" else None)
+        sidebar = st.session_state.get("briefer", "simulated")
+        other = (f", not the {sidebar} one the sidebar runs" + (", which writes no text" if sidebar == "simulated"
+                 else "")) if sidebar != result.briefer else ", as in the sidebar"
+        st.markdown(f"**Winner** (Δ against the sidebar's knobs when the tune ran; fact retention scored by the "
+                    f"{who}{other})")
+        # Three cards a row: six in one row cut labels and values at 1280 px ("fact reten…", "92.…").
+        cards = WINNER_CARDS
+        for start in range(0, len(cards), 3):
+            for col, (label, name, lower) in zip(st.columns(3), cards[start:start + 3], strict=True):
+                d = row[name] - current[name]
+                col.metric(label, _tune_value(name, row[name]), _tune_delta(name, d) if d else None,
+                           delta_color="inverse" if lower else "normal", border=True,
+                           help=f"fact retention by the {who}" if name == "retention" else None)
         for edge in result.edges():
             lo, hi = edge.widened
-            w1, w2 = st.columns([3, 1])
-            w1.warning(edge.describe(), icon="↔️")
-            w2.button(f"Widen to {lo:g}–{hi:g} and run again", key=f"tune_widen_{edge.knob}", on_click=_widen,
-                      args=(edge.knob, lo, hi), width="stretch")
+            st.warning(edge.describe(), icon="↔️")
+            st.button(f"Widen to {lo:g}–{hi:g} and run again", key=f"tune_widen_{edge.knob}", on_click=_widen,
+                      args=(edge.knob, lo, hi))
         for edge in result.held_edges():  # on the end of a range, but a wider one would find no better winner
             st.caption(edge.describe())
         changed = changed_knobs(result.best, knobs)
@@ -230,7 +243,8 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
                           "winner": [str(v) for v in changed.values()]}, hide_index=True, key="tune_changed")
         else:
             st.success("The sidebar holds the winner.")
-        st.caption("The winner on each history (the mean above hides histories that never compress)")
+        st.caption("The winner on each history, the sidebar's config below it (the mean above hides histories that "
+                   "never compress)")
         _history_table(_with_base(result.per_history(), found.get("base_rows")), "tune_histories",
                        briefer=result.briefer)
         text = result.best_yaml()
@@ -243,15 +257,18 @@ def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> Non
 
 
 def _with_base(winner: pl.DataFrame, base: pl.DataFrame | None) -> pl.DataFrame:
-    """The winner's per-history rows with the sidebar config's tokens and retention beside them."""
-    if base is None or not base.height or not winner.height:
-        return winner
-    keep = [c for c in ("history", "tokens_per_task", "retention") if c in base.columns]
-    renamed = base.select(keep).rename({c: f"sidebar_{c}" for c in keep if c != "history"})
-    out = winner.join(renamed, on="history", how="left")
-    order = ["history", "compresses", "compressions", "tokens_per_task", "sidebar_tokens_per_task", "retention",
-             "sidebar_retention", "overflows", "peak_ratio", "dollars_per_task"]
-    return out.select([c for c in order if c in out.columns])
+    """The winner's per-history rows, each followed by the sidebar config's row on that history (a ``config``
+    column says which): a row each instead of "sidebar: …" columns keeps the table inside a 1280 px screen."""
+    order = ["history", "config", "compresses", "compressions", "tokens_per_task", "retention", "overflows",
+             "peak_ratio", "dollars_per_task"]
+    place = {h: i for i, h in enumerate(winner["history"].to_list())} if winner.height else {}
+    parts = [winner.with_columns(pl.lit("winner").alias("config"), pl.lit(0).alias("_side"))]
+    if base is not None and base.height and winner.height:
+        parts.append(base.filter(pl.col("history").is_in(list(place)))
+                     .with_columns(pl.lit("sidebar").alias("config"), pl.lit(1).alias("_side")))
+    out = pl.concat([p.select([c for c in [*order, "_side"] if c in p.columns]) for p in parts], how="diagonal_relaxed")
+    out = out.with_columns(pl.col("history").replace_strict(place, default=len(place)).alias("_place"))
+    return out.sort(["_place", "_side"], maintain_order=True).select([c for c in order if c in out.columns])
 
 
 def _tune_value(name: str, value: float) -> str:

@@ -75,6 +75,18 @@ class AgentSettings:
     notes: tuple[str, ...] = ()  # how each setting was chosen
     warnings: tuple[str, ...] = ()  # what limits the result (no log, unknown prices)
 
+    @property
+    def who(self) -> str:
+        """The agent and the version that wrote the log, as the log names them ("claude_code 2.1.25"; "gemini_cli"
+        when the log names no version)."""
+        return agent_words(self.agent, self.version)
+
+
+def agent_words(agent: str | None, version: str | None) -> str:
+    """The agent and its version ("claude_code 2.1.25"), or the agent alone when the version is unknown: never a
+    dangling space ("replaying as gemini_cli  does")."""
+    return " ".join(part for part in (agent or "an unknown agent", version) if part)
+
 
 def raw_codex_window(logged: int) -> int:
     """Codex's raw context window from the 95% window its rollout logs."""

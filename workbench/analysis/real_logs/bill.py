@@ -48,9 +48,14 @@ from workbench.history.model import History, Message
 from workbench.history.session_log import parse_version
 
 # Bill units: what each token class costs relative to an uncached input token (the issue's yardstick, close to
-# Anthropic's and OpenAI's list prices: cache writes 1.25x, reads 0.1x, output 5x for Claude, 8x for GPT-5).
+# Anthropic's and OpenAI's list prices: cache writes 1.25x, reads 0.1x, output 5x for Claude, 8x for GPT-5). An agent
+# other than these two is priced by the provider of its model (``provider_of``): Claude's for Anthropic, Codex's for
+# OpenAI, Google's Gemini 3 Flash list prices for Google ($0.50 input, $3.00 output, cache reads 10%:
+# https://ai.google.dev/gemini-api/docs/pricing, as litellm's registry has gemini-3-flash-preview).
 BILL_UNITS = {"claude_code": {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 5.0},
               "codex": {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 8.0}}
+PROVIDER_UNITS = {"anthropic": BILL_UNITS["claude_code"], "openai": BILL_UNITS["codex"],
+                  "google": {"input": 1.0, "cache_write": 1.0, "cache_read": 0.1, "output": 6.0}}
 ANTHROPIC_TTL_5M = 300.0
 ANTHROPIC_TTL_1H = 3600.0
 CLAUDE_CODE_1H_FROM = (2, 1, 20)  # the first version whose logged sessions all write 1-hour cache entries
@@ -58,6 +63,41 @@ OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98%
 OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
 OPENAI_MIN_TOKENS = 1024
 OPENAI_INCREMENT = 128
+# Google's implicit caching (Gemini 2.5 and newer, on by default, nothing billed for writing): the minimum prompt is
+# 2,048 tokens for Gemini 2.5 and 4,096 for Gemini 3.x (https://ai.google.dev/gemini-api/docs/caching, updated
+# 2026-10-13); the lifetime is not published, so OpenAI's in-memory one stands in (an assumption, said as such).
+GOOGLE_MIN_TOKENS = {"gemini-2.5": 2048}
+GOOGLE_MIN_TOKENS_DEFAULT = 4096
+
+
+def provider_of(agent: str | None, model: str | None = None, endpoint: str | None = None) -> str:
+    """Whose prompt cache bills a call: the endpoint an agent logs (OpenCode's ``providerID``, Pi's ``provider``)
+    when it names a provider, else the model id's maker, else the agent's own (Claude Code: Anthropic; Codex,
+    Copilot CLI's GPT models: OpenAI; Gemini CLI: Google). ``github-copilot`` is its own: GitHub's API bills
+    through its own usage, which reports cache reads and no writes (../shared/real_sessions_large's OpenCode 1.4.3
+    export: claude-sonnet-4.6 through github-copilot, 3,325,432 tokens read from the cache, none written)."""
+    ep = (endpoint or "").lower()
+    if ep == "github-copilot":
+        return "github-copilot"
+    if ep in ("anthropic", "google", "openai"):
+        return ep
+    if ep.startswith("openai") or ep == "azure":
+        return "openai"
+    name = (model or "").lower().rsplit("/", 1)[-1]
+    if "claude" in name:
+        return "anthropic"
+    if name.startswith(("gpt-", "o1", "o3", "o4", "codex")):
+        return "openai"
+    if name.startswith(("gemini", "gemma")):
+        return "google"
+    return {"claude_code": "anthropic", "codex": "openai", "gemini_cli": "google"}.get(agent or "", "unknown")
+
+
+def bill_units(agent: str | None, model: str | None = None) -> dict[str, float]:
+    """The bill-unit weights of a session: its agent's (Claude Code, Codex), else its model's provider's."""
+    if agent in BILL_UNITS:
+        return BILL_UNITS[agent or ""]
+    return PROVIDER_UNITS.get(provider_of(agent, model), BILL_UNITS["claude_code"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,9 +110,9 @@ class Bill:
     cache_write: int = 0
     output: int = 0
 
-    def units(self, agent: str | None) -> float:
-        """The bill in bill units (``BILL_UNITS`` of the agent; Claude's for an unknown one)."""
-        w = BILL_UNITS.get(agent or "", BILL_UNITS["claude_code"])
+    def units(self, agent: str | None, model: str | None = None) -> float:
+        """The bill in bill units (``bill_units``: the agent's, else its model's provider's)."""
+        w = bill_units(agent, model)
         return (self.input * w["input"] + self.cache_write * w["cache_write"] + self.cache_read * w["cache_read"]
                 + self.output * w["output"])
 
@@ -117,13 +157,36 @@ class CacheRules:
         return f"{self.provider} prompt cache, lifetime {life}"
 
 
-def cache_rules(agent: str | None, version: str | None) -> CacheRules:
-    """The cache rules of the provider an agent's version calls."""
-    if agent == "codex":
+def cache_rules(agent: str | None, version: str | None, model: str | None = None,
+                endpoint: str | None = None) -> CacheRules:
+    """The cache rules of the provider an agent's version calls (``provider_of``: by the endpoint it logs, else by
+    the model's maker, else by the agent)."""
+    provider = provider_of(agent, model, endpoint)
+    if provider == "openai":
         return CacheRules(provider="openai", ttl_seconds=OPENAI_MAX_TTL, sure_seconds=OPENAI_TTL, writes_billed=False,
-                          increment=OPENAI_INCREMENT, min_tokens=OPENAI_MIN_TOKENS, turn_reads_to_turn_start=True)
-    sure = ANTHROPIC_TTL_1H if parse_version(version) >= CLAUDE_CODE_1H_FROM else ANTHROPIC_TTL_5M
+                          increment=OPENAI_INCREMENT, min_tokens=OPENAI_MIN_TOKENS,
+                          turn_reads_to_turn_start=agent == "codex")
+    if provider == "google":
+        name = (model or "").lower()
+        least = next((n for prefix, n in GOOGLE_MIN_TOKENS.items() if name.startswith(prefix)), GOOGLE_MIN_TOKENS_DEFAULT)
+        return CacheRules(provider="google", ttl_seconds=OPENAI_MAX_TTL, sure_seconds=OPENAI_TTL, writes_billed=False,
+                          min_tokens=least)
+    if provider in ("github-copilot", "unknown"):
+        # Reads reported, writes not billed; the lifetime is the model maker's shortest (Anthropic's 5 minutes for
+        # Claude, OpenAI's 10 for the rest), since the proxy's own request options are not logged.
+        sure = ANTHROPIC_TTL_5M if "claude" in (model or "").lower() else OPENAI_TTL
+        return CacheRules(provider=provider, ttl_seconds=OPENAI_MAX_TTL, sure_seconds=sure, writes_billed=False)
+    one_hour = agent == "claude_code" and parse_version(version) >= CLAUDE_CODE_1H_FROM
+    sure = ANTHROPIC_TTL_1H if one_hour else ANTHROPIC_TTL_5M
     return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True)
+
+
+def log_cache_rules(log: Any) -> CacheRules:
+    """``cache_rules`` of a ``SessionLog``: its agent, version, first model and the endpoint it logs."""
+    providers = log.extra.get("providers") if isinstance(log.extra, dict) else None
+    endpoint = providers[0] if isinstance(providers, list) and providers and isinstance(providers[0], str) else None
+    model = log.models[0] if log.models else None
+    return cache_rules(log.agent, log.version, model, endpoint)
 
 
 # Version families: where the logs show one cache lifetime and one way of counting output (the docstring above).
@@ -179,11 +242,11 @@ class BillModel:
 # scripts/reality_report.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25517, turn_miss_share=0.0652, call_miss_share=0.0023, command_miss_share=0.4647, late_hit_share=0.2230, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2913, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.1944, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3728, late_hit_share=1.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, sessions=8),
-    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=19037, turn_miss_share=0.0730, call_miss_share=0.0010, command_miss_share=0.5624, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, sessions=23),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0558, call_miss_share=0.0023, command_miss_share=0.4395, late_hit_share=0.2292, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2964, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.2021, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3468, late_hit_share=1.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, sessions=8),
+    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=16608, turn_miss_share=0.0521, call_miss_share=0.0010, command_miss_share=0.5400, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, sessions=23),
     "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.1225, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, sessions=2),
     "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.6430, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, sessions=7),
     "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, sessions=5),
@@ -191,11 +254,25 @@ SHIPPED: dict[str, BillModel] = {
 }
 
 
-def shipped_model(agent: str | None, version: str | None) -> BillModel:
-    """The shipped bill model of a session's family (its agent's, else an empty one)."""
+# Whose fitted cache behaviour an agent without a fit of its own borrows, by the provider that bills it: the misses
+# and the late hits are the provider's cache's (a call to OpenAI misses as often from Pi as from Codex), the output
+# per visible token the model maker's; what a compaction leaves cached and the tokens after the last breakpoint are
+# the agent's own prompt's, so they are not borrowed.
+PROVIDER_MODEL = {"openai": "codex", "anthropic": "claude_code", "google": "codex", "github-copilot": "codex"}
+
+
+def shipped_model(agent: str | None, version: str | None, provider: str | None = None) -> BillModel:
+    """The shipped bill model of a session's family (its agent's; else, given the ``provider`` that bills it, the
+    cache behaviour fitted on that provider's agent, ``PROVIDER_MODEL``; else an empty one)."""
     family = bill_family(agent, version)
     found = SHIPPED.get(family) or SHIPPED.get(agent or "")
-    return found or BillModel(agent=agent or "unknown", family=family)
+    if found is not None:
+        return found
+    borrowed = SHIPPED.get(PROVIDER_MODEL.get(provider or "", ""))
+    if borrowed is not None:
+        return replace(borrowed, agent=agent or "unknown", family=family, reset_cached_tokens=0, uncached_per_call=0.0,
+                       sessions=0)
+    return BillModel(agent=agent or "unknown", family=family)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +284,9 @@ class ModelCall:
     visible: int  # the assistant message's visible size (``visible_chars`` / 4): what output is modelled from
     time: float | None  # the log's timestamp (seconds)
     turn: bool  # a new user turn came before it
-    reset: bool  # the first call after a logged compaction (or of the session)
+    reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
+    model: str | None = None  # the model that answered (the log's): each model has its own cache
 
 
 def timestamp(msg: Message) -> float | None:
@@ -254,6 +332,21 @@ def visible_chars(msg: Message) -> int:
     return total
 
 
+# The model Claude Code writes on an assistant message it makes itself, without calling the API (an API error's
+# text, "No response requested.", an interrupted request): 16 of the large set's assistant messages, none with usage.
+# No call, so no bill. The call after one, like the call after a resumed session's restart (the reader's
+# ``resumed``: its SessionStart:resume hook), rebuilds its request and reads only the system part from the cache, as
+# after a compaction: every such call of ../shared/real_sessions_large and real_sessions (14 after a resume, 7 after a
+# synthetic message, an /exit or an API error) read less than half the prefix the call before it wrote (15,764-16,608
+# tokens, the system prompt and tool schemas, or nothing past the 5-minute lifetime).
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+def _model(msg: Message) -> str | None:
+    model = msg.meta("model")
+    return model if isinstance(model, str) else None
+
+
 def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
                  base: int, *, reset: bool) -> list[ModelCall]:
     """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
@@ -261,11 +354,13 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64)))
     out: list[ModelCall] = []
     msgs = segment.messages
-    turn = command = False
+    turn = command = rebuilt = False
     for j, m in enumerate(msgs):
         g = j + offset
         if g >= hi:
             break
+        if g >= lo and m.meta("resumed") is True:
+            rebuilt = True
         if m.role != "assistant":
             if g >= lo and is_user_turn(m):
                 turn = True
@@ -273,10 +368,14 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             continue
         if g < lo:
             continue
+        if _model(m) == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
+            turn = command = False
+            rebuilt = True
+            continue
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
-                             time=timestamp(history.messages[g]), turn=turn, reset=reset and not out,
-                             command=command))
-        turn = command = False
+                             time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
+                             command=command, model=_model(history.messages[g])))
+        turn = command = rebuilt = False
     return out
 
 
@@ -308,17 +407,19 @@ def session_bill(history: History, windows: Iterable[BillWindow],
     log = history.log
     agent, version = (log.agent, log.version) if log is not None else (None, None)
     calls = session_calls(history, windows)
-    return modelled_bill(calls, cache_rules(agent, version), model or shipped_model(agent, version)), calls
+    rules = log_cache_rules(log) if log is not None else cache_rules(agent, version)
+    return modelled_bill(calls, rules, model or shipped_model(agent, version, rules.provider)), calls
 
 
 def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel) -> Bill:
     """The bill of ``calls`` under the provider's cache rules and the fitted model."""
     tin = tread = twrite = 0
     tout = 0.0
-    prev: ModelCall | None = None
-    turn_first = 0  # input of the first call of the turn ``prev`` belongs to
+    last: dict[str | None, ModelCall] = {}  # each model's latest call: a model reads only its own cache
+    turn_first = 0  # input of the first call of the turn the previous call belongs to
     for c in calls:
-        shared = _shared(c, prev, rules, model, turn_first)
+        prev, switched = previous_call(c, last)
+        shared = 0.0 if switched else _shared(c, prev, rules, model, turn_first)
         read = max(0, min(c.context, int(shared)))
         if rules.increment > 1:
             read -= read % rules.increment
@@ -334,10 +435,30 @@ def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillMode
         tread += read
         twrite += write
         tout += max(0.0, model.output_ratio * c.visible + model.output_per_call)
-        if prev is None or c.turn or c.reset:
+        if not last or c.turn or c.reset:
             turn_first = c.context
-        prev = c
+        last[c.model] = c
     return Bill(calls=len(calls), input=tin, cache_read=tread, cache_write=twrite, output=int(round(tout)))
+
+
+def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[ModelCall | None, bool]:
+    """(the latest earlier call of ``c``'s model, whether ``c`` is the first call of a model after other models').
+
+    A prompt cache holds one model's prefix: a call on another model (a ``/model`` change, Claude Code's fallback
+    to another model) finds only what that model cached itself, and a call back on the first model reads what that
+    model's latest call wrote, if within the lifetime (the large set's one switch between two calls with usage,
+    claude-sonnet-4-5 to claude-haiku-4-5, reads 14% of the prefix the call before it wrote; the model reads 0). A call without a logged model (Codex logs the model per turn, not
+    per call) shares the cache of the calls around it."""
+    if not last:
+        return None, False
+    latest = max(last.values(), key=lambda x: x.index)
+    known = [m for m in last if m is not None]
+    if c.model is None or not known:
+        return latest, False
+    found = last.get(c.model)
+    if found is None:
+        return None, not c.reset
+    return found if found.index >= (last[None].index if None in last else -1) else last[None], False
 
 
 def late(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
@@ -427,17 +548,18 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
         if log is None:
             continue
         n += 1
-        rules = cache_rules(log.agent, log.version)
+        rules = log_cache_rules(log)
         logged = logged_calls_as_modelled(history, calls)
-        prev: ModelCall | None = None
+        last: dict[str | None, ModelCall] = {}
         turn_first = 0
         for c in logged:
+            prev, switched = previous_call(c, last)
             usage = history.messages[c.index].usage
             assert usage is not None
             uncached.append(usage.input_tokens)
             vis.append(float(c.visible))
             outs.append(float(usage.output_tokens))
-            shared = expected_read(c, prev, rules, turn_first)
+            shared = 0.0 if switched else expected_read(c, prev, rules, turn_first)
             if shared is None:
                 if prev is not None and usage.cache_read_tokens > 0:
                     resets.append(usage.cache_read_tokens)
@@ -448,9 +570,9 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                 kind = "command" if c.command else "turn" if c.turn else "call"
                 lost[kind] += max(0.0, shared - usage.cache_read_tokens)
                 expected[kind] += shared
-            if prev is None or c.turn or c.reset:
+            if not last or c.turn or c.reset:
                 turn_first = c.context
-            prev = c
+            last[c.model] = c
     kept = int(np.median(resets)) if resets else 0
     ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs))
     return BillModel(agent=agent, family=family, reset_cached_tokens=kept,

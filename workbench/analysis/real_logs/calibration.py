@@ -34,6 +34,7 @@ from workbench.counting.restore import restore_args, restored_tokens
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import KNOB_SPECS, Knobs, clamp_knob
+from workbench.policies.trigger import with_trigger
 
 # A session that starts mid-session reads context its transcript lacks: it would inflate the fitted prefix.
 MID_SESSION_NOTE = "first window left out of the fit: the log starts mid-session"
@@ -70,10 +71,7 @@ class Fit:
         if trigger and preset in self.trigger_intervals:
             low, high = self.trigger_intervals[preset]
             threshold = math.floor((low + high) / 2 * out.context_window_tokens)
-            if out.strategy != "stagewise" and out.trigger_reserve_tokens and out.trigger_ratio < 0:
-                out = out.replace(trigger_reserve_tokens=max(1, out.context_window_tokens - threshold))
-            else:
-                out = out.replace(trigger_ratio=round(min(1.0, threshold / out.context_window_tokens), 4))
+            out = with_trigger(out, threshold)  # into the knob the strategy's trigger reads (policies.trigger)
         return out
 
 

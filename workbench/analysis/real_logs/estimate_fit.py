@@ -116,7 +116,7 @@ def fit_growth(rows: Sequence[GrowthRows]) -> GrowthFit:
     x = np.vstack([r.x for r in rows]) if rows else np.zeros((0, 5))
     y = np.concatenate([r.y for r in rows]) if rows else np.zeros(0)
     if not len(y):
-        raise ValueError("no interval between two billed calls to fit: are these agent logs (Claude Code, Codex)?")
+        raise ValueError("no two consecutive model calls with billed usage to fit the estimate on")
     used = [j for j in range(x.shape[1]) if np.any(x[:, j])]
     coef = np.zeros(x.shape[1])
     found, *_ = np.linalg.lstsq(x[:, used], y, rcond=None)

@@ -105,9 +105,9 @@ class SessionReality:
     @property
     def bill_error(self) -> float | None:
         """Modelled over logged bill in bill units, minus one (None without both)."""
-        if self.bill is None or self.logged_bill is None or not self.logged_bill.units(self.agent):
+        if self.bill is None or self.logged_bill is None or not self.logged_bill.units(self.agent, self.model):
             return None
-        return self.bill.units(self.agent) / self.logged_bill.units(self.agent) - 1.0
+        return self.bill.units(self.agent, self.model) / self.logged_bill.units(self.agent, self.model) - 1.0
 
 
 @dataclass

@@ -38,6 +38,7 @@ from workbench.history.readers.loading import (
     MAX_HISTORY_BYTES,
     check_history_file,
     load_history,
+    load_history_bytes,
     max_history_bytes,
 )
 from workbench.history.readers.opencode import opencode_from_document, parse_opencode
@@ -59,6 +60,7 @@ __all__ = [
     "gemini_cli_from_records",
     "list_format_names",
     "load_history",
+    "load_history_bytes",
     "load_stagewise_sqlite",
     "max_history_bytes",
     "openai_document_records",

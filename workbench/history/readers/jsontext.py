@@ -187,20 +187,35 @@ def jsonl_records(text: str, *, source: str, warnings: list[LoadWarning] | None 
 # Formats whose files are logs an agent appends to as it runs: a kill mid-write, or two writers, leave a damaged
 # line (two records glued on one line, half a record) that need not spoil the thousands around it.
 AGENT_LOG_FORMATS = frozenset({"claude_code", "codex", "copilot_cli", "gemini_cli", "pi"})
-# More damaged lines than this share of the good ones (and than MIN_CORRUPT_LINES): not a damaged log but no log.
+# More damaged places than this share of the good lines (and than MIN_CORRUPT_LINES): not a damaged log but no log.
 MAX_CORRUPT_SHARE = 0.25
 MIN_CORRUPT_LINES = 3
+
+
+def damaged_sites(corrupt: list[HistoryError]) -> int:
+    """How many places the damage is at, counting a run of adjacent bad lines as one less than its length (at least
+    one): a record split over two lines leaves two bad lines from one kill, so a short log is not refused for one
+    split record, while a long run of garbage still counts nearly line by line."""
+    lines = sorted(e.line for e in corrupt if e.line is not None)
+    sites = len(corrupt) - len(lines)
+    run = 0
+    for i, n in enumerate(lines):
+        run = run + 1 if i and n == lines[i - 1] + 1 else 1
+        if run != 2:  # the second line of a run is the split record's other half
+            sites += 1
+    return sites
 
 
 def corrupt_line_warnings(kind: str, corrupt: list[HistoryError], good: int) -> list[LoadWarning]:
     """Warnings for the lines ``jsonl_records`` left out of a ``kind`` file that held ``good`` good lines.
 
-    An agent log's damaged lines are skipped with a warning each; in any other format, or when they are more than
-    ``MAX_CORRUPT_SHARE`` of the good lines (and than ``MIN_CORRUPT_LINES``), the first one's error is raised.
+    An agent log's damaged lines are skipped with a warning each; in any other format, or when the places they are
+    at (``damaged_sites``) are more than ``MAX_CORRUPT_SHARE`` of the good lines (and than ``MIN_CORRUPT_LINES``),
+    the first one's error is raised.
     """
     if not corrupt:
         return []
-    if kind not in AGENT_LOG_FORMATS or len(corrupt) > max(MIN_CORRUPT_LINES, int(good * MAX_CORRUPT_SHARE)):
+    if kind not in AGENT_LOG_FORMATS or damaged_sites(corrupt) > max(MIN_CORRUPT_LINES, int(good * MAX_CORRUPT_SHARE)):
         raise corrupt[0]
     out = []
     for error in corrupt:

@@ -119,24 +119,44 @@ def load_history(path: str | Path, *, format: str | None = None, chat_id: str | 
                 data = _read_at_most(fh, limit + 1, size)  # the file may have grown since it was checked
         except OSError as exc:
             raise HistoryError(f"cannot read: {exc.strerror or exc}", source=source) from None
-        if gzipped:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
-            data = _gunzip(data, limit, source=source)
-        if len(data) > limit:
-            raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
-                               source=source)
-        check_parse_cost(data, source=source)  # what parsing would take: bounded by a multiple of the size
-        if format is None or format in FROM_RECORDS:
-            loaded = _load_jsonl_bytes(data, source=source, format=format)
-            if loaded is not None:
-                return loaded
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(data, exc, source=source) from None
-        del data  # the text is a copy: parsing needs only it
-        return parse_history(text, source=source, format=format)
+        return _from_bytes(data, source=source, format=format, limit=limit)
     except RecursionError:
         raise HistoryError("nested too deeply to read", source=source) from None
+
+
+def load_history_bytes(data: bytes, *, source: str, format: str | None = None, max_bytes: int | None = None) -> History:
+    """The history a file's bytes hold, read elsewhere (a cluster worker gets a file's bytes, not its path): the
+    same History and the same errors as ``load_history(source)`` on that file. JSON and JSONL, gzipped or not; a
+    SQLite store or an OpenCode storage folder must be read from its path."""
+    limit = max_history_bytes() if max_bytes is None else max_bytes
+    if len(data) > limit:
+        raise HistoryError(f"{len(data):,} bytes, over the {limit:,}-byte limit for a history", source=source)
+    if data[:16] == _SQLITE_MAGIC:
+        raise HistoryError("a SQLite store is read from its path, not from bytes", source=source)
+    try:
+        return _from_bytes(data, source=source, format=format, limit=limit)
+    except RecursionError:
+        raise HistoryError("nested too deeply to read", source=source) from None
+
+
+def _from_bytes(data: bytes, *, source: str, format: str | None, limit: int) -> History:
+    """A JSON or JSONL file's history from its bytes (gzipped or not)."""
+    if data[:2] == _GZIP_MAGIC:  # agents' logs are often kept compressed (`.jsonl.gz`): read them as the text they hold
+        data = _gunzip(data, limit, source=source)
+    if len(data) > limit:
+        raise HistoryError(f"over the {limit:,}-byte limit for a history (raise it with {MAX_BYTES_ENV}=N)",
+                           source=source)
+    check_parse_cost(data, source=source)  # what parsing would take: bounded by a multiple of the size
+    if format is None or format in FROM_RECORDS:
+        loaded = _load_jsonl_bytes(data, source=source, format=format)
+        if loaded is not None:
+            return loaded
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(data, exc, source=source) from None
+    del data  # the text is a copy: parsing needs only it
+    return parse_history(text, source=source, format=format)
 
 
 def _read_at_most(fh: Any, n: int, size: int) -> bytes:
