@@ -253,6 +253,8 @@ def _briefing_notes(run: Run) -> dict[str, str]:
     else:
         why = (f"no briefing reaches target × {k.sim_overshoot_ratio:g} (the longest would be {_n(raw)} chars)"
                + (", and every carried briefing keeps its budget hint" if carrying else ""))
+    if low <= float(spec.low or 0) and high >= float(spec.high or math.inf):  # anywhere in its range
+        return {"target_briefing_chars": f"no effect: {why}"}
     return {"target_briefing_chars": f"no effect between {_n(math.ceil(low))} and {_n(math.floor(high))} chars: {why}"}
 
 
