@@ -302,7 +302,7 @@ def sections(large: Path, small: Path) -> list[str]:
         "- **Output includes reasoning** (OpenAI's `output_tokens` count it; Claude's thinking is in the transcript).",
         "- **By the provider, not the agent** (`bill.provider_of`): the endpoint the log names (OpenCode's "
         "`providerID`, Pi's `provider`), else the model's maker. OpenCode, Copilot CLI, Gemini CLI and Pi were priced "
-        "with Anthropic's rules before (writes billed at 1.25); their bills are in the section on those agents above.",
+        "with Anthropic's rules before (writes billed at 1.25); their bills are in the section on those agents below.",
         "- **Misses the transcript explains**: each model has its own cache, so a call on another model than the call "
         "before (a `/model` change) reads only what that model cached; an assistant message Claude Code writes "
         "itself (model `<synthetic>`: an API error, `No response requested.` after `/exit`) is no call; and the call "
@@ -337,7 +337,11 @@ def sections(large: Path, small: Path) -> list[str]:
         "misses its cache at some user turns without a reason the transcript shows (the *turn miss* below), and "
         "writes each miss back at 1.25; the rest is the context itself, whose hidden prefix differs by user: the "
         "estimate's context summed over a session's calls (the same held-out fits, usage ignored) is within ±5% of "
-        f"what the calls billed for {_share(c_hit, c_n)} of them.",
+        f"what the calls billed for {_share(c_hit, c_n)} of them. With its repository left out, each `entireio/cli` "
+        "session is billed by a model fitted on the 3 Claude Code logs of other users, whose one cache miss at a "
+        "command is a `/model` switch, which the model switch explains: they teach no miss at commands, while "
+        "`entireio/cli`'s skills and custom slash commands miss the cache at about half their turns (the *command "
+        "miss* below).",
         "",
         "The small set with the shipped settings, usage ignored (modelled / logged):",
         "",

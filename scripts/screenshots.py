@@ -146,6 +146,7 @@ def _live(page: Any) -> None:
     """Live runs with no key: the pre-flight check says what is missing and sends nothing."""
     _tab(page, "Live runs")
     page.click(".st-key-live_go button")
+    page.wait_for_selector("text=Nothing was sent", timeout=60_000)
     _idle(page)
     page.wait_for_timeout(500)
 
@@ -170,21 +171,24 @@ def _sweep(page: Any) -> None:
 
 
 def _tune(page: Any) -> None:
-    """Auto-tune on the long sample: its winner against the sidebar's knobs."""
+    """Auto-tune on the long sample: its winner against the sidebar's knobs, its table by history, its Pareto front."""
     _tab(page, "Sweep")
     page.click(".st-key-tune_go button", timeout=30_000)
-    page.wait_for_selector(".st-key-tune_load button", timeout=300_000)  # shown once a winner is found
+    page.wait_for_selector(".st-key-tune_pareto .js-plotly-plot", timeout=300_000)
     _idle(page, timeout=300_000)
-    _to_top(page, ".st-key-tune_go", 120)
-    page.wait_for_timeout(800)
+    page.locator(".st-key-tune_go").scroll_into_view_if_needed()
+    page.wait_for_timeout(1_000)
 
 
 def _reality(page: Any) -> None:
     """The Reality tab on the bundled Claude Code log (sample_histories/claude_code.jsonl)."""
-    if "claude_code" not in page.locator(".st-key-history").inner_text():
-        page.locator(".st-key-history").click()
+    picker = page.locator(".st-key-history input")  # a combo box: its value is the history shown
+    if "claude_code" not in picker.input_value():
+        picker.click()
         page.get_by_role("option", name="claude_code").first.click()
         _idle(page)
+        if "claude_code" not in picker.input_value():
+            raise RuntimeError(f"the history picker did not take claude_code: {picker.input_value()!r}")
     page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
     _tab(page, "Reality")
     page.wait_for_selector(".st-key-reality_chart .js-plotly-plot .scatterlayer .trace", timeout=120_000)
@@ -198,7 +202,8 @@ SHOTS = (
     Shot("thrash-1280", 1280, 900, _thrash),
     Shot("live-runs-no-key", 1280, 1400, _live),
     Shot("sweep-click", 1500, 1100, _sweep),
-    Shot("tune-1500", 1500, 1000, _tune),
+    Shot("tune-1280", 1280, 2600, _tune),
+    Shot("tune-1500", 1500, 2400, _tune),
     Shot("reality", 1500, 1500, _reality),
 )
 

@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs into .venv (and Debian's chromium for the browser test), type-check
-# the package, then run the suite.
-# Usage: bash scripts/test.sh [pytest args...]
+# Install everything the test suite needs into .venv (and Debian's chromium for the browser tests), type-check
+# the package, then run the suite on two workers.
+# Usage: bash scripts/test.sh [--quick] [pytest args...]
+#   --quick   the inner loop: the tests not marked slow or browser (docs/design.md, "Tests"), and no chromium
+#             install; the whole suite is what CI runs.
+# The install steps run only when needed: pip when .venv is new or pyproject.toml changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then
+  QUICK=1
+  shift
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+# pyproject.toml's hash as of the last successful install; a fresh clone has none, so it installs.
+STAMP=.venv/.workbench-test-install
+WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+  .venv/bin/python -m pip install --quiet -e '.[test]'
+  echo "$WANT" > "$STAMP"
+fi
 # The package's bytecode, once: pip compiles what it installs but not an editable install, and where
 # PYTHONDONTWRITEBYTECODE is set (as on our CI machine) no import writes it, so every process the suite starts
 # (AppTest, the CLI, `streamlit run`) would compile ~110 modules again (~0.2 s each; stale files are ignored).
 .venv/bin/python -m compileall -q workbench
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+if [ "$QUICK" = 0 ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
+    && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian's chromium for the browser test..."
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will report why"
@@ -22,4 +37,7 @@ fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 # Types before tests, so CI keeps `mypy workbench` clean (settings in pyproject.toml; ~1 s warm, ~30 s cold).
 .venv/bin/python -m mypy workbench
+if [ "$QUICK" = 1 ]; then
+  exec .venv/bin/python -m pytest -n 2 --dist loadgroup -m "not slow and not browser and not live and not long" "$@"
+fi
 exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -136,3 +136,40 @@ def long_run(long_history: Any) -> Any:
     from workbench.replay import simulate
 
     return simulate(long_history, Knobs())
+
+
+# ── AppTest: the scan for installed Streamlit components, once per worker ─────────────────────────────────────
+# Each new AppTest (streamlit 1.67) builds a BidiComponentManager that scans the metadata of every installed
+# distribution for component manifests (streamlit/components/v2/manifest_scanner.py): ~370 packages, most of
+# the time of a short app test. Nothing is installed during a run, so one scan per process gives the same result.
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_scan_once() -> Any:
+    import functools
+
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a streamlit without v2 components: nothing to cache
+        yield
+        return
+    scan = manifest_scanner.scan_component_manifests
+    manifest_scanner.scan_component_manifests = functools.cache(scan)  # type: ignore[assignment]
+    yield
+    manifest_scanner.scan_component_manifests = scan  # type: ignore[assignment]
+
+
+# ── order: the long tests first ──────────────────────────────────────────────────────────────────────────────
+# xdist (``-n 2 --dist loadgroup``) hands the tests out one at a time in collection order, so a long test collected
+# last keeps one worker busy while the other has nothing left: the browser tests, then the others marked slow, go
+# first, and the short ones fill in at the end so both workers finish together. Within each kind the order stays.
+
+
+def _kind(item: pytest.Item) -> int:
+    if item.get_closest_marker("browser") is not None:
+        return 0
+    return 1 if item.get_closest_marker("slow") is not None else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_kind)

@@ -4,7 +4,7 @@ its window by model, 1M variants, and when Claude Code compacts only when the AP
 from __future__ import annotations
 
 import pytest
-from agent_log_builders import ClaudeLog, text_block, tool_use
+from agent_log_builders import ClaudeLog, CodexLog, text_block, tool_use
 
 from workbench.analysis.real_logs.agent_settings import (
     agent_settings,
@@ -78,6 +78,7 @@ def _claude(version: str, model: str) -> ClaudeLog:
     return log
 
 
+@pytest.mark.slow
 def test_agent_settings_apply_the_versions_rules_and_say_why():
     old = agent_settings(parse_history(_claude("2.1.45", "claude-opus-4-6").text(), source="a.jsonl"))
     assert old.preset == "claude_code" and old.window == 200_000 and old.knobs.proactive_compaction
@@ -88,6 +89,20 @@ def test_agent_settings_apply_the_versions_rules_and_say_why():
     one_m = agent_settings(parse_history(_claude("2.1.120", "claude-opus-4-6[1m]").text(), source="d.jsonl"))
     assert one_m.window == 1_000_000 and not one_m.knobs.proactive_compaction and one_m.knobs.reactive_compaction
     assert any("API refuses" in n for n in one_m.notes)
+
+
+@pytest.mark.parametrize(("version", "model"), [
+    ("0.118.0", "gpt-5.4"), ("0.119.0-alpha.11", "gpt-5.4"), ("0.119.0-alpha.28", "gpt-5.4"), ("0.140.0", "gpt-5.5"),
+    ("0.142.4", "gpt-5.5"), ("0.145.0", "gpt-5.5")])
+def test_codex_limits_at_90_percent_of_272k_in_every_release_of_the_logs(version, model):
+    """Every Codex release in the logs' range (0.118-0.145) ships gpt-5.4 and gpt-5.5 with context_window 272,000 and no
+    auto_compact_token_limit (the catalogue embedded in @openai/codex@X-linux-x64 0.118.0, 0.140.0, 0.145.0), and the
+    limit is 9/10 of that raw window (openai_models.rs @0d4367d0 and later ``auto_compact_token_limit``): one preset,
+    244,800, whatever the version; the window comes from the logged 258,400 (272,000 x 95%)."""
+    log = CodexLog(version=version, model=model, window_logged=258_400).turn().user("hi").say("ok").tokens(9_000, 20)
+    s = agent_settings(parse_history(log.text(), source="rollout.jsonl"))
+    assert s.preset == "codex_cli" and s.window == 272_000
+    assert s.knobs.context_window_tokens * s.knobs.trigger_ratio == 244_800 and s.knobs.trigger_at_equal
 
 
 def test_the_replay_fires_where_each_family_would():

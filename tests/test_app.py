@@ -98,6 +98,7 @@ def media(monkeypatch):
 # -- opening -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_opens_ready_on_the_long_sample_with_stagewise_defaults(long_run):
     """With no input at all, the app replays the long sample under the defaults and shows its numbers."""
     at = app(history=None)
@@ -110,6 +111,7 @@ def test_opens_ready_on_the_long_sample_with_stagewise_defaults(long_run):
     assert len(charts(at)) == 3
 
 
+@pytest.mark.slow
 def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace():
     """The page's first element on a session's first run is a hidden empty chart (so the browser fetches and
     compiles plotly.js while the script imports and replays: benchmarks/browser.py's cold start); it is
@@ -126,6 +128,7 @@ def test_first_run_starts_plotly_loading_before_the_imports_and_leaves_no_trace(
     assert len(charts(at)) == 3 and at._tree.children[0].children[0].type == "empty"
 
 
+@pytest.mark.slow
 def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures(long_run):
     """The Charts tab's three figures go to the basic-bundle component (plotly.js 4's scatter/bar/pie build,
     served from workbench/static/), each with the figure JSON st.plotly_chart would send and its config;
@@ -146,6 +149,7 @@ def test_the_charts_tab_draws_with_plotly_basic_bundle_and_the_same_figures(long
     assert context["config"] == {"displaylogo": False}
 
 
+@pytest.mark.slow
 def test_without_static_serving_the_charts_fall_back_to_st_plotly_chart():
     """Started without the repository's .streamlit/config.toml (static serving off), the same figures go through
     st.plotly_chart: nothing depends on the bundle being served."""
@@ -175,6 +179,7 @@ def test_the_bundled_plotly_is_the_version_plotly_py_writes_for():
     assert "MIT" in (REPO / "workbench" / "static" / "PLOTLY_LICENSE").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tab", TABS)
 def test_every_tab_renders(tab):
     """Each tab draws without an exception or an error box (on a window small enough to compress)."""
@@ -186,6 +191,7 @@ def test_every_tab_renders(tab):
     assert charts(at) if expected == "chart" else at.get(expected)
 
 
+@pytest.mark.slow
 def test_default_run_never_imports_litellm():
     """The offline run stays offline: litellm is imported only by a live run."""
     code = (
@@ -209,6 +215,7 @@ def test_without_sample_files_it_opens_on_a_generated_history(monkeypatch):
     assert len(at.metric) == CARDS
 
 
+@pytest.mark.slow
 def test_histories_folder_from_the_environment_joins_the_picker(monkeypatch):
     """WORKBENCH_HISTORIES adds its files to the history picker."""
     monkeypatch.setenv("WORKBENCH_HISTORIES", str(REPO / "tests" / "fixtures" / "histories"))
@@ -238,6 +245,7 @@ def test_histories_folder_on_the_command_line_opens_on_the_users_first_file(monk
 # -- knobs drive the engine ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_threshold_slider_changes_compressions_exactly_as_the_engine():
     """Moving trigger_ratio gives the compression count simulate() gives for the same knobs."""
     history = load_history(REPO / SHORT)
@@ -261,6 +269,7 @@ def test_off_box_disables_compression():
     assert any("disabled" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_model_picker_fills_the_window_from_the_registry():
     """Choosing an agent model sets context_window_tokens to its max input tokens."""
     at = app(knob_group_model=True)  # open the "Models, window and prices" group
@@ -269,6 +278,7 @@ def test_model_picker_fills_the_window_from_the_registry():
     assert widget(at, "knob_context_window_tokens").value == get_prices("gpt-4o").max_input_tokens
 
 
+@pytest.mark.slow
 def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
     """When the verbatim budget reaches the trigger, the sidebar says compression cannot free room."""
     at = app(knob_group_keep=True)  # the kept budget's cap sits with what stays verbatim
@@ -278,6 +288,7 @@ def test_kept_budget_reaching_the_trigger_shows_the_invariant_warning():
     assert any("reaches the trigger" in w.value for w in at.sidebar.warning)
 
 
+@pytest.mark.slow
 def test_closed_groups_draw_no_widgets_and_keep_their_values():
     """Only the open knob groups draw widgets (a faster page); a value set in a group survives closing it."""
     at = app(knob_group_model=True)
@@ -292,6 +303,7 @@ def test_closed_groups_draw_no_widgets_and_keep_their_values():
     assert widget(at, "knob_briefer_model").value == "gpt-4o-mini"
 
 
+@pytest.mark.slow
 def test_knobs_and_tables_speak_words_with_the_identifier_one_hover_away():
     """Knob titles in words (identifier first in the help); the compressions table says "85% of target or more"
     and "min kept messages reached first", not gte85 and floor."""
@@ -305,6 +317,7 @@ def test_knobs_and_tables_speak_words_with_the_identifier_one_hover_away():
                                   "newest message alone exceeds the budget"}
 
 
+@pytest.mark.slow
 def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way():
     """Against a pinned A, deltas read like the values ("-9.6M", "-$28.8"); a smaller largest briefing is
     neither better nor worse (no red), fewer tokens are green."""
@@ -326,6 +339,7 @@ def test_cards_format_deltas_like_their_values_and_judge_each_metric_its_own_way
     assert row["B better"] in ("neither", "")
 
 
+@pytest.mark.slow
 def test_thrash_and_a_large_briefing_target_are_cards_and_warnings(long_history):
     """A 16k window with the 30,000-char target: the briefing target is ~47% of the window and compactions
     thrash; the cards count them and the warnings say what to change."""
@@ -338,6 +352,7 @@ def test_thrash_and_a_large_briefing_target_are_cards_and_warnings(long_history)
     assert any("47% of the 16,000-token window" in w for w in warnings)
 
 
+@pytest.mark.slow
 def test_a_dead_knob_says_why_under_its_widget():
     """On the long sample the 100k cap binds, so the trigger ratio does nothing: the note says so and how to fix it."""
     at = app(history="sample_histories/long.jsonl", knob_group_trigger=True)  # the ratio sits with "When to compact"
@@ -351,6 +366,7 @@ def test_a_dead_knob_says_why_under_its_widget():
     assert any("the cap matters below 130,000" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_preset_sets_every_knob():
     """Choosing the chat-agent preset moves the widgets to its values."""
     at = app()
@@ -388,6 +404,7 @@ def test_yaml_download_is_the_engine_dump(media):
     assert at.code[0].value == expected.rstrip("\n")  # st.code drops the final newline
 
 
+@pytest.mark.slow
 def test_uploading_a_yaml_restores_every_widget_and_round_trips(media):
     """Every knob moved off its default comes back through the uploader, and downloads as the same text."""
     knobs = moved_knobs()
@@ -402,6 +419,7 @@ def test_uploading_a_yaml_restores_every_widget_and_round_trips(media):
     assert any("Loaded every knob" in s.value for s in at.success)
 
 
+@pytest.mark.slow
 def test_queued_yaml_and_pasted_yaml_take_the_same_path():
     """The uploader's session-state door and the paste box both set the widgets."""
     knobs = Knobs(trigger_ratio=0.5, min_kept_messages=3, check_point="message")
@@ -413,6 +431,7 @@ def test_queued_yaml_and_pasted_yaml_take_the_same_path():
     assert ui_state.knobs_from_values(at.session_state) == other
 
 
+@pytest.mark.slow
 def test_a_partial_yaml_changes_only_the_knobs_it_names_unless_replace_all_is_chosen():
     """Pasting one knob keeps every other widget; "replace all" sends the unnamed knobs back to their defaults."""
     at = app(tab="YAML & CLI", knob_min_kept_messages=3)
@@ -427,6 +446,7 @@ def test_a_partial_yaml_changes_only_the_knobs_it_names_unless_replace_all_is_ch
     assert any("went back to its default" in s.value for s in at.success)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "expected"), [
     ("min_kept_messages: 4\ntriger_ratio: 0.5\n", "pasted YAML:2: unknown knob 'triger_ratio' (did you mean trigger_ratio?)"),
     ("trigger_ratio: 0.5\ntrigger_ratio: 0.6\n", "pasted YAML:2: duplicate knob 'trigger_ratio' (also on line 1)"),
@@ -448,6 +468,7 @@ def test_bad_yaml_shows_an_error_naming_the_line():
     assert shown(at, "knob_trigger_ratio") == 0.65
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -476,6 +497,7 @@ def test_cli_command_lists_the_changed_knobs():
 # -- history uploads -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(format_samples()))
 def test_each_reader_format_uploads(fmt):
     """A file in each supported format uploads, becomes the chosen history and replays."""
@@ -505,6 +527,7 @@ def test_several_files_upload_at_once_and_join_the_sweep():
     assert widget(at, "sweep_histories").value == labels
 
 
+@pytest.mark.slow
 def test_a_folder_upload_loads_its_histories_and_names_what_it_skipped():
     """A folder with two histories, a README and a broken file: two load, the README is skipped, the broken
     file is named in an error, and nothing else is lost."""
@@ -524,6 +547,7 @@ def test_a_folder_upload_loads_its_histories_and_names_what_it_skipped():
     assert len(at.metric) == CARDS
 
 
+@pytest.mark.slow
 def test_history_upload_through_the_session_state_door():
     """Bytes queued under PENDING_HISTORY go through the same reader as the uploader."""
     name, data = format_samples()["claude_code"]
@@ -532,6 +556,7 @@ def test_history_upload_through_the_session_state_door():
     assert widget(at, ui_state.HISTORY).value == ui_state.UPLOAD_PREFIX + name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", [b'{"messages": [{"role": ', b"\x89PNG\r\n\x1a\n\x00\x00", b"[1, 2, 3]"],
                          ids=["truncated", "binary", "wrong-shape"])
 def test_a_corrupt_upload_shows_an_error_not_a_traceback(data):
@@ -547,6 +572,7 @@ def test_a_corrupt_upload_shows_an_error_not_a_traceback(data):
 # -- A/B, sweep, live ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ab_compare_pins_a_and_shows_deltas():
     """Pin A, move a slider: the delta table and the metric cards compare B with A."""
     history = load_history(REPO / SHORT)
@@ -566,6 +592,7 @@ def test_ab_compare_pins_a_and_shows_deltas():
     assert widget(at, "knob_trigger_ratio").value == 0.65
 
 
+@pytest.mark.slow
 def test_sweep_runs_a_grid_and_loads_a_cell():
     """A 2 × 2 sweep draws a heatmap; loading a cell sets both knobs in the sidebar."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
@@ -614,6 +641,7 @@ def test_sweep_tab_has_an_auto_tune_section():
     assert "tune_result" not in at.session_state
 
 
+@pytest.mark.slow
 def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
     """The winner replays afresh within the constraints; the download is dump_knobs of it; the front is drawn."""
     at = tuned_app()
@@ -632,6 +660,7 @@ def test_auto_tune_winner_meets_its_constraints_on_a_fresh_replay(media):
     assert charts(at)
 
 
+@pytest.mark.slow
 def test_load_the_winner_sets_every_sidebar_widget():
     """'Load the winner' goes through the YAML door: every sidebar widget shows the winner's value."""
     at = tuned_app()
@@ -656,6 +685,7 @@ def default_tune() -> tuple[AppTest, Any, dict]:
     return at, at.session_state["tune_result"]["result"], base
 
 
+@pytest.mark.slow
 def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_widen_an_edge():
     """With the defaults the floor is the sidebar config's retention less 5 points (extractive briefer); a winner
     on the end of a range gets a warning and a button that widens that range and tunes again."""
@@ -674,6 +704,7 @@ def test_default_auto_tune_floors_retention_names_its_briefer_and_offers_to_wide
     assert again.space[edge.knob] == pytest.approx(edge.widened)
 
 
+@pytest.mark.slow
 def test_default_auto_tune_compacts_at_most_twice_as_often_as_the_sidebars_config():
     """Fewer tokens always favour compacting more often: by default the winner may compact at most twice as often
     as the sidebar's config on any history, and the result says the limit and who scored retention."""
@@ -684,6 +715,7 @@ def test_default_auto_tune_compacts_at_most_twice_as_often_as_the_sidebars_confi
     assert any("fact retention scored by the extractive briefer" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_auto_tune_with_impossible_constraints_says_so():
     """When no config meets the constraints there is a warning with the closest miss, and nothing to download."""
     at = app(tab="Sweep", knob_context_window_tokens=20_000)
@@ -697,6 +729,7 @@ def test_auto_tune_with_impossible_constraints_says_so():
     assert not [b for b in at.get("download_button") if b.key == "tune_download"]
 
 
+@pytest.mark.slow
 def test_live_run_against_a_local_provider_then_from_the_cache(tmp_path, monkeypatch):
     """A live run calls the model once per compression; the same run again comes from the disk cache."""
     from fake_provider import FakeProvider
@@ -730,6 +763,7 @@ def _live(at: AppTest, provider, model: str, key: str | None = "sk-test-01234567
     return at
 
 
+@pytest.mark.slow
 def test_live_run_without_a_key_sends_nothing_and_says_why(monkeypatch):
     """The pre-flight check finds no credentials: an error naming the variable, nothing sent."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -752,6 +786,7 @@ def _authorizations(provider) -> list[str]:
     return [r["headers"].get("authorization", "") for r in provider.wire]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("button", ["live_go", "live_test"])
 def test_an_api_base_typed_in_the_page_never_receives_the_environments_key(monkeypatch, button):
     """The attack: the operator's OPENAI_API_KEY is set, someone types their own server as API base and starts a
@@ -769,6 +804,7 @@ def test_an_api_base_typed_in_the_page_never_receives_the_environments_key(monke
     assert ENV_KEY not in errors and "live_run" not in at.session_state
 
 
+@pytest.mark.slow
 def test_a_key_typed_in_the_page_is_the_only_key_a_typed_base_receives(monkeypatch):
     from fake_provider import FakeProvider
 
@@ -783,6 +819,7 @@ def test_a_key_typed_in_the_page_is_the_only_key_a_typed_base_receives(monkeypat
     assert not any(ENV_KEY in h for r in provider.wire for h in r["headers"].values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["gigachat/GigaChat", "bedrock/anthropic.claude-3-haiku"])
 def test_a_typed_base_is_refused_for_a_provider_that_signs_with_other_credentials(monkeypatch, model):
     """litellm's gigachat sent its environment credential instead of the key given; bedrock signs with AWS's."""
@@ -800,6 +837,7 @@ def test_a_typed_base_is_refused_for_a_provider_that_signs_with_other_credential
     assert "Nothing was sent" in errors and "may sign requests with credentials from the environment" in errors
 
 
+@pytest.mark.slow
 def test_the_operators_api_base_gets_the_environments_key(monkeypatch):
     """WORKBENCH_API_BASE is the operator's choice: the field shows it (without its credentials) and a run sends
     the environment's key there."""
@@ -817,6 +855,7 @@ def test_the_operators_api_base_gets_the_environments_key(monkeypatch):
         assert set(_authorizations(provider)) == {f"Bearer {ENV_KEY}"}
 
 
+@pytest.mark.slow
 def test_allow_page_api_base_lets_a_typed_base_use_the_environments_key(monkeypatch):
     """``streamlit run workbench/app.py -- --allow-page-api-base``: the operator opted in."""
     from fake_provider import FakeProvider
@@ -831,6 +870,7 @@ def test_allow_page_api_base_lets_a_typed_base_use_the_environments_key(monkeypa
         assert set(_authorizations(provider)) == {f"Bearer {ENV_KEY}"}
 
 
+@pytest.mark.slow
 def test_live_run_stops_after_three_failures_and_shows_the_provider_error():
     """A provider that always answers 500: three requests, the run so far, and the error on the page."""
     from fake_provider import FakeProvider
@@ -847,6 +887,7 @@ def test_live_run_stops_after_three_failures_and_shows_the_provider_error():
         assert "sk-test-0123456789abcdef" not in errors
 
 
+@pytest.mark.slow
 def test_live_caps_follow_the_estimate_and_a_request_cap_stops_the_run():
     from fake_provider import FakeProvider
 
@@ -862,6 +903,7 @@ def test_live_caps_follow_the_estimate_and_a_request_cap_stops_the_run():
         assert [c.status for c in at.session_state["live_run"][1].compressions] == ["landed", "landed"]
 
 
+@pytest.mark.slow
 def test_after_a_live_run_the_compressions_tab_shows_its_briefings():
     """The Compressions tab opens on the live run and shows the text the model wrote, not "size only"."""
     from fake_provider import FakeProvider
@@ -878,6 +920,7 @@ def test_after_a_live_run_the_compressions_tab_shows_its_briefings():
         assert not any("size only" in v.value for v in (*at.caption, *at.info))
 
 
+@pytest.mark.slow
 def test_test_the_models_sends_one_tiny_request_each():
     from fake_provider import FakeProvider
 
@@ -890,6 +933,7 @@ def test_test_the_models_sends_one_tiny_request_each():
 # -- a large upload (its speed is benchmarks/run.py's ``app`` row: a rerun after a slider move) ---------------
 
 
+@pytest.mark.slow
 def test_a_5000_message_upload_reruns_after_each_slider_move(long_history):
     """An uploaded 5,000-message history opens with its compactions and reruns without an error at each move."""
     import dataclasses

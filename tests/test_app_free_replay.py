@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from agent_log_builders import ClaudeLog, text_block, tool_use
 from app_charts import charts
 from conftest import need_shared, shared_dir
@@ -56,6 +57,7 @@ def test_the_context_chart_marks_the_agents_compactions_and_says_how_far_the_rep
     assert not any("provider billed" in w.value for w in at.warning)  # a note, not a warning
 
 
+@pytest.mark.slow
 def test_moving_a_knob_makes_the_line_say_the_replay_is_a_counterfactual():
     at = opened(compacting_log().text().encode())
     assert not against_text(at).startswith("Counterfactual")
@@ -74,6 +76,7 @@ def test_a_log_that_starts_mid_session_says_so_on_the_charts_tab():
     assert any("The log starts mid-session" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_a_real_log_on_the_charts_tab_shows_the_replay_beside_the_agent():
     path = need_shared(shared_dir() / "real_sessions" / "claude_code__ad_ff0201aecb_0.jsonl")
     at = opened(path.read_bytes(), name=path.name)
@@ -88,6 +91,7 @@ def test_a_real_log_on_the_charts_tab_shows_the_replay_beside_the_agent():
     assert marks["x"] == [c.index for c in h.log.compactions]
 
 
+@pytest.mark.slow
 def test_a_real_log_that_starts_at_a_compaction_says_so_on_the_charts_tab():
     """A real Claude Code log cut to start at its compact_boundary record: the Charts tab says the context it
     summarised is not in the file, and the replay is set beside the one compaction it could have made."""

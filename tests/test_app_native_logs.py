@@ -3,6 +3,7 @@ window, and the Reality tab puts each logged compaction beside the replay's."""
 
 from __future__ import annotations
 
+import pytest
 from native_log_builders import CopilotLog, OpenCodeLog, oc_tool
 from test_app import app, no_errors
 
@@ -13,6 +14,7 @@ def opened(name: str, data: bytes):  # noqa: ANN201
     return app(tab="Reality", **{ui_state.PENDING_HISTORY: (name, data)})
 
 
+@pytest.mark.slow
 def test_an_opencode_export_opens_with_its_window_and_its_compaction_is_predicted():
     """OpenCode 1.4.3 on github-copilot/claude-sonnet-4.6: usable 128,000 - 20,000; the call that billed 110,000
     crossed it, and the Reality tab predicts the compaction right after it."""
@@ -29,6 +31,7 @@ def test_an_opencode_export_opens_with_its_window_and_its_compaction_is_predicte
     assert list(frame["real index"]) == [4] and list(frame["predicted index"]) == [4]
 
 
+@pytest.mark.slow
 def test_a_copilot_log_opens_with_its_window_and_the_reality_tab_shows_its_compaction():
     """Copilot CLI on gpt-4.1 (its catalogue: 64,000 prompt tokens): the logged compaction is in the table."""
     log = CopilotLog(model="gpt-4.1").system().user("build it")

@@ -3,6 +3,7 @@ puts the logged compactions beside the predicted ones, shows the real summary, a
 
 from __future__ import annotations
 
+import pytest
 from agent_log_builders import CodexLog, text_block
 from app_charts import charts
 from test_app import app, no_errors
@@ -20,6 +21,7 @@ def opened(name: str, data: bytes, **state):
     return app(tab="Reality", **{ui_state.PENDING_HISTORY: (name, data)}, **state)
 
 
+@pytest.mark.slow
 def test_a_claude_code_log_opens_with_its_own_preset_window_and_model():
     at = opened("session.jsonl", claude_log_bytes())
     no_errors(at)
@@ -32,6 +34,7 @@ def test_a_claude_code_log_opens_with_its_own_preset_window_and_model():
     assert at.session_state["preset"] == "claude_code"
 
 
+@pytest.mark.slow
 def test_a_codex_log_opens_with_the_raw_window_it_logged():
     log = CodexLog(window_logged=121_600).turn().user("Start.").reasoning().say("ok").tokens(20_000, 10).end_turn()
     at = opened("rollout.jsonl", log.text().encode())
@@ -40,6 +43,7 @@ def test_a_codex_log_opens_with_the_raw_window_it_logged():
     assert at.session_state["knob_trigger_ratio"] == 0.9
 
 
+@pytest.mark.slow
 def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     at = opened("session.jsonl", claude_log_bytes())
     no_errors(at)
@@ -63,6 +67,7 @@ def test_the_reality_tab_puts_each_logged_compaction_beside_the_prediction():
     assert not any(m.value.startswith("This session is being continued") for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_the_bill_says_how_it_was_priced_and_which_cache_rules_it_follows():
     at = opened("session.jsonl", claude_log_bytes())
     no_errors(at)
@@ -77,12 +82,14 @@ def test_the_bill_says_how_it_was_priced_and_which_cache_rules_it_follows():
                for t in texts)
 
 
+@pytest.mark.slow
 def test_without_usage_the_tab_says_so_and_predicts_from_the_estimate():
     at = opened("session.jsonl", claude_log_bytes(), **{"reality_usage": False})
     no_errors(at)
     assert at.dataframe  # a row per logged compaction either way
 
 
+@pytest.mark.slow
 def test_calibrate_loads_the_fitted_knobs_into_the_sidebar():
     at = opened("session.jsonl", claude_log_bytes())
     before = at.session_state["knob_hidden_prefix_tokens"]
@@ -116,6 +123,7 @@ def test_a_transcript_is_not_a_log_and_the_tab_says_what_to_open():
     assert any("not an agent's own log" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_the_context_chart_of_a_real_log_shows_the_logged_context_and_compactions():
     at = app(tab="Charts", **{ui_state.PENDING_HISTORY: ("session.jsonl", claude_log_bytes())})
     no_errors(at)
@@ -123,6 +131,7 @@ def test_the_context_chart_of_a_real_log_shows_the_logged_context_and_compaction
     assert "logged compaction" in context
 
 
+@pytest.mark.slow
 def test_the_context_chart_of_a_transcript_has_no_logged_line():
     at = app(tab="Charts")
     no_errors(at)

@@ -1,8 +1,8 @@
 """benchmarks/run.py works: a tiny run of the replay measure prints its table (no timing is asserted).
 
-The browser benchmark (a fresh `streamlit run` per cold start, ~1.5 min) is checked by
-`python -m pytest benchmarks/test_browser_benchmark.py`, outside the unit suite; the app in Chromium is
-tests/test_browser*.py's."""
+The full checks of the browser and reality rows (a fresh `streamlit run` per cold start; fresh processes running
+`workbench reality` over ../shared; ~1.5 and ~1 min) are `python -m pytest benchmarks/test_harness.py`, outside the
+unit suite; the app in Chromium is tests/test_browser*.py's, `workbench reality` tests/test_reality*.py's."""
 
 from __future__ import annotations
 
@@ -69,18 +69,6 @@ def _reality_table(env: dict[str, str]) -> str:
 
 
 @pytest.mark.slow
-def test_reality_benchmark_times_the_command_beside_json_loads() -> None:
-    """The reality rows: the first run in a fresh process and a later one, each against json.loads of the lines."""
-    from conftest import need_shared, shared_dir
-
-    need_shared(shared_dir() / "real_sessions")
-    out = _reality_table({})
-    assert "| `workbench reality` over ../shared/real_sessions, first run in a process" in out
-    assert "| same command, a later run in the same process" in out
-    assert "modules a run imports" in out and "CPU time instead of wall time" in out
-    assert "skipped" not in out
-
-
 def test_reality_benchmark_skips_without_the_shared_logs(tmp_path: Path) -> None:
     """Without ../shared the rows say why they were not measured, and the script still succeeds."""
     out = _reality_table({"WORKBENCH_SHARED": str(tmp_path / "missing")})

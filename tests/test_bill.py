@@ -242,6 +242,7 @@ def test_without_usage_the_bill_and_the_context_after_read_no_usage():
         assert original.logged_bill is not None and stripped.logged_bill is None
 
 
+@pytest.mark.slow
 def test_a_real_log_with_its_usage_stripped_gives_the_same_bill(tmp_path):
     folder = need_shared(shared_dir() / "real_sessions")
     for name in ("claude_code__ad_ff0201aecb_0.jsonl", "codex__a6_0726a7452e_0.jsonl"):
@@ -371,6 +372,7 @@ def test_calibrate_writes_the_size_model_into_the_yaml(tmp_path, capsys):
     assert "# briefing size fitted to 1 logged summary:" in out.read_text()
 
 
+@pytest.mark.slow
 def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and_the_bill():
     folder = need_shared(shared_dir() / "real_sessions")
     histories = [load_history(p) for p in sorted(folder.glob("*.jsonl"))]
@@ -382,6 +384,7 @@ def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and
     assert ignored["bills"] == 11 and ignored["bill_within_10pct"] >= 7  # 7 of 11 (the estimate fitted on the growth between calls)
 
 
+@pytest.mark.slow
 def test_held_out_folds_leave_the_session_and_its_repository_out_of_every_fit():
     from workbench.explore.reality_folds import prepare
 

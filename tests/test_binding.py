@@ -58,6 +58,7 @@ def test_the_issue_s_dead_knobs_are_named_and_really_dead(long, long_run):
     assert not same(base, simulate(long, Knobs(kept_budget_ratio=0.5 * most / 200_000)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes", [
     {"trigger_ratio": 0.4},                                  # ratio binds: the cap is dead
     {"kept_budget_ratio": 0.02},                             # budget stops: the floor is dead
@@ -132,6 +133,7 @@ def test_a_history_that_never_compresses_says_so():
     assert "would compress below" in notes["trigger_ratio"].text
 
 
+@pytest.mark.slow
 def test_thrash_ineffective_and_a_large_briefing_target_are_findings(long, long_run):
     """A 30k cap under a 100-message floor compacts at almost every check; a 16k window holds a 47% briefing."""
     bad = simulate(long, Knobs(trigger_hard_cap_tokens=30_000, min_kept_messages=100))

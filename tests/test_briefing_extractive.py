@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,6 +86,7 @@ _links = st.lists(st.builds(lambda label, target: f"[{label}]({target})", _label
 _filler = st.text(alphabet="abcdefghij klmnop.,!?\n", max_size=120)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _links, _filler), min_size=1, max_size=8),
        st.integers(min_value=100, max_value=2_000))

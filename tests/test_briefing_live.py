@@ -87,6 +87,7 @@ def test_behaviour_can_be_switched_through_the_control_endpoint(fake_provider):
     assert record.failed and outcomes(record) == [("error", "fake-good")]
 
 
+@pytest.mark.slow
 def test_all_models_failing_leaves_the_replay_uncompressed(fake_provider):
     """With the failure stop off, every compression fails, is recorded, and the context is never reduced
     (as stagewise carries on); by default the run stops after three (tests/test_live_guards.py)."""
@@ -177,6 +178,7 @@ def test_api_key_never_lands_in_cache_bundles_or_yaml(fake_provider, tmp_path):
     assert KEY not in repr(briefer) and KEY not in repr(run.compressions)
 
 
+@pytest.mark.slow
 def test_briefing_modules_import_no_llm_client():
     """Importing the briefers (and simulate) pulls in neither litellm nor diskcache until a call is made."""
     code = (

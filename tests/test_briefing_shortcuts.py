@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,12 +24,14 @@ _PIECES = ["a", "src", "x_1", "-", ".", "..", "/", "@", ":", "py", "pyi", "tsx",
 _texts = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(_texts)
 def test_file_names_are_the_file_pattern_matches(text):
     assert message_facts._file_names(text) == [m.group(1) for m in message_facts._FILE_RE.finditer(text)]
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_texts)
 def test_link_pattern_finds_what_the_plain_rule_finds(text):

@@ -74,6 +74,7 @@ def _differs(a: Run, b: Run) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_knob_moved_gives_the_same_run_on_a_shared_cache_as_on_a_fresh_one(tmp_path):
     shared = CountCache()
     moved = 0

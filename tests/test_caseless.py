@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ from workbench.history.caseless import CaselessPattern, folded
 _ALL = [chr(cp) for cp in range(sys.maxunicode + 1) if not 0xD800 <= cp <= 0xDFFF]
 
 
+@pytest.mark.slow
 def test_lowercasing_keeps_length_and_word_characters_but_for_dotted_i():
     longer = [c for c in _ALL if len(c.lower()) != 1]
     assert longer == ["\u0130"]
@@ -59,6 +61,7 @@ def _spans(matches):
     return [m.span() for m in matches]
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_texts)
 def test_cue_patterns_find_what_ignorecase_finds(text):

@@ -149,10 +149,10 @@ PRESETS = sorted(p.stem for p in (REPO / "workbench" / "presets").glob("*.yaml")
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_presets_header_says_the_trigger_its_replay_fires_at(preset, claude_file, capsys):
-    """One engine function (``policies.trigger_words``, for the app too) says the trigger the policy uses; the header
+    """One engine function (``policies.trigger.trigger_words``, for the app too) says the trigger the policy uses; the header
     prints it, it equals the Run's own limits, and a threshold compaction of the run started at that number."""
     from workbench.history.readers import load_history
-    from workbench.policies import knob_limits, trigger_words
+    from workbench.policies.trigger import knob_limits, trigger_words
     from workbench.presets import get_preset
     from workbench.replay import simulate
 
@@ -178,7 +178,7 @@ def test_every_presets_header_says_the_trigger_its_replay_fires_at(preset, claud
 
 def test_claude_codes_trigger_is_the_window_less_its_reserve_for_each_version():
     """167,000 = 200,000 − 33,000 (2.1.25 on), 155,000 = 200,000 − 45,000 (2.1.1-2.1.20): never "ratio -1"."""
-    from workbench.policies import trigger_words
+    from workbench.policies.trigger import trigger_words
     from workbench.presets import get_preset
 
     assert trigger_words(get_preset("claude_code")).startswith("trigger 167,000 tokens = window − 33,000 reserve")
@@ -233,7 +233,7 @@ def test_simulates_summary_counts_one_of_each_in_the_singular(history_file):
 
 
 def test_a_one_turn_trigger_and_a_one_chat_bundle_are_singular(history_file, tmp_path, capsys):
-    from workbench.policies import trigger_words
+    from workbench.policies.trigger import trigger_words
 
     assert "more than 1 turn in context" in trigger_words(Knobs(strategy="summarize", trigger_max_turns=1))
     assert main(["bundles", str(history_file), "--out", str(tmp_path / "b"), "--set", "context_window_tokens=32000",
@@ -319,10 +319,36 @@ def test_calibrates_wide_tables_are_never_cut_on_a_terminal(monkeypatch, columns
         assert header.split()[:4] == ["agent", "logs", "hidden", "prefix"]
 
 
-def test_a_table_that_fits_stays_a_table_on_a_terminal(monkeypatch, history_file):
-    text = _printed(monkeypatch, ["sweep", str(history_file), "--workers", "1", "--no-progress"], 80)
+def test_a_table_that_fits_stays_a_table_on_a_terminal(monkeypatch):
+    from workbench.cli.progress import print_table
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERM", "dumb")
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    out = _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_table(["config", "tokens/task", "overflows"], [[0, "1,143,263", 0], [1, "998,001", 2]],
+                right=[True, True, True])
+    monkeypatch.undo()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
     header = next(line for line in text.splitlines() if line.lstrip().startswith("config"))
-    assert header.split()[:2] == ["config", "tokens/task"] and "row 1 of" not in text
+    assert header.split() == ["config", "tokens/task", "overflows"] and "row 1 of" not in text
+    assert "1,143,263" in text and "998,001" in text
+
+
+def test_a_table_a_little_too_wide_folds_its_headers_and_keeps_every_number(monkeypatch, history_file):
+    """``workbench sweep``'s table at 80 columns: "overflows (checks above the window)" folds over three lines, every
+    column and number stays whole on one line a row."""
+    argv = ["sweep", str(history_file), "--workers", "1", "--no-progress", "--grid", "trigger_ratio=0.5,0.7",
+            "--set", "context_window_tokens=32000"]
+    text = _printed(monkeypatch, argv, 80)
+    lines = text.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80 and "…" not in text and "row 1 of" not in text
+    header = next(line for line in lines if line.lstrip().startswith("config"))
+    assert header.split()[:4] == ["config", "tokens", "per", "task"] and "trigger_ratio" in header
+    rows = [line.split() for line in lines if re.match(r"^\s+[01]\s+[\d,]+\s", line)]
+    assert [r[0] for r in rows] == ["0", "1"] and {r[-1] for r in rows} == {"0.5", "0.7"}
 
 
 def _compacted_log(tmp_path):

@@ -44,6 +44,7 @@ def test_a_reality_table_is_drawn_directly_exactly_as_rich_draws_it(monkeypatch:
                                 "+1"]
 
 
+@pytest.mark.slow
 def test_any_table_prints_the_same_drawn_directly_or_by_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     """Random tables, plain or not (markup, emoji codes, wide characters, too wide for the width, no rows)."""
     from hypothesis import given, settings

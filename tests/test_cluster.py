@@ -22,12 +22,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import REPO
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (the dask extra)")
 
-ROOT = Path(__file__).resolve().parents[1]
 DASK = Path(sys.executable).with_name("dask")
-ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
+ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not DASK.exists(), reason=f"no dask command beside {sys.executable}")]
 
@@ -82,15 +82,15 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three small histories, one of them gzipped (the readers unpack it; it is shipped as its gzip bytes)."""
     folder = tmp_path_factory.mktemp("histories")
     for name in ("short.jsonl", "claude_code.jsonl"):
-        shutil.copy(ROOT / "sample_histories" / name, folder / name)
-    (folder / "tool_heavy.jsonl.gz").write_bytes(gzip.compress((ROOT / "sample_histories" / "tool_heavy.jsonl").read_bytes()))
+        shutil.copy(REPO / "sample_histories" / name, folder / name)
+    (folder / "tool_heavy.jsonl.gz").write_bytes(gzip.compress((REPO / "sample_histories" / "tool_heavy.jsonl").read_bytes()))
     return folder
 
 
 def _cli(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
     """The command in a process of its own (as a user runs it against the cluster)."""
     proc = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=ENV,
-                          cwd=ROOT, timeout=120)
+                          cwd=REPO, timeout=120)
     assert proc.returncode == code, proc.stderr[-3000:]
     return proc
 
@@ -148,7 +148,7 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_exits_promptly(scheduler: str, his
     cmd = [sys.executable, "-m", "workbench", "sweep", str(histories / "claude_code.jsonl"), "--random",
            "trigger_ratio=0.2:0.9", "--samples", "5000", "--set", "context_window_tokens=32000", "--chunk-size", "5",
            "--scheduler", scheduler, "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()

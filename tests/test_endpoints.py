@@ -133,6 +133,7 @@ def _reachable(host: str, port: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", [None, "0.0.0.0"], ids=["default", "opened"])
 def test_the_app_listens_on_loopback_unless_started_open(tmp_path, address):
     """``streamlit run workbench/app.py`` from the repository binds 127.0.0.1 (``.streamlit/config.toml``); the

@@ -149,6 +149,7 @@ def _billed_log(seed: int, *, prefix: int = 30_000, ratio: float = 1.1, per_call
     return log.text()
 
 
+@pytest.mark.slow
 def test_the_growth_fit_recovers_the_estimate_from_the_bill():
     histories = [parse_history(_billed_log(seed), source=f"s{seed}.jsonl") for seed in (1, 2, 3)]
     fit = fit_agent(histories)
@@ -179,6 +180,7 @@ def dev_set():
     return [load_history(p) for p in sorted(sessions.glob("*.jsonl"))]
 
 
+@pytest.mark.slow
 def test_the_shipped_estimate_follows_the_bill_of_the_dev_sets_logs(dev_set):
     """Each log's growth from its first call to its last (falls of the bill left out) as the presets' estimate sees
     it, fitted on ../shared/real_sessions_large only: measured within 0.4%-4.1% of the bill for 7 of the 8 Claude Code
@@ -195,6 +197,7 @@ def test_the_shipped_estimate_follows_the_bill_of_the_dev_sets_logs(dev_set):
     assert max(errors.values()) < 0.09
 
 
+@pytest.mark.slow
 def test_without_usage_the_shipped_estimate_places_half_the_dev_sets_compactions(dev_set):
     """The presets' estimate, fitted on ../shared/real_sessions_large only (other sessions of the same and other
     repositories): 7 of the dev set's 14 automatic compactions within ±5 messages (docs/reality.md)."""

@@ -33,12 +33,14 @@ def _sparse(history):
     return {(int(k), j) for j in range(len(history.messages)) for k in index.mentions_of(j)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["short.jsonl", "tool_heavy.jsonl"])
 def test_same_mentions_as_brute_force_on_the_samples(name):
     history = load_history(REPO / "sample_histories" / name)
     assert _sparse(history) == _brute(history)
 
 
+@pytest.mark.slow
 def test_same_mentions_as_brute_force_on_real_transcripts():
     folder = need_shared(shared_dir() / "real_histories")
     paths = sorted(Path(folder).glob("*.jsonl"))[:6]
@@ -74,6 +76,7 @@ def test_runs_are_maximal_alphanumeric_runs():
     assert runs_of("src/app_x.ts:3 café") == {"src", "app", "x", "ts", "3", "café"}
 
 
+@pytest.mark.slow
 def test_briefings_line_by_line_find_what_the_whole_text_finds(long_history):
     """``found_in_lines`` (each distinct line matched once) agrees with ``fact_found`` on the whole briefing."""
     from workbench.briefing.extractive import ExtractiveBriefer

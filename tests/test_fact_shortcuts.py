@@ -7,6 +7,7 @@ shortcut is compared here with the rule it replaces; speed is measured in benchm
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,12 +26,14 @@ def _plan_rule(text: str) -> str | None:
     return plans[-1] if plans else None
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_texts)
 def test_last_plan_is_the_last_plan_sentence(text):
     assert fact_rules._last_plan(text) == _plan_rule(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(_texts)
 def test_a_text_without_a_cue_has_no_cue_sentence(text):

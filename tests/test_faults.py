@@ -90,6 +90,7 @@ def _assert_went_on(done: subprocess.CompletedProcess[str], fake, cache: Path) -
     return data
 
 
+@pytest.mark.slow
 def test_cache_under_a_regular_file(history, tmp_path, fake_provider):
     blocker = tmp_path / "file.txt"
     blocker.write_text("not a folder")
@@ -97,6 +98,7 @@ def test_cache_under_a_regular_file(history, tmp_path, fake_provider):
     _assert_went_on(cli(*live_args(history, fake_provider, cache)), fake_provider, cache)
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history, tmp_path, fake_provider):
     """The answers of a run whose cache cannot be written go to a fallback folder (named in the warning), so the
     same command run again reads them there and pays for nothing."""
@@ -118,6 +120,7 @@ def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history
     assert all(c["briefer_cache_hit"] for c in comps)
 
 
+@pytest.mark.slow
 def test_cache_on_a_read_only_filesystem(history, tmp_path, fake_provider):
     mount = tmp_path / "ro"
     with tmpfs(mount, "ro,size=1m") as mounted:
@@ -135,6 +138,7 @@ def _fill(folder: Path, leave_bytes: int) -> None:
         fh.write(b"\0" * max(0, free - leave_bytes))
 
 
+@pytest.mark.slow
 def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_provider, capsys):
     """The disk fills mid-run: earlier answers went to disk, later ones stay in memory; nothing is lost."""
     mount = tmp_path / "tiny"
@@ -189,6 +193,7 @@ def one_error_line(done: subprocess.CompletedProcess[str], command: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
 def test_simulate_json_into_a_full_disk_fails_with_one_line(tmp_path, unbuffered):
     """``simulate --json > file`` where the disk fills at 4 KiB: exit 1 with one line, never exit 0 with half a JSON
@@ -204,6 +209,7 @@ def test_simulate_json_into_a_full_disk_fails_with_one_line(tmp_path, unbuffered
     assert out.stat().st_size == 4096  # what the disk took; the exit code says it is not the whole output
 
 
+@pytest.mark.slow
 def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(history, tmp_path):
     target = tmp_path / "prev.parquet"
     args = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
@@ -221,6 +227,7 @@ def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(his
 # ── concurrent runs sharing one cache ───────────────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 def test_two_concurrent_live_runs_pay_once_per_distinct_prompt(history, tmp_path, fake_provider):
     fake_provider.set_behaviour("openai/fake-good", "slow")  # 1.5 s an answer: the two runs overlap
     cache = tmp_path / "shared-cache"
@@ -271,6 +278,7 @@ def _sections(text: str) -> list[str]:
     return [s for s in text.split("## Offloaded at ")[1:]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["write-half"])
 def test_kill_during_the_offload_append_is_rolled_back_by_the_next_run(history, tmp_path, point):
     """A kill cuts the log's append short; the next run rolls exactly those bytes back (its journal says which),
@@ -297,6 +305,7 @@ def test_kill_during_the_offload_append_is_rolled_back_by_the_next_run(history, 
     assert [p.name for p in log.parent.iterdir()] == ["t1.md"]  # no journal left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["write-half", "before-rename"])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_kill_during_sweep_out_keeps_the_previous_file(history, tmp_path, point, suffix):
@@ -312,6 +321,7 @@ def test_kill_during_sweep_out_keeps_the_previous_file(history, tmp_path, point,
     assert read_sweep(target).height == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["write-half", "before-rename"])
 def test_kill_during_the_yaml_export_keeps_the_previous_file(history, tmp_path, point):
     target = tmp_path / "winner.yaml"
@@ -324,6 +334,7 @@ def test_kill_during_the_yaml_export_keeps_the_previous_file(history, tmp_path, 
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".winner.yaml.")]  # only a hidden temp file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["nth-file-3", "before-rename"])
 def test_kill_during_bundles_leaves_no_half_bundle(history, tmp_path, point):
     out = tmp_path / "bundles"
@@ -336,6 +347,7 @@ def test_kill_during_bundles_leaves_no_half_bundle(history, tmp_path, point):
     assert folders and all(len(list(p.iterdir())) == 5 for p in folders)
 
 
+@pytest.mark.slow
 def test_kill_during_bundles_force_keeps_every_file_whole(history, tmp_path):
     out = tmp_path / "bundles"
     args = ["bundles", str(history), "--set", "context_window_tokens=32000", "--out", str(out), "--force"]
@@ -358,6 +370,7 @@ def _bundle_args(history: Path, out: Path, window: int) -> list[str]:
     return ["bundles", str(history), "--set", f"context_window_tokens={window}", "--out", str(out), "--force"]
 
 
+@pytest.mark.slow
 def test_bundles_force_over_bundles_of_other_knobs_leaves_exactly_the_new_ones(history, tmp_path):
     """A completed --force replaces the whole folder: no compression folder of the earlier knobs stays."""
     out, fresh = tmp_path / "bundles", tmp_path / "fresh"
@@ -369,6 +382,7 @@ def test_bundles_force_over_bundles_of_other_knobs_leaves_exactly_the_new_ones(h
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["after-swap", "between-renames"])
 def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp_path, point):
     """Killed as the new folder goes in (with the atomic exchange, and with the two renames used where there is
@@ -388,6 +402,7 @@ def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp
     assert _tree(out) == new and _leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_run(history, tmp_path):
     out = tmp_path / "bundles"
     for _ in range(2):
@@ -403,6 +418,7 @@ def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_r
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_bundles_force_refuses_a_folder_holding_other_files(history, tmp_path):
     """--force replaces a bundles folder whole, so it will not touch a folder that holds anything else."""
     out = tmp_path / "bundles"
@@ -438,6 +454,7 @@ def _random_kills(history: Path, tmp_path: Path, tries: int) -> None:
         assert read_sweep(target).height == 4  # the old file or the new one, always whole
 
 
+@pytest.mark.slow
 def test_kill_from_outside_at_random_moments_never_tears_the_sweep_output(history, tmp_path):
     _random_kills(history, tmp_path, tries=3)
 

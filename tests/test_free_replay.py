@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from conftest import REPO, need_shared, shared_dir
 from test_app_free_replay import compacting_log
 
@@ -53,6 +54,7 @@ def test_the_report_groups_logs_by_repository(tmp_path):
     assert rows[-1][-1] == "–"  # one compaction each: none after a log's first
 
 
+@pytest.mark.slow
 def test_on_the_real_sessions_the_free_replay_compacts_where_the_agents_did():
     """The target of #20 on the set the tests pin: at least 80% of the automatic compactions within 5 messages."""
     directory = need_shared(shared_dir() / "real_sessions")
@@ -63,6 +65,7 @@ def test_on_the_real_sessions_the_free_replay_compacts_where_the_agents_did():
     assert estimate["within_5"] < s["within_5"]
 
 
+@pytest.mark.slow
 def test_on_the_real_sessions_every_first_automatic_compaction_is_where_the_agent_compacted():
     """Until its first compaction the free replay counts what the provider billed and triggers on the agent's own
     measure (the last call's bill and answer plus its estimate since): it compacts at the agent's own message, not a

@@ -57,6 +57,7 @@ def _assert_clean(tally) -> None:  # noqa: ANN001
     assert (tally.crash, tally.hang) == (0, 0), "\n\n".join(tally.findings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fuzz_short(family, tmp_path, worker, fake_provider):
     _assert_clean(_run(family, "short", tmp_path, worker, fake_provider))

@@ -126,6 +126,7 @@ def test_short_sample_regenerates_byte_for_byte():
     assert (SAMPLE_DIR / "short.jsonl").read_bytes() == SAMPLE["short"].text().encode("utf-8")
 
 
+@pytest.mark.slow
 def test_cli_regenerates_every_sample_and_the_readme(tmp_path):
     """``workbench samples --out DIR`` reproduces the shipped folder."""
     assert cli_main(["samples", "--out", str(tmp_path)]) == 0

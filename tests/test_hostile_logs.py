@@ -84,6 +84,7 @@ COMMANDS = (("simulate", "--json", "--no-timeline"), ("reality",), ("calibrate",
 # ── item 4: numbers ──────────────────────────────────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 @pytest.mark.parametrize("field", ["input_tokens", "cache_read_input_tokens", "output_tokens"])
 def test_a_bad_claude_code_usage_number_ignores_that_usage_with_a_warning(tmp_path, capsys, value, field):
@@ -98,6 +99,7 @@ def test_a_bad_claude_code_usage_number_ignores_that_usage_with_a_warning(tmp_pa
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 def test_a_bad_pre_tokens_is_unknown_with_a_warning(tmp_path, capsys, value):
     lines = put(claude_lines(), 12, ("compactMetadata", "preTokens"))
@@ -110,6 +112,7 @@ def test_a_bad_pre_tokens_is_unknown_with_a_warning(tmp_path, capsys, value):
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", BAD_NUMBERS)
 @pytest.mark.parametrize("keys", [("last_token_usage", "input_tokens"), ("last_token_usage", "cached_input_tokens"),
                                   ("last_token_usage", "total_tokens"), ("total_token_usage", "total_tokens"),
@@ -125,6 +128,7 @@ def test_a_bad_codex_number_is_ignored_with_a_warning(tmp_path, capsys, value, k
         clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["9" * 400, str(10**30), "Infinity", "-3", '"40"'])
 def test_a_read_results_line_counts_that_are_no_counts_do_not_crash_the_restore(tmp_path, capsys, value):
     """Claude Code's Read result sizes a re-read file by totalLines / numLines: 10**400 overflowed a float."""
@@ -156,6 +160,7 @@ def test_a_canonical_file_with_a_bad_usage_number_does_not_crash(tmp_path, capsy
 # ── item 4: types, metadata keys, images, windows ────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [{"a": 1}, [1], ["user"], 7, None])
 def test_a_record_type_of_any_json_type_is_an_unknown_record(tmp_path, capsys, value):
     for name, lines, i in (("cc.jsonl", claude_lines(), 7), ("cx.jsonl", codex_lines(), 3)):
@@ -167,6 +172,7 @@ def test_a_record_type_of_any_json_type_is_an_unknown_record(tmp_path, capsys, v
             clean(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["zzz", 999_999, None, [1], {"a": 1}, -1])
 def test_compact_metadata_keys_do_not_overwrite_the_readers_bookkeeping(tmp_path, capsys, value):
     lines = claude_lines()
@@ -432,6 +438,7 @@ print(json.dumps({"grew_kib": peak_kib() - before, "error": error}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "make"), [
     ("numbers.json", lambda n: "[" + ",".join(str(i % 1000) for i in range(n // 4)) + "]"),
     ("floats.json", lambda n: "[\n" + ",\n".join("0.1234567890123" for _ in range(n // 17)) + "\n]"),

@@ -33,12 +33,14 @@ def _json(leaves: st.SearchStrategy[object], keys: st.SearchStrategy[str]) -> st
     )
 
 
+@pytest.mark.slow
 @given(_json(st.none() | st.booleans() | safe_ints | ascii_text, plain_keys))
 def test_stringify_matches_compact_json_dumps_on_ascii(value: object) -> None:
     """Without floats, non-ASCII or index-like keys, JSON.stringify is json.dumps with no spaces."""
     assert js_stringify(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(
     _json(
@@ -168,6 +170,7 @@ def test_js_truthy(value: object, truthy: bool) -> None:
     assert js_truthy(value) is truthy
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     _json(
@@ -191,6 +194,7 @@ def _stringify_len_by_text(value: object) -> int:
     return 0 if out is None else utf16_len(out)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     _json(
@@ -205,6 +209,7 @@ def test_stringify_len_matches_the_printed_text(value: object) -> None:
     assert js_stringify_len(value) == _stringify_len_by_text(value)
 
 
+@pytest.mark.slow
 def test_stringify_len_of_every_code_point() -> None:
     """orjson escapes exactly what JSON.stringify escapes: every code point, in a string, a list and a key."""
     from workbench.history.jsjson import js_stringify_len

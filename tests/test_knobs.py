@@ -98,6 +98,7 @@ def test_yaml_has_version_and_dataclass_order():
     assert keys[1:] == [f.name for f in dataclasses.fields(Knobs)]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     window=st.integers(1_000, 2_000_000),
@@ -125,6 +126,7 @@ def test_an_integer_too_long_for_python_is_refused_with_its_line():
         load_knobs(text, source="k.yaml")
 
 
+@pytest.mark.slow
 def test_a_plain_pin_pattern_matches_where_the_regex_does() -> None:
     """A pin_pattern of plain characters is searched as text, with the regex engine's answers."""
     import regex  # type: ignore[import-untyped]

@@ -26,6 +26,7 @@ def test_patterns_that_are_not_plain_choices_go_to_the_regex_engine() -> None:
         assert plain_alternatives(pattern) is None, pattern
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "ab", " ", "#", "<x>", r"\.", r"\|", r"\\", r"\(", "|", ".", "(", ")",
                                  "*", r"\d", "é"]), max_size=6).map("".join),

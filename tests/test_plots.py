@@ -164,6 +164,7 @@ def test_pareto_figure_without_a_winner_says_so(tuned):
     assert any("no config met" in a.text for a in fig.layout.annotations)
 
 
+@pytest.mark.slow
 def test_plots_import_no_streamlit():
     """plots is pure: importing it must not pull in streamlit (notebooks use it too)."""
     code = "import sys, workbench.plots, workbench.analysis.costs, workbench.analysis.inspector, workbench.analysis.compare; " \

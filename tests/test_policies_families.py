@@ -162,6 +162,7 @@ def test_task_boundary_still_compacts_a_single_task_that_outgrows_the_window():
     assert run.compressions and {c.trigger for c in run.compressions} == {"threshold"}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 12_000), min_size=1, max_size=80),

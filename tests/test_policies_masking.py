@@ -73,6 +73,7 @@ def test_hybrid_summarizes_the_oldest_43_turns_once_53_are_unsummarized():
     assert whole == 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["swe_agent", "complexity_trap_hybrid"])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_both_presets_replay_every_sample_history_and_mask(name, path):

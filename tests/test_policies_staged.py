@@ -92,6 +92,7 @@ def test_soft_threshold_sets_how_much_is_elided_before_summaries(soft, expected)
     assert (run.metrics.elisions, run.metrics.compressions) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [32_000, 200_000], ids=["32k", "200k"])
 def test_on_the_long_sample_elisions_come_before_the_first_summary(long_history, window):
     run = simulate(long_history, get_preset("staged").replace(context_window_tokens=window))
@@ -100,6 +101,7 @@ def test_on_the_long_sample_elisions_come_before_the_first_summary(long_history,
     assert run.metrics.elisions > run.metrics.compressions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [32_000, 64_000], ids=["32k", "64k"])
 def test_tokens_per_task_against_stagewise_on_the_long_sample(long_history, window):
     """docs/strategies.md: the seed's 0.6/0.85 keeps the context higher than stagewise's 0.65 trigger and

@@ -232,6 +232,7 @@ def test_stagewise_preset_is_the_default_knobs():
     assert get_preset("stagewise") == Knobs()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list_preset_names())
 def test_every_preset_replays_every_real_history_as_json(name, capsys):
     for path in real_history_paths():

@@ -276,6 +276,7 @@ def _pooled(paths, knobs, briefer):
     return retained / checked
 
 
+@pytest.mark.slow
 def test_retention_differs_between_strategies_on_the_real_histories():
     """Presets keep different spans verbatim and brief at different times, so they retain different shares."""
     from workbench.presets import get_preset, list_preset_names

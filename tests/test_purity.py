@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("litellm", "streamlit", "plotly", "diskcache", "ipywidgets")
 
 
@@ -19,6 +21,7 @@ def test_import_workbench_pulls_in_nothing_heavy():
     assert not loaded & set(HEAVY)
 
 
+@pytest.mark.slow
 def test_a_whole_replay_pulls_in_no_ui_or_llm_client():
     loaded = _loaded_after(
         "import workbench; from workbench.history.model import History, Message, text_part; "
@@ -28,6 +31,7 @@ def test_a_whole_replay_pulls_in_no_ui_or_llm_client():
     assert not loaded & set(HEAVY)
 
 
+@pytest.mark.slow
 def test_from_workbench_import_simulate_is_the_function_whatever_was_imported_first():
     code = (
         "import workbench.replay, workbench.plots, workbench.analysis.costs; from workbench import simulate; "

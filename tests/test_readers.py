@@ -687,6 +687,7 @@ def _reference_scan(value: object) -> tuple[bool, int]:
     return any(h for h, _ in kids), 1 + max((d for _, d in kids), default=0)
 
 
+@pytest.mark.slow
 def test_the_bytes_path_scan_measures_depth_and_huge_floats_as_the_text_would() -> None:
     """One walk gives json_depth of the value's text and whether a float of 2**63 or more is in it."""
     import json as _json

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from conftest import REPO
 
-from workbench import Knobs, load_history, simulate
+from workbench import Knobs, simulate
 from workbench.history.readers import FORMATS
 from workbench.knobs import knobs_markdown
+from workbench.policies.trigger import trigger_knob, with_trigger
 
 README = REPO / "README.md"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -72,17 +73,23 @@ def test_the_engine_snippet_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "chosen.yaml").read_text(encoding="utf-8").startswith("version: 1")
 
 
-def test_first_five_minutes_numbers_are_the_replays():
-    """Steps 1 and 2 quote the long sample at stagewise's defaults and at trigger_ratio 0.4: the replay's own figures."""
+def test_first_five_minutes_numbers_are_the_replays(long_history, long_run):
+    """Steps 1 and 2 quote the long sample at stagewise's defaults and with the trigger control at 80,000 tokens
+    (what the sidebar's slider writes, ``with_trigger``): the replay's own figures and the knob it names."""
     steps = " ".join(_section("Your first five minutes").split())
-    history = load_history(REPO / "sample_histories" / "long.jsonl")
-    base, lower = simulate(history, Knobs()), simulate(history, Knobs(trigger_ratio=0.4))
+    history = long_history
+    moved = with_trigger(Knobs(), 80_000)
+    base, lower = long_run, simulate(history, moved)
     assert len(history.messages) == 2_200 and "2,200 messages" in steps
     assert f"compacts {base.metrics.compressions} times" in steps
     assert f"{lower.metrics.compressions} compressions instead of {base.metrics.compressions}" in steps
     assert (f"{lower.metrics.tokens_per_task / 1e6:.1f} M tokens per task instead of "
             f"{base.metrics.tokens_per_task / 1e6:.1f} M") in steps
+    knob = trigger_knob(Knobs())
+    assert f"`{knob}`" in steps and f"--set {knob}={getattr(moved, knob)}`" in steps
     assert "trigger 80,000 tokens" in lower.limits.trigger.describe() and "drops to 80,000" in steps
+    label = "Trigger threshold (tokens)"  # the control the README says to drag is the sidebar's
+    assert f"*{label}*" in steps and f'"{label}"' in (REPO / "workbench" / "ui" / "sidebar.py").read_text()
 
 
 def test_every_reader_format_is_in_the_agents_table():

@@ -338,6 +338,7 @@ def test_file_reads_take_the_result_tokens_and_share_them() -> None:
 # ── the dev set ─────────────────────────────────────────────────────────────────────────────
 
 
+@pytest.mark.slow
 def test_every_logged_compaction_of_the_dev_set_is_scored() -> None:
     folder = need_shared(shared_dir() / "real_sessions")
     facts = json.loads((folder / "facts.json").read_text(encoding="utf-8"))

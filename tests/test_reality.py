@@ -259,6 +259,7 @@ def test_with_usage_every_logged_auto_compaction_is_predicted_within_two_message
     assert summary["within_0"] == 14  # measured: every one at its exact message
 
 
+@pytest.mark.slow
 def test_without_usage_leave_one_session_out(dev_set):
     """Each session predicted from a fit on the others, estimate only (docs/reality.md gives the table)."""
     result = calibrate(dev_set)
@@ -271,6 +272,7 @@ def test_without_usage_leave_one_session_out(dev_set):
     assert s["missed"] <= 1
 
 
+@pytest.mark.slow
 def test_the_fit_does_not_depend_on_the_values_the_preset_ships(dev_set, monkeypatch):
     """Fitted values are written into the presets; a refit from those presets must give the same numbers."""
     import dataclasses

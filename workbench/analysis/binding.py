@@ -393,7 +393,7 @@ def default_axes(run: Run) -> tuple[str, str]:
     time, so that knob, not the target, sets the briefing's size.
     """
     lim = run.limits
-    unused = set(lim.unused) if lim is not None else set()
+    unused = set(unread_knobs(run))  # one home for what a run does not read (the sidebar folds the same knobs)
     if lim is not None and lim.trigger.terms:
         term_knobs = [t.knobs[0] for t in lim.trigger.terms if t.knobs]
         trigger_ratio_off = run.knobs.trigger_ratio < 0
@@ -403,8 +403,6 @@ def default_axes(run: Run) -> tuple[str, str]:
         unused |= {"kept_budget_ratio", "kept_budget_cap_tokens"}
     if run.knobs.sim_new_chars_ratio == 0:  # the size model's briefing is its floor: the target only caps it
         unused.add("target_briefing_chars")
-    if run.billed:  # the log's bill counts each message: no per-message overhead is added
-        unused.add("overhead_chars_per_message")
     read = [n for n in _AXIS_PREFERENCE if n not in unused and _sweepable(n)]
     triggers = [n for n in read if n.startswith("trigger_")]
     x = triggers[0] if triggers else (read[0] if read else "trigger_ratio")

@@ -62,6 +62,8 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     narrower than the table, a table that names ``drop`` and ``wrap`` is fitted: the columns of ``wrap`` may
     wrap (a name folds, a right-aligned cell breaks only at spaces), the columns of ``drop`` are left out in that
     order until the rest fits, a line says which, and no other cell is shrunk: a number is never cut to "3…".
+    Any other table too wide for the terminal folds its headers at their spaces, and where even that does not fit
+    prints each row as a block of "column  value" lines.
     """
     cells = [[str(v) for v in row] for row in rows]
     flags = [bool(right and right[i]) for i in range(len(columns))]
@@ -71,11 +73,14 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
         if natural > console.width:  # a pipe has no width to fit: a long line beats a cut number
             console = _console(stderr=False, width=natural)
     shown, dropped = list(range(len(columns))), list[str]()
+    wrap_headers = False
     if (drop or wrap) and console.is_terminal:
         shown, dropped = _fit(columns, cells, flags, console.width, drop, wrap)
     elif console.is_terminal and cells and _natural_width(columns, cells) > console.width:
-        _print_records(console, columns, cells, title=title)  # no column is cut to "0…" nor left out unsaid
-        return
+        if _header_width(columns, cells) > console.width:
+            _print_records(console, columns, cells, title=title)  # no column is cut to "0…" nor left out unsaid
+            return
+        wrap_headers = True  # only the headers give way, at their spaces
     plain = _plain_table(console, [columns[i] for i in shown], [[row[i] for i in shown] for row in cells],
                          title=title, right=[flags[i] for i in shown])
     if plain is not None:
@@ -90,7 +95,10 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
                   pad_edge=False)
     for i in shown:
         justify: Literal["right", "left"] = "right" if flags[i] else "left"
-        if drop or wrap:  # fitted: only a wrapping column gives way, down to its least width; the others never
+        if wrap_headers:  # each column as wide as its widest cell or header word: a header folds at its spaces
+            table.add_column(Text(columns[i]), justify=justify, no_wrap=False, overflow="fold",
+                             min_width=_header_least(columns[i], cells, i))
+        elif drop or wrap:  # fitted: only a wrapping column gives way, down to its least width; the others never
             table.add_column(Text(columns[i]), justify=justify, no_wrap=columns[i] not in wrap,
                              overflow="fold", min_width=_least_width(columns[i], cells, i, flags[i], wrap))
         else:
@@ -136,6 +144,18 @@ def _natural_width(columns: Sequence[str], cells: list[list[str]]) -> int:
     widths = [max([cell_len(columns[i]), *(cell_len(row[i]) for row in cells if i < len(row))])
               for i in range(len(columns))]
     return sum(widths) + 3 * max(0, len(columns) - 1) + 2
+
+
+def _header_least(name: str, cells: list[list[str]], i: int) -> int:
+    """A column's width when only its header may wrap: its widest cell or the longest word of its header."""
+    from rich.cells import cell_len
+
+    return max([*(cell_len(word) for word in name.split()), *(cell_len(row[i]) for row in cells if i < len(row))])
+
+
+def _header_width(columns: Sequence[str], cells: list[list[str]]) -> int:
+    """The table's width with every header folded at its spaces and no cell cut (see ``_natural_width``)."""
+    return sum(_header_least(c, cells, i) for i, c in enumerate(columns)) + 3 * max(0, len(columns) - 1) + 2
 
 
 def _least_width(name: str, cells: list[list[str]], i: int, right: bool, wrap: Sequence[str]) -> int:

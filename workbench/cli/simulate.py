@@ -153,7 +153,7 @@ def write_offload_log(result, history, directory: Path, thread_id: str | None) -
 
 
 def format_summary(result) -> str:  # noqa: ANN001 - a Run
-    from workbench.policies import trigger_words
+    from workbench.policies.trigger import trigger_words
     from workbench.replay import METRIC_SPECS
 
     m = result.metrics

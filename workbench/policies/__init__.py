@@ -30,13 +30,11 @@ from workbench.policies.base import (
     Skip,
     Watch,
     policy,
-    policy_limits,
 )
 from workbench.policies.prune import Pruned
 
 if TYPE_CHECKING:
     from workbench.knobs import Knobs
-    from workbench.policies.limits import Limits
 
 
 def get_policy(knobs: Knobs) -> Policy:
@@ -48,24 +46,6 @@ def get_policy(knobs: Knobs) -> Policy:
     if knobs.prune_tool_outputs:
         return Pruned(inner=inner, knobs=knobs)
     return inner
-
-
-def knob_limits(knobs: Knobs) -> Limits | None:
-    """The limits the policy of ``knobs`` runs under (which trigger binds, the kept budget), without a replay: the
-    same ``Limits`` a Run of these knobs carries (``Run.limits``). None for a policy that describes none."""
-    return policy_limits(get_policy(knobs))
-
-
-NO_LIMITS_WORDS = "trigger: not described by this policy"
-
-
-def trigger_words(knobs: Knobs | None = None, *, limits: Limits | None = None) -> str:
-    """What fires a replay, in one line ("trigger 167,000 tokens = window − 33,000 reserve; reactive: ..."), from
-    ``limits`` (a Run's) or else the policy of ``knobs``: the trigger actually used, for every strategy, never the raw
-    trigger_ratio (−1 for Claude Code) or a hard cap that does not bind."""
-    if limits is None and knobs is not None:
-        limits = knob_limits(knobs)
-    return NO_LIMITS_WORDS if limits is None else limits.words()
 
 
 def list_policy_names() -> list[str]:
@@ -84,8 +64,6 @@ __all__ = [
     "Skip",
     "Watch",
     "get_policy",
-    "knob_limits",
     "list_policy_names",
     "policy",
-    "trigger_words",
 ]

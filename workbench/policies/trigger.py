@@ -11,19 +11,37 @@ nothing here lists knobs per preset. Pure.
 from __future__ import annotations
 
 from workbench.knobs import Knobs
-from workbench.policies.limits import Limit, trigger_limit
+from workbench.policies.limits import Limit, Limits, trigger_limit
 
 # The knob each term of a trigger limit is written through, and how tokens become its value.
 _WRITE = {"ratio": "trigger_ratio", "cap": "trigger_hard_cap_tokens", "reserve": "trigger_reserve_tokens"}
 
 
-def policy_trigger(knobs: Knobs) -> Limit:
-    """The proactive trigger of the strategy ``knobs`` name, as its policy states it (terms and the one that binds)."""
+def knob_limits(knobs: Knobs) -> Limits | None:
+    """The limits the policy of ``knobs`` runs under (which trigger binds, the kept budget), without a replay: the
+    same ``Limits`` a Run of these knobs carries (``Run.limits``). None for a policy that describes none."""
     from workbench.policies import get_policy
     from workbench.policies.base import policy_limits
 
-    found = policy_limits(get_policy(knobs))
+    return policy_limits(get_policy(knobs))
+
+
+def policy_trigger(knobs: Knobs) -> Limit:
+    """The proactive trigger of the strategy ``knobs`` name, as its policy states it (terms and the one that binds)."""
+    found = knob_limits(knobs)
     return found.trigger if found is not None else trigger_limit(knobs)
+
+
+NO_LIMITS_WORDS = "trigger: not described by this policy"
+
+
+def trigger_words(knobs: Knobs | None = None, *, limits: Limits | None = None) -> str:
+    """What fires a replay, in one line ("trigger 167,000 tokens = window − 33,000 reserve; reactive: ..."), from
+    ``limits`` (a Run's) or else the policy of ``knobs``: the trigger actually used, for every strategy, never the raw
+    trigger_ratio (−1 for Claude Code) or a hard cap that does not bind. ``simulate``'s header says this."""
+    if limits is None and knobs is not None:
+        limits = knob_limits(knobs)
+    return NO_LIMITS_WORDS if limits is None else limits.words()
 
 
 def trigger_knob(knobs: Knobs) -> str:

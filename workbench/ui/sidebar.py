@@ -395,7 +395,7 @@ def _mission_slider(name: str, kind: str, knobs: Knobs, run: Run | None) -> None
         st.slider(label, lo, hi, step=_nice_step(hi - lo), key=key, help=help_text)
     else:
         step = max(1, int(_nice_step(hi - lo)))
-        st.slider(label, int(lo), int(hi), step=step, key=key, help=help_text)
+        st.slider(label, int(lo), int(hi), step=step, key=key, help=help_text, format="localized")
 
 
 def _set_trigger() -> None:
@@ -422,13 +422,14 @@ def _trigger_control(knobs: Knobs, run: Run | None, note: str | None) -> None:
     hi = max(hi, min(value, window - 1))
     step = max(1, int(_nice_step(hi)))
     st.session_state[TRIGGER] = min(max(value, 1), hi)  # what the knobs say, every run (the knobs are the truth)
-    st.slider("Trigger threshold (tokens)", 1, hi, step=step, key=TRIGGER, on_change=_set_trigger,
+    st.slider("Trigger threshold (tokens)", 1, hi, step=step, key=TRIGGER, on_change=_set_trigger, format="localized",
               help="Compact when the context reaches this many tokens. One control for every strategy: it is "
               "written to the knob the strategy's trigger reads (the term that binds: window − reserve for Claude "
               "Code, a share of the window for Codex, min(ratio × window, hard cap) for stagewise).")
     knob = trigger_knob(knobs)
-    what = limit.describe() if limit.tokens is not None else "trigger off"
-    st.caption(f"{value / window:.1%} of the {window:,}-token window · {what} · writes `{knob}`")
+    bind = limit.binding
+    what = f"set by {bind.label}" if bind is not None else "trigger off: a move turns the ratio on"
+    st.caption(f"{value:,} tokens = {value / window:.1%} of the {window:,}-token window · {what} · writes `{knob}`")
     if note:
         st.caption(f":orange[{note}]")
 
