@@ -5,7 +5,8 @@
 
 ``OTHER_CHECKOUT`` is a tree of the commit to compare with (``git archive COMMIT | tar -x -C DIR``). Each tree
 replays, in its own fresh process, every history (``sample_histories``, ``../shared/real_sessions``, any
-``--extra`` file) under the default knobs and every preset, with the size-model briefer, and hashes the whole
+``--extra`` file) under the default knobs, every preset, and three of them with every guard on (cooldown,
+manual checks, reactive compaction, latency, thrash and ineffective flags), with the size-model briefer, and hashes the whole
 Run: the timeline (every column), every compression (its briefing text included), the events, the metrics, the
 limits and the notes. The two dumps are compared run by run; any difference is printed and the exit status is 1.
 """
@@ -28,6 +29,9 @@ from plain import plain  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN_CHARS = 300
+GUARDS = {"context_window_tokens": 60_000, "trigger_hard_cap_tokens": 40_000, "cooldown_checks": 3,
+          "manual_compact_checks": "2, 9, 40", "reactive_compaction": True, "latency_steps": 2,
+          "thrash_window_checks": 6, "min_savings_ratio": 0.3}
 
 
 def histories(extra: list[str]) -> list[Path]:
@@ -45,6 +49,9 @@ def dump(paths: list[Path]) -> dict[str, dict[str, str]]:
     from workbench.replay import simulate
 
     sets: dict[str, Knobs] = {"default": Knobs(), **{name: get_preset(name) for name in list_preset_names()}}
+    for name, base in (("default", Knobs()), ("claude_code", get_preset("claude_code")),
+                       ("staged", get_preset("staged"))):  # every guard at work: no preset turns them all on
+        sets[f"{name}+guards"] = base.replace(**GUARDS)
     out: dict[str, dict[str, str]] = {}
     for path in paths:
         history = load_history(path)

@@ -197,7 +197,7 @@ def _reality(page: Any) -> None:
 
 SHOTS = (
     Shot("screenshot", 1500, 1200, _charts),
-    Shot("app-1280", 1280, 1700, _charts),  # tall enough for the sidebar's six knob sliders and their notes
+    Shot("app-1280", 1280, 1700, _charts),  # tall enough for the six knob sliders, as tests/test_browser.py takes it
     Shot("app-1500", 1500, 1700, _charts),
     Shot("thrash-1280", 1280, 900, _thrash),
     Shot("live-runs-no-key", 1280, 1400, _live),

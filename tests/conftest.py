@@ -163,6 +163,8 @@ def _component_scan_once() -> Any:
 # xdist (``-n 2 --dist loadgroup``) hands the tests out one at a time in collection order, so a long test collected
 # last keeps one worker busy while the other has nothing left: the browser tests, then the others marked slow, go
 # first, and the short ones fill in at the end so both workers finish together. Within each kind the order stays.
+# Handed out one by one, a file's tests alternate between the workers, and a worker tears a module fixture down
+# when its next test is another file's: an expensive fixture (a server, a tune) is session-scoped instead.
 
 
 def _kind(item: pytest.Item) -> int:

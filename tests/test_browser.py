@@ -51,7 +51,7 @@ def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def served_app(tmp_path_factory):
     """The app with its default histories on a free local port, shared by this module's tests; yields its URL."""
     with serve(tmp_path_factory.mktemp("streamlit")) as url:

@@ -27,7 +27,7 @@ SIDEWAYS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [
     .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def served(tmp_path_factory):
     with serve(tmp_path_factory.mktemp("streamlit-fit")) as url:
         yield url

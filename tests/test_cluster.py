@@ -48,7 +48,7 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address of a scheduler with two single-threaded worker processes, each in a process group of its own."""
     work = tmp_path_factory.mktemp("dask")  # the workers' folder: none of the histories are in it
@@ -77,7 +77,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert not any(_group_alive(proc.pid) for proc in procs), "a dask process outlived the test"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def histories(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three small histories, one of them gzipped (the readers unpack it; it is shipped as its gzip bytes)."""
     folder = tmp_path_factory.mktemp("histories")

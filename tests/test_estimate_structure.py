@@ -174,7 +174,7 @@ def test_a_fall_of_the_bill_says_nothing_about_its_messages():
 
 # -- held out on ../shared/real_sessions ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def dev_set():
     sessions = need_shared(shared_dir() / "real_sessions")
     return [load_history(p) for p in sorted(sessions.glob("*.jsonl"))]

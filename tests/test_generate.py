@@ -134,7 +134,7 @@ def test_cli_regenerates_every_sample_and_the_readme(tmp_path):
         assert (tmp_path / name).read_bytes() == (SAMPLE_DIR / name).read_bytes(), name
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def shipped():
     return {name: load_history(SAMPLE_DIR / f"{name}.jsonl") for name in SAMPLE}
 

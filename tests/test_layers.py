@@ -8,6 +8,7 @@ dependency).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,16 @@ def _module_name(path: Path) -> str:
 def import_graph() -> dict[str, set[str]]:
     """Every ``workbench.*`` module each module of the package imports (top level, inside functions, or for type
     checking only). ``from workbench.x import y`` names the module ``workbench.x.y`` when there is one, else the
-    package ``workbench.x`` (its ``__init__``)."""
+    package ``workbench.x`` (its ``__init__``). A fresh copy each call (tests add edges to it); the package is
+    parsed once per process."""
+    return {name: set(targets) for name, targets in _parsed_graph().items()}
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, frozenset[str]]:
     paths = sorted(PACKAGE.rglob("*.py"))
     modules = {_module_name(path) for path in paths}
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for path in paths:
         name = _module_name(path)
         targets: set[str] = set()
@@ -63,7 +70,7 @@ def import_graph() -> dict[str, set[str]]:
                 targets |= {a.name for a in node.names if a.name.startswith("workbench.")}
         targets.discard("workbench")  # the package root only re-exports, lazily
         targets.discard(name)
-        graph[name] = targets
+        graph[name] = frozenset(targets)
     return graph
 
 

@@ -119,7 +119,7 @@ def test_sweep_figure_averages_over_histories():
     assert fig.data[0].type == "heatmap" and fig.layout.xaxis.title.text == "a"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def tuned():
     """A small tune of the short sample: high triggers overflow, small kept budgets lose facts, low triggers
     compact too often; so part of the Pareto front misses the constraints."""

@@ -13,6 +13,7 @@ from policy_scripts import agent, plain
 
 from workbench.knobs import Knobs
 from workbench.policies import get_policy
+from workbench.policies.base import Forwarding
 from workbench.presets import get_preset
 from workbench.replay import simulate
 
@@ -57,17 +58,11 @@ def test_only_past_the_hard_threshold_an_anchored_summary_folds_the_oldest_turns
     assert c.briefing_chars == plain_run.compressions[0].briefing_chars + 200
 
 
-class CountingPolicy:
+class CountingPolicy(Forwarding):
     """Wraps a policy and counts how often the replay asks it to decide."""
 
     def __init__(self, inner):
-        self.inner, self.name, self.calls = inner, inner.name, 0
-
-    def watch_threshold(self, state):
-        return self.inner.watch_threshold(state)
-
-    def watches(self, state):
-        return self.inner.watches(state)
+        self.inner, self.calls = inner, 0
 
     def decide(self, state):
         self.calls += 1

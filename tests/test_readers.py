@@ -321,7 +321,7 @@ def chat(n: int) -> str:
     return f"5e5e5e5e-0000-4000-8000-00000000000{n}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def store() -> dict[str, History]:
     return {h.id: h for h in load_stagewise_sqlite(golden_sqlite())}
 

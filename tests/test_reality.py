@@ -245,7 +245,7 @@ def test_calibrate_writes_yaml_that_loads_back(tmp_path, capsys):
 
 # -- the dev set ----------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def dev_set():
     need_shared(SESSIONS / "facts.json")
     return [load_history(p) for p in sorted(SESSIONS.glob("*.jsonl"))]

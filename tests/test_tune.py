@@ -32,7 +32,7 @@ def test_pareto_front_keeps_only_points_nothing_beats():
     assert pareto_mask(cost, retention, overflows).tolist() == [True, True, True, False, False]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
 def real_result():
     """One tune over the real histories (2 processes), shared by the tests below."""
     return tune(real_history_paths(), base=Knobs(), constraints=REAL_CONSTRAINTS, workers=2)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs, dump_knobs
 
 OBJECTIVES = {"tokens": "tokens_per_task", "dollars": "dollars_per_task"}
@@ -160,7 +161,7 @@ def _held_by(probe: dict[str, Any], constraints: Constraints, best_objective: fl
     """Why the config one step past the edge is no better winner, in words; "" when it is one."""
     at = f"at {probe['value']:g}"
     if constraints.max_compressions is not None and probe["max_compressions"] > constraints.max_compressions:
-        return (f"{at} a history compacts {probe['max_compressions']:,} times, over the limit of "
+        return (f"{at} a history compacts {counted(probe['max_compressions'], 'time')}, over the limit of "
                 f"{constraints.max_compressions:,}")
     if probe["retention"] < constraints.min_retention:
         return f"{at} fact retention is {probe['retention']:.1%}, under the floor of {constraints.min_retention:.1%}"

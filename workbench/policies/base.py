@@ -6,11 +6,11 @@ between events), then asks the policy to ``decide``. A decision is a tuple of ac
 into a briefing (``Compact``), replace old tool outputs with stubs (``Elide``), or drop a prefix with
 no briefing (``Compact(summarize=False)``, a sliding window). Policies are pure and frozen.
 
-A policy may also define ``watches(state) -> tuple[Watch, ...]``: several thresholds, each active from
-a message index on (a message-count trigger, a soft elision threshold that only matters once a tool
-output has left the protected tail, a task boundary). The replay fires at the earliest of them and
-tells ``decide`` which one fired (``state.trigger``). Without ``watches`` the replay uses
-``watch_threshold`` alone, which is how stagewise runs.
+Every policy derives from :class:`Policy`. It may override ``watches(state) -> tuple[Watch, ...]``: several
+thresholds, each active from a message index on (a message-count trigger, a soft elision threshold that only
+matters once a tool output has left the protected tail, a task boundary). The replay fires at the earliest of them
+and tells ``decide`` which one fired (``state.trigger``). The default is ``watch_threshold`` alone, which is how
+stagewise runs. Wrappers derive from :class:`Forwarding`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +29,22 @@ if TYPE_CHECKING:
     from workbench.history.model import History
     from workbench.knobs import Knobs
     from workbench.policies.limits import Limits
+
+
+class Trigger(StrEnum):
+    """Why the replay asks a policy to decide: the reason of the watch that fired, or a guard of the replay's own
+    (manual, reactive) or the agent's log (its own prune). The values are the strings Runs and exports show."""
+
+    THRESHOLD = "threshold"
+    MANUAL = "manual"
+    REACTIVE = "reactive"
+    LOGGED_PRUNE = "logged-prune"
+    PRUNE = "prune"
+    COUNT = "count"
+    TURNS = "turns"
+    ELIDE = "elide"
+    MASK = "mask"
+    TASK_BOUNDARY = "task-boundary"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,9 +58,6 @@ class ReplayState:
     context_tokens: int  # trigger counter: system + briefing + pinned + verbatim - elided
     boundary: int  # first verbatim message of the current context
     briefing_chars: int  # current briefing length (0 if none)
-    briefing_tokens: int
-    compressions: int  # landed compressions so far (the next one is chain index compressions + 1)
-    last_compaction_check: int | None
     counter_tokens: np.ndarray  # per-message trigger-counter tokens
     # ``estimate_tokens`` and ``content_chars`` (properties below) come from these on first use: many
     # policies never walk a boundary, and with a log's billed usage nothing else needs the stagewise count.
@@ -53,9 +67,7 @@ class ReplayState:
     elided: frozenset[int]  # messages whose tool outputs are stubs now
     pinned: frozenset[int]  # messages kept in context even before the boundary
     elided_savings: np.ndarray  # tokens saved per message by elision
-    overflowed: bool = False  # this check is above the window
-    stub_tokens_of: Callable[[int], int] | None = field(default=None, compare=False)
-    trigger: str = "threshold"  # which watch fired: a Watch.reason, or "manual" / "reactive" from the replay
+    trigger: Trigger = Trigger.THRESHOLD  # which watch fired: a Watch.reason, or manual / reactive from the replay
     checks: np.ndarray | None = field(default=None, compare=False)  # message index of every check
     pin_mask: np.ndarray | None = field(default=None, compare=False)  # messages pinned by the pin_* knobs
     elidable_of: Callable[[], np.ndarray] | None = field(default=None, compare=False)
@@ -157,7 +169,7 @@ class Watch:
     tokens: float
     strict: bool = True
     from_index: int = 0
-    reason: str = "threshold"
+    reason: Trigger = Trigger.THRESHOLD
     cooldown: bool = True
 
 
@@ -277,42 +289,38 @@ def pin_mask(history: History, knobs: Knobs, memo: dict[Any, Any] | None = None)
     return _pin_mask(history, knobs.pins, memo)
 
 
-class Policy(Protocol):
-    """When to look, and what to do when the context is above the watch threshold.
+class Policy:
+    """The base of every policy: when to look, and what to do when the context is above a watch.
 
-    Optional: ``watches(state) -> tuple[Watch, ...]`` replaces ``watch_threshold`` for firing (the
-    latter still labels the timeline's trigger column). ``limits() -> Limits`` says which term of the
-    trigger and of the kept budget binds (``workbench.policies.limits``); faces explain knobs with it.
+    A policy names its ``name`` (a dataclass field in most), its ``watch_threshold`` (which also labels the
+    timeline's trigger column) and ``decide``. ``watches`` (several thresholds, each from a message on) defaults
+    to the watch threshold as the one watch, which is how stagewise runs; ``limits`` (which term of the trigger and
+    of the kept budget binds, ``workbench.policies.limits``: faces explain knobs with it) defaults to None. The
+    replay and the faces call all four on any policy: nothing is looked up by name.
     """
 
     @property
-    def name(self) -> str: ...  # read-only, so frozen dataclasses satisfy it
+    def name(self) -> str:
+        raise NotImplementedError
 
     def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
         """(tokens, strict): the replay calls ``decide`` at checks above it; None = never."""
-        ...
+        return None
+
+    def watches(self, state: ReplayState) -> tuple[Watch, ...]:
+        """Where the replay wakes the policy: by default the watch threshold as the one watch."""
+        main = self.watch_threshold(state)
+        return () if main is None else (Watch(tokens=main[0], strict=main[1]),)
+
+    def limits(self) -> Limits | None:
+        """Which terms bind (reported on the Run, never used to replay); None when the policy does not say."""
+        return None
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
-        ...
+        raise NotImplementedError
 
 
-def policy_watches(policy: Policy, state: ReplayState) -> tuple[Watch, ...]:
-    """A policy's watches: its own ``watches``, else its ``watch_threshold`` as the one watch (what the replay
-    does for a policy without ``watches``)."""
-    more = getattr(policy, "watches", None)
-    if more is not None:
-        return tuple(more(state))
-    main = policy.watch_threshold(state)
-    return () if main is None else (Watch(tokens=main[0], strict=main[1]),)
-
-
-def policy_limits(policy: Policy) -> Limits | None:
-    """A policy's ``limits()`` (which terms bind), or None for a policy that has none."""
-    explain = getattr(policy, "limits", None)
-    return explain() if explain is not None else None
-
-
-class Forwarding:
+class Forwarding(Policy):
     """The base of policy wrappers (pruning in front of a policy, a live run's tracking): everything the replay or a
     face may ask of a policy (name, watch threshold, watches, limits, decide) goes to ``inner`` unless the wrapper
     overrides it, so a wrapper never drops one (a live Run once lost its limits that way)."""
@@ -327,10 +335,10 @@ class Forwarding:
         return self.inner.watch_threshold(state)
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        return policy_watches(self.inner, state)
+        return self.inner.watches(state)
 
     def limits(self) -> Limits | None:
-        return policy_limits(self.inner)
+        return self.inner.limits()
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
         return self.inner.decide(state)

@@ -26,7 +26,7 @@ import numpy as np
 
 from workbench.history.elide import has_tool_output
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, Elide, ReplayState, Skip, Watch, policy
+from workbench.policies.base import Action, Elide, ReplayState, Skip, Trigger, Watch, policy
 from workbench.policies.rules import WatchesTriggers, compact_action, must_compact, select_tail, trigger_watches
 
 _OBSERVATIONS: dict[str, np.ndarray] = {}
@@ -87,7 +87,7 @@ class ObservationMaskingPolicy(WatchesTriggers):
         out = trigger_watches(state, self.knobs)
         start = next_mask_index(state, self.knobs.mask_last_n_observations)
         if start is not None:  # masking is not a compaction: the cooldown does not hold it
-            out.append(Watch(tokens=-math.inf, from_index=start, reason="mask", cooldown=False))
+            out.append(Watch(tokens=-math.inf, from_index=start, reason=Trigger.MASK, cooldown=False))
         return tuple(out)
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:

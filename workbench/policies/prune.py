@@ -25,9 +25,8 @@ from workbench.policies.base import (
     Policy,
     ReplayState,
     Skip,
+    Trigger,
     Watch,
-    policy_limits,
-    policy_watches,
 )
 from workbench.policies.limits import Limits
 from workbench.policies.rules import first_index_where
@@ -67,19 +66,19 @@ class Pruned(Forwarding):
     knobs: Knobs
 
     def watches(self, state: ReplayState) -> tuple[Watch, ...]:
-        out = policy_watches(self.inner, state)
+        out = self.inner.watches(state)
         start = first_index_where(
             max(state.index, 0),
             len(state.history.messages),
             lambda i: prune_candidates(state, self.knobs, i) is not None,
         )
         if start is not None:
-            out = (*out, Watch(tokens=-math.inf, from_index=start, reason="prune", cooldown=False))
+            out = (*out, Watch(tokens=-math.inf, from_index=start, reason=Trigger.PRUNE, cooldown=False))
         return out
 
     def limits(self) -> Limits | None:
         """The inner policy's limits with the pruning pre-pass named among the clauses."""
-        found = policy_limits(self.inner)
+        found = self.inner.limits()
         if found is None:
             return None
         k = self.knobs
@@ -88,10 +87,10 @@ class Pruned(Forwarding):
         return dataclasses.replace(found, clauses=(clause, *found.clauses))
 
     def decide(self, state: ReplayState) -> tuple[Action, ...]:
-        if state.trigger not in ("manual", "reactive"):
+        if state.trigger not in (Trigger.MANUAL, Trigger.REACTIVE):
             candidates = prune_candidates(state, self.knobs)
             if candidates is not None:
                 return (Elide(indices=tuple(int(j) for j in candidates), reason="prune"),)
-        if state.trigger == "prune":
+        if state.trigger == Trigger.PRUNE:
             return (Skip(reason="nothing to prune"),)
         return self.inner.decide(state)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from workbench.knobs import Knobs
 from workbench.policies import limits as lim
-from workbench.policies.base import Action, Compact, ReplayState, Skip, Watch
+from workbench.policies.base import Action, Compact, Policy, ReplayState, Skip, Trigger, Watch
 
 
 def trigger_tokens(knobs: Knobs) -> float | None:
@@ -35,10 +36,18 @@ def trigger_tokens(knobs: Knobs) -> float | None:
     return min(clauses) if clauses else None
 
 
-class WatchesTriggers:
-    """Mixin for policies that look whenever one of the knobs' trigger clauses fires."""
+class WatchesTriggers(Policy):
+    """The base of policies that look whenever one of the knobs' trigger clauses fires.
+
+    Class attributes a policy sets to explain itself (``limits``): ``tail_rule`` when it fixes the tail whatever
+    ``keep_rule`` says, ``soft`` what its soft threshold does ("" = it has none), ``soft_watch`` whether that
+    threshold is a watch of its own, ``reads`` the rules knobs only it reads."""
 
     knobs: Knobs
+    tail_rule: ClassVar[str | None] = None
+    soft: ClassVar[str] = ""
+    soft_watch: ClassVar[bool] = True
+    reads: ClassVar[tuple[str, ...]] = ()
 
     def watch_threshold(self, state: ReplayState) -> tuple[float, bool] | None:
         tokens = trigger_tokens(self.knobs)
@@ -49,8 +58,8 @@ class WatchesTriggers:
 
     def limits(self) -> lim.Limits:
         """The OR-ed trigger clauses and the keep_rule tail (``tail_rule`` when the policy fixes it)."""
-        return rules_limits(self.knobs, rule=getattr(self, "tail_rule", None), soft=getattr(self, "soft", ""),
-                            soft_watch=getattr(self, "soft_watch", True), reads=getattr(self, "reads", ()))
+        return rules_limits(self.knobs, rule=self.tail_rule, soft=self.soft, soft_watch=self.soft_watch,
+                            reads=self.reads)
 
 
 def rules_limits(knobs: Knobs, *, rule: str | None = None, soft: str = "", soft_watch: bool = True,
@@ -131,11 +140,11 @@ def trigger_watches(state: ReplayState, knobs: Knobs) -> list[Watch]:
     if limit > 0:
         extra = messages_in_context(state, state.boundary - 1)  # pinned + briefing
         first = limit + state.boundary - extra - (1 if knobs.trigger_at_equal else 0)
-        out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason="count"))
+        out.append(Watch(tokens=-math.inf, from_index=max(first, 0), reason=Trigger.COUNT))
     if knobs.trigger_max_turns > 0:
         start = _turn_watch_index(state, knobs)
         if start is not None:
-            out.append(Watch(tokens=-math.inf, from_index=start, reason="turns"))
+            out.append(Watch(tokens=-math.inf, from_index=start, reason=Trigger.TURNS))
     return out
 
 
@@ -161,7 +170,7 @@ def trigger_fired(state: ReplayState, knobs: Knobs) -> bool:
 
 def must_compact(state: ReplayState, knobs: Knobs) -> bool:
     """True when the replay asks for a compaction now (manual, reactive) or a trigger clause holds."""
-    return state.trigger in ("manual", "reactive") or trigger_fired(state, knobs)
+    return state.trigger in (Trigger.MANUAL, Trigger.REACTIVE) or trigger_fired(state, knobs)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, Elide, ReplayState, Skip, Watch, policy
+from workbench.policies.base import Action, Elide, ReplayState, Skip, Trigger, Watch, policy
 from workbench.policies.rules import (
     WatchesTriggers,
     compact_action,
@@ -47,7 +47,7 @@ class StagedPolicy(WatchesTriggers):
             start = self.next_elision_index(state)
             if start is not None:
                 out.append(
-                    Watch(tokens=soft, strict=not k.trigger_at_equal, from_index=start, reason="elide", cooldown=False)
+                    Watch(tokens=soft, strict=not k.trigger_at_equal, from_index=start, reason=Trigger.ELIDE, cooldown=False)
                 )
         return tuple(out)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from workbench.history.model import Message
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, Compact, ReplayState, Skip, policy
+from workbench.policies.base import Action, Compact, Policy, ReplayState, Skip, policy
 from workbench.policies.limits import RULES_ONLY, STAGEWISE_STOPS, Limits, kept_limit, trigger_limit, watch_clauses
 from workbench.stagewise.core import MIN_FLOOR, select_boundary
 
@@ -47,7 +47,7 @@ class _Prefix(Sequence[Message]):
 
 
 @dataclass(frozen=True)
-class StagewisePolicy:
+class StagewisePolicy(Policy):
     """stagewise: fraction-of-window trigger with a hard cap, budgeted backward walk, chained briefings."""
 
     knobs: Knobs

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.knobs import Knobs
-from workbench.policies.base import Action, ReplayState, Skip, Watch, policy
+from workbench.policies.base import Action, ReplayState, Skip, Trigger, Watch, policy
 from workbench.policies.rules import (
     WatchesTriggers,
     compact_action,
@@ -41,7 +41,7 @@ class TaskBoundaryPolicy(WatchesTriggers):
         if len(later):
             arm = k.soft_trigger_ratio * k.context_window_tokens
             out.append(
-                Watch(tokens=arm, strict=not k.trigger_at_equal, from_index=int(later[0]) - 1, reason="task-boundary")
+                Watch(tokens=arm, strict=not k.trigger_at_equal, from_index=int(later[0]) - 1, reason=Trigger.TASK_BOUNDARY)
             )
         return tuple(out)
 

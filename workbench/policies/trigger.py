@@ -21,9 +21,8 @@ def knob_limits(knobs: Knobs) -> Limits | None:
     """The limits the policy of ``knobs`` runs under (which trigger binds, the kept budget), without a replay: the
     same ``Limits`` a Run of these knobs carries (``Run.limits``). None for a policy that describes none."""
     from workbench.policies import get_policy
-    from workbench.policies.base import policy_limits
 
-    return policy_limits(get_policy(knobs))
+    return get_policy(knobs).limits()
 
 
 def policy_trigger(knobs: Knobs) -> Limit:

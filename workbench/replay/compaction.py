@@ -21,7 +21,7 @@ from workbench.briefing.base import BriefRecord, BriefRequest
 from workbench.counting.tokens import HistoryCounts
 from workbench.history.model import History, Message
 from workbench.knobs import Knobs
-from workbench.policies.base import Compact
+from workbench.policies.base import Compact, Trigger
 from workbench.policies.limits import Limits
 from workbench.replay.context import InContext
 from workbench.replay.results import Compression
@@ -43,7 +43,7 @@ class InFlight:
     tokens_before: int
     request: BriefRequest
     record: BriefRecord
-    trigger: str = "threshold"
+    trigger: Trigger = Trigger.THRESHOLD
 
 
 class MessageSpan(Sequence[Message]):
@@ -216,7 +216,7 @@ def compression_record(
         kept=flight.index_started + 1 - act.boundary,
         kept_tokens=act.kept_tokens,
         outcome=act.outcome,
-        reason=act.reason,
+        reason=str(act.reason),
         summarize=act.summarize,
         tokens_before=flight.tokens_before,
         tokens_after=landing.tokens_after if landing else None,
@@ -229,7 +229,7 @@ def compression_record(
         briefing_chars=rec.chars,
         briefing_tokens=rec.tokens,
         record=rec,
-        trigger=flight.trigger,
+        trigger=str(flight.trigger),
         freed_tokens=landing.freed if landing else None,
         ineffective=landing.ineffective if landing else False,
         thrash=landing.thrash if landing else False,

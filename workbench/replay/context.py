@@ -56,7 +56,6 @@ class InContext:
     briefing_texts: dict[int, str | None] = field(default_factory=dict)
     elided: set[int] = field(default_factory=set)  # messages whose tool outputs are stubs
     landed: int = 0  # compressions landed so far
-    last_compaction_check: int | None = None
 
     @property
     def base_tokens(self) -> int:

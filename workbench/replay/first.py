@@ -19,7 +19,7 @@ from workbench.briefing.base import Briefer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
 from workbench.knobs import Knobs
-from workbench.policies.base import Compact
+from workbench.policies.base import Compact, Trigger
 from workbench.replay.loop import _Replay, prepared
 from workbench.replay.results import Compression, Run
 
@@ -42,10 +42,10 @@ class _Stopped(Exception):  # noqa: N818 - control flow, not an error
 
 
 class _UntilFirstStart(_Replay):
-    def start(self, k: int, context: int, act: Compact, trigger: str = "threshold") -> None:
-        if trigger != "manual":
+    def start(self, k: int, context: int, act: Compact, trigger: Trigger = Trigger.THRESHOLD) -> None:
+        if trigger != Trigger.MANUAL:
             raise _Stopped(CompactionStart(check_started=k, index_started=int(self.checks[k]), tokens_before=context,
-                                           trigger=trigger))
+                                           trigger=str(trigger)))
         super().start(k, context, act, trigger)
 
     def result(self) -> Run:

@@ -44,7 +44,7 @@ from workbench.policies.base import (
     Policy,
     ReplayState,
     Skip,
-    Watch,
+    Trigger,
     history_index,
     pin_mask,
 )
@@ -52,8 +52,8 @@ from workbench.replay.accounting import CallLog
 from workbench.replay.assemble import assemble_run
 from workbench.replay.compaction import InFlight, Landing, briefing_request, compression_record
 from workbench.replay.context import ContextSums, InContext
-from workbench.replay.guards import FORCED, Guards
-from workbench.replay.results import Compression, Event, Metrics, Run
+from workbench.replay.guards import Guards
+from workbench.replay.results import Compression, Event, EventKind, Metrics, Run
 from workbench.replay.timeline import TimelineRows
 
 DEFAULT_CACHE = CountCache()
@@ -133,8 +133,7 @@ class _Replay:
         self.pin_mask = pin_mask(history, knobs, counts.derived)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
-        explain = getattr(policy, "limits", None)  # which terms bind: reported on the Run, never used to replay
-        self.limits = explain() if explain is not None else None
+        self.limits = policy.limits()  # which terms bind: reported on the Run, never used to replay
         self.logged_prunes = _logged_prunes(history, self.checks)
         self.restore = RunningRestore(history.messages, knobs, cache=counts.cache, billed=self._billed)
 
@@ -166,9 +165,9 @@ class _Replay:
             self._elidable = elidable_tokens(self.counts, self.knobs)
         return self._elidable
 
-    def view(self, k: int, context: int, trigger: str = "threshold") -> ReplayState:
-        """What the policy may look at, at check k (``context``: what it holds there). Its context is the agent's
-        own measure (``measured``); the window is overflowed by what it holds."""
+    def view(self, k: int, context: int) -> ReplayState:
+        """What the policy may look at, at check k (``context``: what it holds there; its context is the agent's
+        own measure, ``measured``). Built once per decision: ``at`` moves it to the check the decision falls on."""
         st = self.state
         return ReplayState(
             history=self.history,
@@ -178,9 +177,6 @@ class _Replay:
             context_tokens=self.measured(k, context),
             boundary=st.boundary,
             briefing_chars=st.briefing_chars,
-            briefing_tokens=st.briefing_tokens,
-            compressions=st.landed,
-            last_compaction_check=st.last_compaction_check,
             counter_tokens=self.counter_tokens,
             estimate_tokens_of=self.estimate_tokens,
             content_chars_of=self.content_chars,
@@ -188,13 +184,16 @@ class _Replay:
             elided=frozenset(st.elided),
             pinned=frozenset(st.pinned),
             elided_savings=self.sums.savings,
-            overflowed=context > self.knobs.context_window_tokens,
-            trigger=trigger,
             checks=self.checks,
             pin_mask=self.pin_mask,
             elidable_of=self.elidable,
             layout_of=self.layout,
         )
+
+    def at(self, view: ReplayState, k: int, trigger: Trigger) -> ReplayState:
+        """``view`` (nothing has changed since it was built) at check k, where ``trigger`` fired."""
+        return replace(view, check=k, index=int(self.checks[k]),
+                       context_tokens=self.measured(k, self.context_at(int(self.checks[k]))), trigger=trigger)
 
     def measured(self, k: int, context: int) -> int:
         """The agent's own measure at check k of the ``context`` held there: less the lag where its measure
@@ -211,47 +210,24 @@ class _Replay:
         end = self.check_count if end is None else end
         return self.sums.first_above(start, end, tokens, st.base_tokens, st.boundary, strict, measured)
 
-    def next_decision(self, k: int, view: ReplayState) -> tuple[int, str, float | None]:
-        """(check, trigger, displayed threshold) of the next decision from check k on.
-
-        Ties go to a manual check first, then the policy's watches in order, then reactive compaction.
-        Proactive watches wait out the cooldown; the checks they would have fired at are counted.
-        """
-        kn, guards = self.knobs, self.guards
-        best, reason, shown = self.check_count, "threshold", None
-        manual = guards.next_manual(k)
-        if manual is not None:
-            best, reason = manual, "manual"
-        if kn.proactive_compaction:
+    def next_decision(self, k: int, view: ReplayState) -> tuple[int, Trigger, float | None]:
+        """(check, trigger, displayed threshold) of the next decision from check k on: the guards' schedule of the
+        policy's watches (``Guards.schedule``), or the agent's own prune from its log when that comes first."""
+        shown, watches = None, None
+        if self.knobs.proactive_compaction:
             main = self.policy.watch_threshold(view)
             shown = main[0] if main is not None else None
-            more = getattr(self.policy, "watches", None)
-            if more is not None:
-                watches = tuple(more(view))
-            else:
-                watches = () if main is None else (Watch(tokens=main[0], strict=main[1]),)
-            held = self.check_count  # the first check the cooldown held, if any
-            for w in watches:
-                start = max(k, int(np.searchsorted(self.checks, w.from_index, side="left")))
-                if w.cooldown and guards.cooling(start):
-                    held = min(held, self.first_above(start, w.tokens, w.strict, guards.cool_until, measured=True))
-                    start = guards.cool_until
-                found = self.first_above(start, w.tokens, w.strict, measured=True)
-                if found < best:
-                    best, reason = found, w.reason
-            stop = min(guards.cool_until, best)
-            if held < stop:
-                self.timeline.event(held, "cooldown-skip", guards.hold(stop - held))
-        if kn.reactive_compaction:
-            overflow = self.first_above(k, kn.context_window_tokens, True)
-            if overflow < best:
-                best, reason = overflow, "reactive"
+            watches = tuple(self.policy.watches(view))
+        slot = self.guards.schedule(k, watches, self.first_above, self.checks)
+        if slot.held is not None:
+            self.timeline.event(slot.held[0], EventKind.COOLDOWN_SKIP, slot.held[1])
+        best, reason = slot.check, slot.trigger
         if self.logged_prunes and self.logged_prunes[0][0] < best:
-            best, reason = max(k, self.logged_prunes[0][0]), LOGGED_PRUNE
+            best, reason = max(k, self.logged_prunes[0][0]), Trigger.LOGGED_PRUNE
         return best, reason, shown
 
     # -- events --------------------------------------------------------------------------------
-    def start(self, k: int, context: int, act: Compact, trigger: str = "threshold") -> None:
+    def start(self, k: int, context: int, act: Compact, trigger: Trigger = Trigger.THRESHOLD) -> None:
         """Start a compaction at check k; it lands now if it is forced or ``latency_steps`` is 0."""
         st = self.state
         chain_index = st.landed + 1
@@ -259,8 +235,8 @@ class _Replay:
         if len(self.knob_pinned):
             knob_pins = self.knob_pinned[: int(np.searchsorted(self.knob_pinned, act.boundary))]
             act = replace(act, pinned=tuple(np.union1d(np.asarray(act.pinned, dtype=np.int64), knob_pins).tolist()))
-        if trigger in FORCED and act.reason in ("threshold", ""):
-            act = replace(act, reason=trigger)
+        if self.guards.forced(trigger) and act.reason in (Trigger.THRESHOLD, ""):
+            act = replace(act, reason=str(trigger))
         request = briefing_request(self.history, self.knobs, self.counts, st, act, chain_index)
         if act.summarize:
             record = self.briefer(request)
@@ -271,14 +247,14 @@ class _Replay:
             chain_index=chain_index,
             check_started=k,
             index_started=i,
-            land_check=k if trigger in FORCED else k + self.knobs.latency_steps,
+            land_check=self.guards.land_check(k, trigger),
             tokens_before=context,
             request=request,
             record=record,
             trigger=trigger,
         )
         self.timeline.event(
-            k, "compression-started", f"#{chain_index} boundary {act.boundary} ({act.outcome or act.reason})"
+            k, EventKind.COMPRESSION_STARTED, f"#{chain_index} boundary {act.boundary} ({act.outcome or act.reason})"
         )
         if flight.land_check >= self.check_count:
             self.finish(flight, None)
@@ -296,13 +272,13 @@ class _Replay:
         st = self.state
         act, rec = flight.action, flight.record
         if rec.failed:
-            self.timeline.event(k, "compression-failed", rec.error or "all briefer attempts failed")
+            self.timeline.event(k, EventKind.COMPRESSION_FAILED, rec.error or "all briefer attempts failed")
             self.guards.failed(k)
             self.finish(flight, "failed", k)
             return
         if act.boundary < st.boundary:
             # A later briefing already sits on a later message; prompt building uses the last one (§9).
-            self.timeline.event(k, "compression-superseded", f"boundary {act.boundary} < current {st.boundary}")
+            self.timeline.event(k, EventKind.COMPRESSION_SUPERSEDED, f"boundary {act.boundary} < current {st.boundary}")
             self.finish(flight, "superseded", k)
             return
         self.calls.sent(i, st, self.sums.elisions)
@@ -321,9 +297,8 @@ class _Replay:
             st.briefing_texts[act.boundary] = rec.text
         st.restored_tokens = self.restore.at(i)  # files sized by what their reads were billed
         st.landed += 1
-        st.last_compaction_check = k
         detail = f"#{flight.chain_index} folded {counted(act.boundary - old_boundary, 'message')}, briefing {rec.chars:,} chars"
-        self.timeline.event(k, "compression-landed", detail)
+        self.timeline.event(k, EventKind.COMPRESSION_LANDED, detail)
         context_after = self.context_at(i)
         freed = context_before - context_after
         ineffective, thrash, flags = self.guards.landed(k, freed, context_before)
@@ -354,7 +329,7 @@ class _Replay:
         saved = self.sums.stub(fresh, self.elidable())
         st.elided.update(fresh)
         st.pinned_tokens = self.sums.in_context_tokens(st.pinned)
-        self.timeline.event(k, "elide", f"{len(fresh)} tool outputs stubbed, {saved:,} tokens freed ({act.reason})")
+        self.timeline.event(k, EventKind.ELIDE, f"{len(fresh)} tool outputs stubbed, {saved:,} tokens freed ({act.reason})")
         return saved
 
     # -- main loop ---------------------------------------------------------------------------
@@ -375,32 +350,31 @@ class _Replay:
             if k_evt >= m:
                 break
             i_evt = int(self.checks[k_evt])
-            if trigger == LOGGED_PRUNE:  # the agent cleared these outputs itself (its log says so): at their place
+            if trigger == Trigger.LOGGED_PRUNE:  # the agent cleared these outputs itself (its log says so): at their place
                 _, indices = self.logged_prunes.pop(0)
                 self.elide(k_evt, Elide(indices=indices, reason="the agent's own prune, from its log"))
                 k = k_evt  # the same check is looked at again, as after any elision
                 continue
-            if trigger == "manual":
-                self.guards.manual_done(k_evt)
-            actions = self.policy.decide(self.view(k_evt, self.context_at(i_evt), trigger))
+            self.guards.taken(k_evt, trigger)
+            actions = self.policy.decide(self.at(view, k_evt, trigger))
             acted = freed = started = False
             for act in actions:
                 if isinstance(act, Skip):
                     self.skipped_checks += 1
                     if act.reason != self.last_skip:
-                        self.timeline.event(k_evt, "skip", act.reason)
+                        self.timeline.event(k_evt, EventKind.SKIP, act.reason)
                         self.last_skip = act.reason
                 elif isinstance(act, Elide):
                     if self.elide(k_evt, act) > 0:
                         acted = freed = True
                 elif isinstance(act, Compact):
-                    forced = trigger in FORCED
-                    if not forced and self.guards.cooling(k_evt):
-                        self.timeline.event(k_evt, "cooldown-skip", self.guards.hold(1))
+                    held = self.guards.admit(k_evt, trigger)
+                    if held is not None:
+                        self.timeline.event(k_evt, EventKind.COOLDOWN_SKIP, held)
                         break
-                    if forced:
+                    if self.guards.forced(trigger):
                         self.timeline.event(
-                            k_evt, trigger, f"{trigger} compaction at {self.context_at(i_evt):,} tokens"
+                            k_evt, EventKind(trigger), f"{trigger} compaction at {self.context_at(i_evt):,} tokens"
                         )
                     self.start(k_evt, self.measured(k_evt, self.context_at(i_evt)), act, trigger)
                     acted = started = True
@@ -424,8 +398,6 @@ class _Replay:
             skipped_checks=self.skipped_checks, cooldown_skips=self.guards.cooldown_skips, limits=self.limits,
         )
 
-
-LOGGED_PRUNE = "logged-prune"
 
 
 def _logged_prunes(history: History, checks: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:

@@ -7,6 +7,7 @@ words (``METRIC_SPECS``) beside them. ``replay.assemble`` builds them from what 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any
 
 import polars as pl
@@ -71,6 +72,23 @@ class Compression:
         out["briefing_text"] = rec["text"]
         out["leak_previous_tag"] = rec["leak_previous_tag"]
         return out
+
+
+class EventKind(StrEnum):
+    """What an Event says happened; the values are the strings the timeline's events column and exports show."""
+
+    COMPRESSION_STARTED = "compression-started"
+    COMPRESSION_LANDED = "compression-landed"
+    COMPRESSION_FAILED = "compression-failed"
+    COMPRESSION_SUPERSEDED = "compression-superseded"
+    COOLDOWN_SKIP = "cooldown-skip"
+    MANUAL = "manual"  # a manual compaction started (it ignores the cooldown)
+    REACTIVE = "reactive"  # a reactive compaction started at an overflow
+    INEFFECTIVE = "ineffective"
+    THRASH = "thrash"
+    ELIDE = "elide"
+    SKIP = "skip"
+    OVERFLOW = "overflow"
 
 
 @dataclass(frozen=True, kw_only=True)

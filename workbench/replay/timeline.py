@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from workbench.replay.context import ContextSums, InContext
-from workbench.replay.results import Event
+from workbench.replay.results import Event, EventKind
 
 
 class TimelineRows:
@@ -45,10 +45,11 @@ class TimelineRows:
         if threshold is not None:
             self.trigger[k0 : k1 + 1] = threshold
 
-    def event(self, k: int, kind: str, detail: str = "") -> None:
-        """Something happened at check k."""
-        self.events.append(Event(check=k, index=int(self.checks[k]), kind=kind, detail=detail))
-        self.kinds_at.setdefault(k, []).append(kind)
+    def event(self, k: int, kind: EventKind, detail: str = "") -> None:
+        """Something happened at check k (recorded by the kind's string: what the Run and its exports show)."""
+        name = str(kind)
+        self.events.append(Event(check=k, index=int(self.checks[k]), kind=name, detail=detail))
+        self.kinds_at.setdefault(k, []).append(name)
 
     def total(self) -> np.ndarray:
         """Context tokens at each check."""
@@ -66,8 +67,8 @@ class TimelineRows:
         total = self.total()
         starts = self.overflow_starts(total, window)
         for k in starts:
-            self.event(int(k), "overflow", f"{int(total[k]):,} > window {window:,}")
-        self.events.sort(key=lambda e: (e.check, e.kind != "compression-started"))
+            self.event(int(k), EventKind.OVERFLOW, f"{int(total[k]):,} > window {window:,}")
+        self.events.sort(key=lambda e: (e.check, e.kind != EventKind.COMPRESSION_STARTED))
         return total, starts
 
     def frame(self, total: np.ndarray, baseline: np.ndarray, roles: np.ndarray, window: int) -> pl.DataFrame:

@@ -46,7 +46,7 @@ def adopt(state: ui_state.SessionState, history: History) -> bool:
     ui_state.apply_knobs(state, settings.knobs)
     if settings.preset:
         state[PRESET_KEY] = settings.preset  # the sidebar's preset picker shows where the knobs came from
-    who = literal(f"{settings.agent} {settings.version or ''}")  # the version and model are the log's: as written
+    who = literal(settings.who)  # the version and model are the log's: as written
     ui_state.flash(state, "info", f"Opened as {who} does it: preset `{settings.preset}`, window "
                    f"{settings.knobs.context_window_tokens:,}, model {literal(settings.knobs.model)}. "
                    + " ".join(literal(w) for w in settings.warnings))

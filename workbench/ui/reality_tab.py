@@ -64,7 +64,7 @@ def render(history: History, knobs: Knobs) -> None:
                 "compactions to check a replay against. Open a Claude Code session (`~/.claude/projects/…/*.jsonl`) "
                 "or a Codex rollout (`~/.codex/sessions/…/*.jsonl`).")
         return
-    from workbench.analysis.real_logs.agent_settings import agent_settings
+    from workbench.analysis.real_logs.agent_settings import agent_settings, agent_words
 
     settings = agent_settings(history)
     key = history.digest
@@ -72,7 +72,7 @@ def render(history: History, knobs: Knobs) -> None:
                       help="Off: the estimate alone, with the preset's hidden prefix and token ratio, as a "
                            "counterfactual replay has it.")
     session = _reality(key, usage, knobs, history)  # the sidebar's knobs: what the user set, or calibrated
-    agent = literal(f"{log.agent} {log.version or ''}")  # the version and model are the log's: shown as written
+    agent = literal(agent_words(log.agent, log.version))  # the version and model are the log's: shown as written
     st.markdown(f"**{agent}** · model {literal(settings.model)} · "
                 f"preset `{settings.preset}` · "
                 f"window {settings.window or settings.knobs.context_window_tokens:,} · "
