@@ -92,7 +92,7 @@ def test_the_sweep_tab_opens_a_real_log_on_those_axes():
 # -- auto-tune on the long sample (issue 21 item 6) ----------------------------------------------------------------
 
 
-def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config():
+def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config(long_history):
     """The app's defaults on the long sample: the winner compacts at most twice as often as the sidebar's config
     (122 compactions at a 0.096 trigger before, against 18), keeps the retention floor, names the briefer that scored
     it beside the sidebar's, and a wider range is offered only where one step past the edge a config meets the
@@ -105,7 +105,7 @@ def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config():
     no_errors(at)
     found = at.session_state["tune_result"]
     result, base = found["result"], found["base"]
-    history = load_history("sample_histories/long.jsonl")
+    history = long_history
     scored = check_config(base, [history], Constraints(), briefer=ExtractiveBriefer())
     limit = compaction_limit(int(scored["max_compressions"]))
     assert limit is not None and result.constraints.max_compressions == limit
