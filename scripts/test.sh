@@ -12,6 +12,15 @@ if [ "${1:-}" = "--quick" ]; then
   QUICK=1
   shift
 fi
+# Debian's chromium (the browser tests) installs in the background while pip and mypy run: on a new CI machine it
+# is most of a minute of downloads, and the tests that need it start only after it is waited for below.
+APT_PID=
+if [ "$QUICK" = 0 ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
+    && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian's chromium for the browser tests (in the background)..."
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1) &
+  APT_PID=$!
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
@@ -28,15 +37,14 @@ fi
 # PYTHONDONTWRITEBYTECODE is set (as on our CI machine) no import writes it, so every process the suite starts
 # (AppTest, the CLI, `streamlit run`) would compile ~110 modules again (~0.2 s each; stale files are ignored).
 .venv/bin/python -m compileall -q workbench
-if [ "$QUICK" = 0 ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
-    && command -v apt-get >/dev/null 2>&1; then
-  echo "installing Debian's chromium for the browser test..."
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "warning: could not install chromium; the browser test will report why"
-fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True
+echo "[test.sh] installed in ${SECONDS} s"
 # Types before tests, so CI keeps `mypy workbench` clean (settings in pyproject.toml; ~1 s warm, ~30 s cold).
 .venv/bin/python -m mypy workbench
+echo "[test.sh] type-checked at ${SECONDS} s"
+if [ -n "$APT_PID" ] && ! wait "$APT_PID"; then
+  echo "warning: could not install chromium; the browser tests will report why"
+fi
 if [ "$QUICK" = 1 ]; then
   exec .venv/bin/python -m pytest -n 2 --dist loadgroup -m "not slow and not browser and not live and not long" "$@"
 fi
