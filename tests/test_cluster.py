@@ -127,8 +127,10 @@ def test_the_cluster_sweep_has_the_local_rows_and_loads_each_history_once_per_wo
         assert all(k.startswith("sha256:") for per in loads.values() for k in per)  # from the shipped bytes
         assert all(n == 1 for per in loads.values() for n in per.values())
         assert len(set().union(*loads.values())) == 3
-        _cli("sweep", str(histories), *GRID, "--scheduler", scheduler)  # the workers kept what they loaded
-        assert client.run(worker_loads) == loads
+        _cli("sweep", str(histories), *GRID, "--scheduler", scheduler)
+        after = client.run(worker_loads)  # the scheduler may send a history's tasks to the other worker this time,
+        assert all(n == 1 for per in after.values() for n in per.values())  # but no worker loads one twice
+        assert all(after[w].items() >= per.items() for w, per in loads.items())  # and each kept what it loaded
         assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0
 
 
