@@ -132,6 +132,16 @@ def test_the_trigger_control_writes_the_knob_the_strategy_reads(preset, knob):
     assert any(share in c.value and f"`{knob}`" in c.value for c in at.sidebar.caption)
 
 
+def test_a_preset_whose_proactive_compaction_is_off_says_so_under_the_trigger():
+    """Claude Code 2.1.153 never compacts at its threshold: the control still shows 167,000 tokens (a move turns
+    it on), and a note under it says the trigger is off, in ``trigger_words``' words."""
+    at, _ = opened("claude_code_2_1_153")
+    captions = [c.value for c in at.sidebar.caption]
+    assert any("trigger: off (proactive compaction is off" in c for c in captions), captions
+    at, _ = opened("claude_code")
+    assert not any("trigger: off" in c.value for c in at.sidebar.caption)
+
+
 @pytest.mark.parametrize("preset", list_preset_names())
 def test_every_knob_shown_moves_the_run_or_says_why(preset):
     """The rule, under every preset: a mission knob shown outside the folded group changes the replay when moved one

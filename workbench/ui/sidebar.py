@@ -412,7 +412,7 @@ def _set_trigger() -> None:
 def _trigger_control(knobs: Knobs, run: Run | None, note: str | None) -> None:
     """ONE trigger control for every strategy, in tokens, with its share of the window and the knob it writes
     (Claude Code's window − reserve, Codex's share of the raw window, stagewise's min(ratio × window, cap))."""
-    from workbench.policies.trigger import policy_trigger, trigger_knob
+    from workbench.policies.trigger import policy_trigger, trigger_knob, trigger_words
 
     limit = policy_trigger(knobs)
     window = knobs.context_window_tokens
@@ -430,6 +430,9 @@ def _trigger_control(knobs: Knobs, run: Run | None, note: str | None) -> None:
     bind = limit.binding
     what = f"set by {bind.label}" if bind is not None else "trigger off: a move turns the ratio on"
     st.caption(f"{value:,} tokens = {value / window:.1%} of the {window:,}-token window · {what} · writes `{knob}`")
+    words = trigger_words(knobs)
+    if words.startswith("trigger: off"):  # e.g. Claude Code 2.1.153: the threshold is shown but never fires
+        st.caption(f":orange[{words.split(';')[0]}]")
     if note:
         st.caption(f":orange[{note}]")
 
