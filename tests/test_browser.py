@@ -155,7 +155,7 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
             x, y = float(where["xs"][3]), float(where["ys"][1])
             expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
             page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
-            page.wait_for_function(f"() => document.querySelector({cell!r}).value === {expected!r}", timeout=30_000)
+            page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
             assert before != expected
             assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
             sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
