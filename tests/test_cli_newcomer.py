@@ -82,8 +82,8 @@ def test_probe_with_a_preset_given_uses_that_preset(claude_file, capsys):
     assert "preset claude_code" not in captured.err
 
 
-def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_path, capsys):
-    """A Gemini CLI session file names no version: "replaying as gemini_cli does", not "gemini_cli  does"."""
+def gemini_session(tmp_path):  # noqa: ANN001, ANN201
+    """A two-call Gemini CLI session file (it names no version; its window is 1,048,576 tokens)."""
     import json
 
     from native_log_builders import GeminiLog
@@ -91,6 +91,12 @@ def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_p
     log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
     path = tmp_path / "session-gemini.json"
     path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    return path
+
+
+def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_path, capsys):
+    """A Gemini CLI session file names no version: "replaying as gemini_cli does", not "gemini_cli  does"."""
+    path = gemini_session(tmp_path)
     assert main(["probe", str(path)]) == 0
     err = capsys.readouterr().err
     said = [line for line in err.splitlines() if "replaying as" in line]
@@ -100,13 +106,7 @@ def test_an_agent_log_of_unknown_version_is_named_without_a_dangling_space(tmp_p
 
 def test_probe_of_a_log_that_never_compacts_says_nothing_was_probed(tmp_path, capsys):
     """Gemini CLI's 1,048,576-token window: no compaction, so no retention to report (it said "100.0% (0 kept)")."""
-    import json
-
-    from native_log_builders import GeminiLog
-
-    log = GeminiLog().user("read a").gemini("reading", prompt=20_000).user("go on").gemini("done", prompt=21_000)
-    path = tmp_path / "session-gemini.json"
-    path.write_text(json.dumps(log.doc()), encoding="utf-8")
+    path = gemini_session(tmp_path)
     assert main(["probe", str(path)]) == 0
     out = capsys.readouterr().out
     assert "probed    0 compressions, 0 fact checks" in out
