@@ -98,6 +98,21 @@ def test_presets_lists_stagewise(capsys):
     assert "stagewise " in out and "stagewise_chat" in out
 
 
+def test_a_command_parses_as_it_does_among_all_commands(capsys):
+    """A run builds its own command's parser alone: each command module is named as its command, and the usage a
+    bad argument prints is the one the whole parser gives."""
+    from workbench.cli import COMMAND_MODULES, build_parser
+
+    for name in COMMAND_MODULES:
+        command = name.rsplit(".", 1)[-1]
+        errors = []
+        for parser in (build_parser(command), build_parser()):
+            with pytest.raises(SystemExit):
+                parser.parse_args([command, "--no-such-option"])
+            errors.append(capsys.readouterr().err)
+        assert errors[0] == errors[1] and errors[0].startswith("usage: workbench ")
+
+
 def test_python_dash_m_workbench_runs(history_file):
     import subprocess
     import sys

@@ -169,7 +169,8 @@ def follow_log(
     restores: dict[int, int] = {}  # what the agent re-attaches at each compaction (the prediction's and the next
     # window's, counted alike, so one walk of the log serves both)
     restoring = counting_knobs(base)
-    billed = _billed_for_restore(history, settings.knobs, cache) if use_usage else None
+    # Only a restore that re-attaches files reads the bill (Claude Code's); Codex's restores none: not counted.
+    billed = _billed_for_restore(history, settings.knobs, cache) if use_usage and restoring.restore_files > 0 else None
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
