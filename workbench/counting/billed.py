@@ -139,8 +139,10 @@ def agent_measure_on_bill(messages: Sequence[Any], billed: np.ndarray, estimate:
     answer give 164,865); Codex's is its last call's total, without the reasoning it re-counts, so less."""
     logged = logged or {}
     n = len(messages)
-    billed_before = np.concatenate(([0], np.cumsum(billed, dtype=np.int64)))  # billed counts of messages < i
-    measure = np.empty(n, dtype=np.int64)
+    # billed counts of messages < i; Python ints (a numpy item read or write per message costs more)
+    billed_before = np.concatenate(([0], np.cumsum(billed, dtype=np.int64))).tolist()
+    added = np.asarray(estimate).tolist()
+    measure = [0] * n
     called = False
     running = reasoning = 0  # reasoning billed since the last re-count or compaction, as billed_tokens keeps it
     for i, msg in enumerate(messages):
@@ -153,14 +155,14 @@ def agent_measure_on_bill(messages: Sequence[Any], billed: np.ndarray, estimate:
             running = int(billed_before[i + 1])
         else:
             if msg.meta("isCompactSummary") is not True:
-                running += int(estimate[i])
+                running += int(added[i])
             if reasoning_ratio and reasoning and is_user_turn(msg):
                 running += math.ceil(reasoning * reasoning_ratio)
                 reasoning = 0
         if i in logged and logged[i] > running:
             running = logged[i]
         measure[i] = running
-    return measure
+    return np.array(measure, dtype=np.int64)
 
 
 def billed_counts(counts: HistoryCounts, knobs: Knobs | KnobView) -> Billed:
@@ -211,7 +213,7 @@ def billed_tokens(
     n = len(messages)
     calls = [(i, u.context_tokens, u.reasoning_tokens) for i, m in enumerate(messages)
              if m.role == "assistant" and (u := m.usage) is not None and u.context_tokens > 0]
-    w = [int(x) for x in weights]
+    w = [int(x) for x in np.asarray(weights).tolist()]  # Python ints: numpy's would be read one at a time
     for i, m in enumerate(messages):
         if m.meta("isCompactSummary") is True:
             w[i] = 0  # the agent's own summary: the replay's briefing stands in for it

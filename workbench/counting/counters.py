@@ -194,20 +194,26 @@ def _elidable(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
 
 
 def _text_estimates(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
-    """The agent's own rough count of each message (``agent_estimate: text``)."""
-    return knob_keyed(counts, "text_estimate", knobs, lambda v: _text_estimate(counts, v))
-
-
-def _text_estimate(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
+    """The agent's own rough count of each message (``agent_estimate: text``). It reads one knob, so it is kept under
+    that knob alone: the replays of a window under several knob sets (``workbench reality`` predicts each logged
+    compaction's context after it with knobs of its own) count the window once."""
     image = knobs.image_default_tokens
+    key = ("text_estimate", image)
+    found = counts.derived.get(key)
+    if found is None:
+        found = counts.derived[key] = _text_estimate(counts, image)
+        found.flags.writeable = False
+    return found
+
+
+def _text_estimate(counts: HistoryCounts, image: int) -> np.ndarray:
     store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
     key_of = counts.cache.parts_key
-    msgs = counts.history.messages
-    found = np.empty(len(msgs), dtype=np.int64)
-    for i, m in enumerate(msgs):
+    found = []  # Python ints, made an array once (a numpy item write per message costs more)
+    for m in counts.history.messages:
         mine = key_of(m)
         got = store.get(mine)
         if got is None:
             got = store[mine] = text_estimate_counts(m)
-        found[i] = int(round(got[0] / 4)) + got[1] * image  # text_estimate's arithmetic
-    return found
+        found.append(int(round(got[0] / 4)) + got[1] * image)  # text_estimate's arithmetic
+    return np.array(found, dtype=np.int64)

@@ -121,10 +121,8 @@ class HistoryCounts:
     def _fill_chars(self) -> None:
         store = self.cache.chars
         key_of = self.cache.key
-        n = len(self.history.messages)
-        chars = np.zeros(n, dtype=np.int64)
-        has = np.ones(n, dtype=bool)
-        for i, msg in enumerate(self.history.messages):
+        values = []  # Python ints, made an array once (a numpy item write per message costs more)
+        for msg in self.history.messages:
             key = key_of(msg)
             value = store.get(key)
             if value is None:
@@ -132,11 +130,10 @@ class HistoryCounts:
                 # JS gives NaN for junk like a numeric `text`; count such a message as 0 chars.
                 value = -1 if c is None else (int(c) if c == c else 0)
                 store[key] = value
-            if value < 0:
-                has[i] = False
-            else:
-                chars[i] = value
-        self._chars, self._has_parts = chars, has
+            values.append(value)
+        found = np.array(values, dtype=np.int64)
+        has = found >= 0
+        self._chars, self._has_parts = np.where(has, found, 0), has
 
     @property
     def content_chars(self) -> np.ndarray:
@@ -232,18 +229,40 @@ class HistoryCounts:
             key = self.cache.key(self.history.messages[i])
             stored = self.cache.chunk_chars.get(key)
             if stored is None:
-                from workbench.history.jsjson import utf16_len
-                from workbench.stagewise.serialize import serialize_message
-
-                # Only the length: keeping every chunk's text (a second copy of the history) is left to
-                # ``serialized``, which runs when a briefer really reads the transcript.
-                store = self.cache.serialized
-                chunk = store[key] if key in store else serialize_message(self.history.messages[i], host=True)
-                stored = -1 if chunk is None else utf16_len(chunk)
-                self.cache.chunk_chars[key] = stored
+                stored = self._chunk_length(key, self.history.messages[i])
             value = stored
             self._chunk_chars[i] = value
         return value
+
+    def _fill_serialized_chars(self, lo: int, hi: int) -> np.ndarray:
+        """``_chunk_chars[lo:hi]`` with every message in it measured (``serialized_chars`` of each not yet known)."""
+        assert self._chunk_chars is not None
+        seg = self._chunk_chars[lo:hi]
+        todo = np.flatnonzero(seg == -2)
+        if len(todo):
+            messages, known, key_of = self.history.messages, self.cache.chunk_chars, self.cache.key
+            values = []
+            for j in (todo + lo).tolist():  # Python ints: one array write at the end, not one per message
+                key = key_of(messages[j])
+                stored = known.get(key)
+                if stored is None:
+                    stored = self._chunk_length(key, messages[j])
+                values.append(stored)
+            seg[todo] = values
+        return seg
+
+    def _chunk_length(self, key: Key, msg: Message) -> int:
+        """UTF-16 length of a message's compact chunk (-1 for none), remembered under ``key``."""
+        from workbench.history.jsjson import utf16_len
+        from workbench.stagewise.serialize import serialize_message
+
+        # Only the length: keeping every chunk's text (a second copy of the history) is left to
+        # ``serialized``, which runs when a briefer really reads the transcript.
+        store = self.cache.serialized
+        chunk = store[key] if key in store else serialize_message(msg, host=True)
+        stored = -1 if chunk is None else utf16_len(chunk)
+        self.cache.chunk_chars[key] = stored
+        return stored
 
     def serialized_chars_at(self, indices: np.ndarray) -> np.ndarray:
         """``serialized_chars`` of each message in ``indices`` (an int array), as an array."""
@@ -261,9 +280,7 @@ class HistoryCounts:
             self._chunk_chars = np.full(len(self.history.messages), -2, dtype=np.int64)
         done = self._span_done
         if lo > done:  # a span past the prefix: summed alone (the messages between are not serialized for it)
-            seg = self._chunk_chars[lo:hi]
-            for j in np.flatnonzero(seg == -2):
-                self.serialized_chars(lo + int(j))
+            seg = self._fill_serialized_chars(lo, hi)
             valid = seg >= 0
             return int(seg.sum(where=valid)), int(np.count_nonzero(valid))
         if hi > done:  # the prefix grows to hi: each message is summed into it once
@@ -272,9 +289,7 @@ class HistoryCounts:
                 self._span_chars = np.zeros(n + 1, dtype=np.int64)
                 self._span_count = np.zeros(n + 1, dtype=np.int64)
             assert self._span_count is not None
-            seg = self._chunk_chars[done:hi]
-            for j in np.flatnonzero(seg == -2):
-                self.serialized_chars(done + int(j))
+            seg = self._fill_serialized_chars(done, hi)
             valid = seg >= 0
             np.cumsum(np.where(valid, seg, 0), out=self._span_chars[done + 1 : hi + 1])
             self._span_chars[done + 1 : hi + 1] += self._span_chars[done]

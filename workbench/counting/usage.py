@@ -40,7 +40,8 @@ def agent_measure(
 ) -> np.ndarray:
     """The agent's own measure of its context right after each message, minus ``hidden_prefix``."""
     n = len(messages)
-    measure = np.zeros(n, dtype=np.int64)
+    measure = [0] * n  # Python ints, made an array once: a numpy item read or write per message costs more
+    added = np.asarray(estimate).tolist()
     total = 0
     reasoning_open = 0  # reasoning tokens of this turn's calls (not yet re-counted)
     reasoning_carried = 0  # the estimate the agent adds for earlier turns' reasoning
@@ -57,14 +58,14 @@ def agent_measure(
                 reasoning_open += usage.reasoning_tokens
         else:
             if count_added:
-                total += int(estimate[i])
+                total += int(added[i])
             if reasoning_ratio and reasoning_open and is_user_turn(msg):
                 carried = int(np.ceil(reasoning_open * reasoning_ratio))
                 reasoning_carried += carried
                 total += carried
                 reasoning_open = 0
         measure[i] = total
-    return measure
+    return np.array(measure, dtype=np.int64)
 
 
 def usage_tokens(

@@ -234,16 +234,22 @@ class Message:
 
     @property
     def text(self) -> str:
-        """All text parts joined: what a human reads as this message's words."""
-        # p.kind == "text" and p.text, inlined (replays ask for every message of a window): a JSON type is
-        # "text" exactly when str() of it is
+        """All text parts joined: what a human reads as this message's words.
+
+        Remembered (frozen parts): the pins, turns and bills of every replayed window read it per message."""
+        cached = self.__dict__.get("_text")
+        if cached is not None:
+            return cached
+        # p.kind == "text" and p.text, inlined: a JSON type is "text" exactly when str() of it is
         texts = []
         for p in self.parts or ():
             data = p.data
             if isinstance(data, dict) and data.get("type") == "text":
                 value = data.get("text")
                 texts.append(value if isinstance(value, str) and value else "")
-        return "\n".join(texts)
+        cached = "\n".join(texts)
+        object.__setattr__(self, "_text", cached)
+        return cached
 
     def tool_parts(self) -> tuple[Part, ...]:
         return tuple(p for p in self.parts or () if p.kind in ("tool", "tool-result"))

@@ -38,6 +38,8 @@ _OWN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_
 def token_count(value: Any) -> int | None:
     """``value`` as a token count; None when it is not one: a bool, a string, a negative, fractional, non-finite or
     absurd number (``Infinity``, ``NaN``, ``1e400``, ``10**30`` in a corrupt or hand-edited log)."""
+    if type(value) is int:  # nearly every value a log holds (a bool's type is bool)
+        return value if 0 <= value <= MAX_TOKEN_COUNT else None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -49,9 +51,12 @@ def token_count(value: Any) -> int | None:
 
 def usage_problem(usage: dict[str, Any]) -> str | None:
     """The first key of ``usage`` the readers take whose value (not null) is not a token count; None when all are."""
+    get = usage.get
     for key in USAGE_KEYS:
-        value = usage.get(key)
-        if value is not None and token_count(value) is None:
+        value = get(key)
+        if value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT):  # token_count's common case
+            continue
+        if token_count(value) is None:
             return key
     return None
 

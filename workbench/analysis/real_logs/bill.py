@@ -351,7 +351,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
                  base: int, *, reset: bool) -> list[ModelCall]:
     """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
     (hidden prefix, what the agent re-attached) plus the segment's tokens before it."""
-    before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64)))
+    before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64))).tolist()  # read one at a time: Python ints
     out: list[ModelCall] = []
     msgs = segment.messages
     turn = command = rebuilt = False
