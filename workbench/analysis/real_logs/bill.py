@@ -316,6 +316,11 @@ def command_turn(msg: Message) -> bool:
     return text.startswith(COMMAND_TAGS) or (msg.meta("isMeta") is True and text.startswith(SKILL_PREFIX))
 
 
+# json.dumps(args, ensure_ascii=False, default=str), its encoder made once (dumps builds one per call with these
+# options: most of its time on a tool call's few arguments).
+_ARGS_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def visible_chars(msg: Message) -> int:
     """What an answer shows of itself, in chars: its text and reasoning text, and its tool calls' arguments."""
     total = 0
@@ -328,7 +333,7 @@ def visible_chars(msg: Message) -> int:
             total += len(text)
         args = data.get("input")
         if args is not None and str(data.get("type", "")).startswith(("tool-", "dynamic-tool")):
-            total += len(args) if isinstance(args, str) else len(json.dumps(args, ensure_ascii=False, default=str))
+            total += len(args) if isinstance(args, str) else len(_ARGS_JSON(args))
     return total
 
 
