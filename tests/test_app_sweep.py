@@ -51,6 +51,28 @@ def test_after_loading_a_cell_the_form_still_describes_the_heatmap():
         (before["sweep_y_from"], before["sweep_y_to"]) != live_range(run, "kept_budget_ratio")
 
 
+def test_opening_another_history_moves_the_form_to_its_axes_and_the_heatmap_says_what_it_shows():
+    """With a heatmap on screen, opening another history in the sidebar: the form follows that history's default
+    axes and ranges (and the histories to sweep follow it), and the heatmap, still the old sweep's, says so."""
+    at = app(tab="Sweep", knob_context_window_tokens=20_000)
+    widget(at, "sweep_x_steps").set_value(2).run()
+    widget(at, "sweep_y_steps").set_value(2).run()
+    at.button(key="sweep_go").click().run()
+    no_errors(at)
+    swept = at.session_state["sweep_result"]
+    other = "sample_histories/tool_heavy.jsonl"
+    at.selectbox(key=ui_state.HISTORY).set_value(other).run()
+    no_errors(at)
+    run = simulate(load_history(other), Knobs(context_window_tokens=20_000))
+    x, y = default_axes(run)
+    assert (widget(at, "sweep_x").value, widget(at, "sweep_y").value) == (x, y)
+    assert (widget(at, "sweep_x_from").value, widget(at, "sweep_x_to").value) == live_range(run, x)
+    assert (widget(at, "sweep_y_from").value, widget(at, "sweep_y_to").value) == live_range(run, y)
+    assert widget(at, "sweep_histories").value == [other]
+    assert at.session_state["sweep_result"] is swept  # the heatmap stays, and says which sweep it is
+    assert any("sweep run while" in i.value and "short.jsonl" in i.value for i in at.info)
+
+
 def test_a_click_reports_the_cell_under_it():
     """The heatmap's invisible cell markers report their category strings; they map back to the grid's cells."""
     cells = [(0.2, 0.05), (0.35, 0.05), (0.2, 0.1), (0.35, 0.1)]

@@ -173,6 +173,21 @@ def test_plots_import_no_streamlit():
     assert out == ["False", "False"]
 
 
+@pytest.mark.slow
+def test_the_charts_tab_figures_build_no_plotly_template():
+    """The three charts of the Charts tab are built without a ``go.layout.Template`` (validating one took 0.2-0.9 s of
+    a cold start here): it is built the first time a ``go`` figure asks for it."""
+    code = ("from workbench import plots; from workbench.plots import style; "
+            "from workbench.history.readers import load_history; from workbench.replay import simulate; "
+            "from workbench.knobs import Knobs; from workbench.analysis.costs import cost_frame; "
+            f"h = load_history({str(REPO / 'sample_histories' / 'short.jsonl')!r}); r = simulate(h, Knobs()); "
+            "plots.context_spec(r); plots.briefing_spec(r); plots.cost_spec(cost_frame(r, h)); "
+            "print(style.template.cache_info().currsize); plots.sweep_figure; plots.pareto_figure; "
+            "assert plots.TEMPLATE is style.template(); print(style.template.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "1"]
+
+
 def test_sweep_heatmap_ticks_are_rounded_and_every_cell_is_clickable():
     """Ticks read 0.0833, not 0.08333333; an invisible marker on each cell centre makes cells selectable."""
     frame = pl.DataFrame({"trigger_ratio": [1 / 12, 1 / 12, 0.5, 0.5], "kept_budget_ratio": [0.1, 40_000.0, 0.1, 40_000.0],
@@ -234,6 +249,50 @@ def test_the_context_spec_is_the_context_figure_as_plotly_sends_it(history):
         sent = json.loads(pio.to_json(spec, validate=False))
         assert sent == json.loads(pio.to_json(plots.context_figure(run, **kwargs), validate=False))
         assert sent["layout"]["shapes"] and sent["data"][0]["x"]["bdata"]
+
+
+def test_the_cost_spec_is_the_cost_figure_as_plotly_sends_it(run, history):
+    """The Charts and A/B tabs draw the cost chart from ``cost_spec`` (no plotly.py on a slider move): the JSON of the
+    two-panel figure ``make_subplots`` lays out, with a compare frame, a thinned long frame and an empty one."""
+    import json
+
+    import plotly.io as pio
+    from _plotly_utils.utils import convert_to_base64
+    from plotly.subplots import make_subplots
+
+    frame = cost_frame(run, history)
+    other = cost_frame(simulate(history, K.replace(trigger_ratio=0.4)), history)
+    long = pl.concat([frame] * (plots.MAX_POINTS // max(frame.height, 1) + 2)).with_columns(
+        pl.int_range(pl.len()).cast(frame["index"].dtype).alias("index"))
+    for one, kwargs in ((frame, {}), (frame, {"compare": other}), (long, {"compare": long}), (frame.head(0), {})):
+        spec = plots.cost_spec(one, **kwargs)
+        convert_to_base64(spec["data"])
+        sent = json.loads(pio.to_json(spec, validate=False))
+        assert sent == json.loads(pio.to_json(plots.cost_figure(one, **kwargs), validate=False))
+    # the panels sit where make_subplots puts them
+    grid = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=("a", "b"))
+    for axis in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+        for prop in ("anchor", "domain", "matches", "showticklabels"):
+            assert sent["layout"][axis].get(prop) == grid.layout[axis].to_plotly_json().get(prop), (axis, prop)
+    assert [a["y"] for a in sent["layout"]["annotations"]] == [a.y for a in grid.layout.annotations]
+
+
+def test_the_app_packs_each_spec_as_plotly_does(run, history):
+    """``fast_chart.pack`` (what the app applies before sending a spec) gives the JSON plotly's ``convert_to_base64``
+    gives, though it does not walk the hover data's lists of strings."""
+    import plotly.io as pio
+    from _plotly_utils.utils import convert_to_base64
+
+    from workbench.ui.fast_chart import pack
+
+    other = simulate(history, K.replace(trigger_ratio=0.4))
+    for build in (lambda: plots.context_spec(run, previews=message_previews(history), compare=other),
+                  lambda: plots.briefing_spec(run, compare=other),
+                  lambda: plots.cost_spec(cost_frame(run, history), compare=cost_frame(other, history))):
+        ours, theirs = build(), build()
+        pack(ours["data"])
+        convert_to_base64(theirs["data"])
+        assert pio.to_json(ours, validate=False) == pio.to_json(theirs, validate=False)
 
 
 def test_the_briefing_spec_is_the_briefing_figure_as_plotly_sends_it(run, history):

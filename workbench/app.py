@@ -1,15 +1,15 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
 Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
-queued uploads → sidebar (history, briefer; the knobs' values, with places kept for their widgets) → one cached
-replay → metric cards → tabs → the knob widgets, whose ranges and notes come from the run; only the open tab runs (``st.tabs(on_change="rerun")`` makes them lazy). Every number comes from the engine
-(``workbench.replay``, ``costs``, ``inspector``, ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM briefings sit
-behind a button in the Live runs tab.
+queued uploads → the sidebar's values (history, briefer, knobs), read from session state → one cached replay → tabs,
+the Charts tab's context chart first → the history's line, metric cards and notes (into a place kept above the tabs)
+→ the open tab's content (``st.tabs(on_change="rerun")`` makes the others lazy) → the whole sidebar, whose knob ranges
+and notes come from the run. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
+``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM
+briefings sit behind a button in the Live runs tab.
 """
 
 from __future__ import annotations
-
-from functools import partial
 
 import streamlit as st
 
@@ -31,46 +31,52 @@ for key in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is c
     if key in st.session_state:
         st.session_state[key] = st.session_state[key]
 
-st.sidebar.title("Compaction Workbench")
-chosen = sidebar.history_picker()
-if chosen is not None:
-    agent_open.adopt(st.session_state, chosen[1])  # a real agent log opens with its own preset, window and model
+# Read first, drawn last: the sidebar's values (history, briefer, knobs) come from session state, and its widgets
+# are drawn once the context chart is out (sidebar.draw_sidebar); so are the cards and notes above the tabs (into
+# ``head``). On a slider move the browser then draws the chart before it renders the ~60 other elements
+# (benchmarks/README.md, browser_slider).
+choice = sidebar.choose_history()
+if choice.history is not None:
+    agent_open.adopt(st.session_state, choice.history)  # a real agent log opens with its own preset, window and model
 briefer = sidebar.briefer_choice()
-panel = sidebar.knob_widgets()  # the knobs from session state; their widgets are drawn once the run is known
+panel = sidebar.knob_panel()  # the knobs from session state; their widgets are drawn once the run is known
 knobs = panel.knobs
-sidebar.flashes()
-if chosen is None or knobs is None:
-    sidebar.draw_knobs(panel, None)
+if choice.history is None or choice.label is None or knobs is None:
+    sidebar.flashes()
+    sidebar.draw_sidebar(choice, panel, None)
     st.stop()
-label, history, history_path = chosen
+label, history, history_path = choice.label, choice.history, choice.path
 key = history.digest
 
-run = runs.replay(key, knobs, briefer, history)
-pinned = st.session_state.get(compare_tab.PINNED)
-run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
-
-st.markdown(f"**{literal(history.id)}** · {counted(len(history), 'message')} · {counted(run.metrics.checks, 'check')} · "
-            f"strategy `{knobs.strategy}` · briefer `{run.briefer}`")
-charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
-charts.pricing_note(run, history, runs.logged_bill(key, history))
-charts.run_warnings(run)
-for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
-    if note not in run.log_notes:  # those about an agent log are on the Charts tab, beside its chart
-        st.warning(note)
-
-warmup.empty()
-# The sidebar's knob widgets come last, into the places reserved for them: on a slider move the context chart
-# goes out first (benchmarks/browser.py); their ranges and notes need the run anyway.
+head = st.container()  # the history's line, the metric cards and the run's notes: drawn after the context chart
+run = None
 try:
+    run = runs.replay(key, knobs, briefer, history)
+    pinned = st.session_state.get(compare_tab.PINNED)
+    run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
+    warmup.empty()  # the browser has had the hidden chart since the imports; the page keeps only the real charts
     tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"], key="tab",
                    on_change="rerun")
-    with tabs[0]:
-        if tabs[0].open is not False:
-            charts.charts_tab(run, runs.previews(key, history), partial(runs.costs, key, knobs, briefer, run, history),
-                              runs.logged(key, history),
-                              tuple(c.index for c in history.log.compactions) if history.log else (),
-                              against=runs.against(run, history),
-                              counterfactual=runs.counterfactual(key, knobs, history))
+    charts_open = tabs[0].open is not False
+    if charts_open:
+        with tabs[0]:
+            charts.context_chart(run, runs.previews(key, history), runs.logged(key, history),
+                                 tuple(c.index for c in history.log.compactions) if history.log else (),
+                                 against=runs.against(run, history),
+                                 counterfactual=runs.counterfactual(key, knobs, history))
+    with head:
+        sidebar.flashes()
+        st.markdown(f"**{literal(history.id)}** · {counted(len(history), 'message')} · "
+                    f"{counted(run.metrics.checks, 'check')} · strategy `{knobs.strategy}` · briefer `{run.briefer}`")
+        charts.metric_cards(run.metrics, run_a.metrics if run_a is not None else None)
+        charts.pricing_note(run, history, runs.logged_bill(key, history))
+        charts.run_warnings(run)
+        for note in run.notes[:-1]:  # the last note is the counterfactual caveat, shown under the charts
+            if note not in run.log_notes:  # those about an agent log are on the Charts tab, beside its chart
+                st.warning(note)
+    if charts_open:
+        with tabs[0]:
+            charts.lower_charts(run, runs.costs(key, knobs, briefer, run, history))
     # The other tabs' modules are imported when their tab opens: the first chart does not wait for them.
     with tabs[1]:
         if tabs[1].open:
@@ -101,4 +107,4 @@ try:
 
             config_tab.render(knobs, history_path)
 finally:
-    sidebar.draw_knobs(panel, run)  # ranges for this history, notes, the knobs this run does not read
+    sidebar.draw_sidebar(choice, panel, run)  # ranges for this history, notes, the knobs this run does not read

@@ -11,7 +11,7 @@ thinning). Import from here: ``from workbench import plots; plots.context_figure
 
 from workbench.plots.briefing import BANDS, briefing_figure, briefing_spec
 from workbench.plots.context import binding_caption, context_figure, context_spec
-from workbench.plots.cost import cost_figure
+from workbench.plots.cost import cost_figure, cost_spec
 from workbench.plots.pareto import MET, MISSED, OBJECTIVE_LABELS, WINNER, pareto_figure
 from workbench.plots.reality import reality_figure
 from workbench.plots.style import (
@@ -32,7 +32,7 @@ from workbench.plots.style import (
     RESTORED,
     STARTED,
     SYSTEM,
-    TEMPLATE,
+    TEMPLATE_JSON,
     TRIGGER,
     VERBATIM,
     WINDOW,
@@ -63,6 +63,7 @@ __all__ = [
     "STARTED",
     "SYSTEM",
     "TEMPLATE",
+    "TEMPLATE_JSON",
     "TRIGGER",
     "VERBATIM",
     "WINDOW",
@@ -74,6 +75,7 @@ __all__ = [
     "context_figure",
     "context_spec",
     "cost_figure",
+    "cost_spec",
     "pareto_figure",
     "pivot_metric",
     "reality_figure",
@@ -81,3 +83,11 @@ __all__ = [
     "thin",
     "tick",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "TEMPLATE":  # a plotly object built on first use (plots.style.template)
+        from workbench.plots.style import template
+
+        return template()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 import polars as pl
-from plotly.subplots import make_subplots
 
-from workbench.plots.style import BASELINE, COMPARE, LANDED, MAX_POINTS, VERBATIM, _layout, _short, figure
+from workbench.plots.style import BASELINE, COMPARE, LANDED, MAX_POINTS, VERBATIM, _short, layout_spec, scatter
+
+SPACING = 0.14  # between the two panels, as a share of the plot's height (make_subplots' vertical_spacing)
 
 
 def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
@@ -15,8 +16,16 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
     """Tokens and dollars per task, cumulative over the conversation (a ``workbench.analysis.costs.cost_frame``).
 
     The no-compaction baseline is drawn faint; when it dwarfs the run it runs off the chart (its total
-    is in the panel title) so that the run's own curve stays readable.
+    is in the panel title) so that the run's own curve stays readable. The figure of ``cost_spec``.
     """
+    return go.Figure(cost_spec(frame, compare=compare, labels=labels))
+
+
+def cost_spec(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, labels: tuple[str, str] = ("B", "A"),
+              ) -> dict:
+    """``cost_figure`` as plotly's JSON structure: the two panels laid out as ``make_subplots(rows=2, cols=1,
+    shared_xaxes=True)`` lays them out, built without plotly.py (the Charts tab redraws it on every slider move,
+    and building it as ``go`` objects took ~0.4 s of each move on the long sample: benchmarks/README.md)."""
     titles = []
     panels = ((1, "cum_tokens", "baseline_cum_tokens", "tokens (agent + briefer, in + out)"),
               (2, "cum_dollars", "baseline_cum_dollars", "dollars"))
@@ -41,37 +50,45 @@ def cost_figure(frame: pl.DataFrame, *, compare: pl.DataFrame | None = None, lab
                                           frame.height - 1))]
     if compare is not None and compare.height > MAX_POINTS:
         compare = compare[np.unique(np.linspace(0, compare.height - 1, MAX_POINTS).astype(np.int64))]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14, subplot_titles=titles,
-                        figure=figure())
+    data: list[dict] = []
     x = frame["index"].to_numpy()
-    for (row, col, base_col, _), top in zip(panels, tops, strict=True):
+    for row, col, base_col, _ in panels:
+        axes = {"xaxis": "x", "yaxis": "y"} if row == 1 else {"xaxis": "x2", "yaxis": "y2"}
         fmt = "%{y:,.0f} tokens" if row == 1 else "$%{y:,.4f}"
         color = VERBATIM if row == 1 else LANDED
         first = row == 1
-        fig.add_trace(go.Scatter(x=x, y=frame[col].to_numpy(), name="this run", mode="lines", legendgroup="run",
-                                 showlegend=first, line={"color": color, "width": 2.2},
-                                 hovertemplate=fmt + "<extra></extra>"), row=row, col=1)
+        data.append(scatter(x=x, y=frame[col].to_numpy(), name="this run", mode="lines", legendgroup="run",
+                            showlegend=first, line={"color": color, "width": 2.2},
+                            hovertemplate=fmt + "<extra></extra>", **axes))
         if row == 2:
-            fig.add_trace(go.Scatter(x=x, y=frame["cum_dollars_cached"].to_numpy(), name="with prompt caching",
-                                     mode="lines", line={"color": color, "width": 1.5, "dash": "dash"},
-                                     hovertemplate="cached: " + fmt + "<extra></extra>"), row=row, col=1)
+            data.append(scatter(x=x, y=frame["cum_dollars_cached"].to_numpy(), name="with prompt caching",
+                                mode="lines", line={"color": color, "width": 1.5, "dash": "dash"},
+                                hovertemplate="cached: " + fmt + "<extra></extra>", **axes))
         if compare is not None:
-            fig.add_trace(go.Scatter(x=compare["index"].to_numpy(), y=compare[col].to_numpy(), name=labels[1],
-                                     mode="lines", legendgroup="compare", showlegend=first,
-                                     line={"color": COMPARE, "dash": "dash", "width": 1.6},
-                                     hovertemplate=f"{labels[1]}: " + fmt + "<extra></extra>"), row=row, col=1)
-        fig.add_trace(go.Scatter(x=x, y=frame[base_col].to_numpy(), name="no compaction", mode="lines", opacity=0.6,
-                                 legendgroup="baseline", showlegend=first,
-                                 line={"color": BASELINE, "dash": "dot", "width": 1.4},
-                                 hovertemplate="no compaction: " + fmt + "<extra></extra>"), row=row, col=1)
-        fig.update_yaxes(range=[0, top], row=row, col=1)
-    fig.update_yaxes(title_text="tokens", tickformat="~s", row=1, col=1)
-    fig.update_yaxes(title_text="US dollars", tickprefix="$", tickformat=",.2~f", row=2, col=1)
-    fig.update_xaxes(title_text="message index", tickformat=",d", row=2, col=1)
-    if frame.height:
-        fig.update_xaxes(range=[0, max(int(x.max()), 1)])
-    fig.update_annotations(font_size=12)
-    fig.update_layout(hovermode="x unified" if frame.height <= 4000 else "closest")
-    _layout(fig, "Cost per task, cumulative", height=540)
-    fig.update_layout(legend={"y": -0.13, "yanchor": "top"}, margin={"t": 80 if offs[0] else 60, "b": 95})
-    return fig
+            data.append(scatter(x=compare["index"].to_numpy(), y=compare[col].to_numpy(), name=labels[1],
+                                mode="lines", legendgroup="compare", showlegend=first,
+                                line={"color": COMPARE, "dash": "dash", "width": 1.6},
+                                hovertemplate=f"{labels[1]}: " + fmt + "<extra></extra>", **axes))
+        data.append(scatter(x=x, y=frame[base_col].to_numpy(), name="no compaction", mode="lines", opacity=0.6,
+                            legendgroup="baseline", showlegend=first,
+                            line={"color": BASELINE, "dash": "dot", "width": 1.4},
+                            hovertemplate="no compaction: " + fmt + "<extra></extra>", **axes))
+    panel = (1 - SPACING) / 2  # each panel's share of the height
+    xrange = {"range": [0, max(int(x.max()), 1)]} if frame.height else {}
+    layout = layout_spec("Cost per task, cumulative", height=540)
+    layout.update(
+        xaxis={"anchor": "y", "domain": [0.0, 1.0], "matches": "x2", "showticklabels": False, **xrange},
+        yaxis={"anchor": "x", "domain": [panel + SPACING, 1.0], "range": [0, tops[0]], "title": {"text": "tokens"},
+               "tickformat": "~s"},
+        xaxis2={"anchor": "y2", "domain": [0.0, 1.0], "title": {"text": "message index"}, "tickformat": ",d",
+                **xrange},
+        yaxis2={"anchor": "x2", "domain": [0.0, panel], "range": [0, tops[1]], "title": {"text": "US dollars"},
+                "tickprefix": "$", "tickformat": ",.2~f"},
+        annotations=[{"font": {"size": 12}, "showarrow": False, "text": text, "x": 0.5, "xanchor": "center",
+                      "xref": "paper", "y": y, "yanchor": "bottom", "yref": "paper"}
+                     for text, y in zip(titles, (1.0, panel), strict=True)],
+        hovermode="x unified" if frame.height <= 4000 else "closest",
+    )
+    layout["legend"] = {**layout["legend"], "y": -0.13, "yanchor": "top"}
+    layout["margin"] = {**layout["margin"], "t": 80 if offs[0] else 60, "b": 95}
+    return {"data": data, "layout": layout}

@@ -6,8 +6,13 @@ the same thing in each (green landed, red the window or a failure, grey the no-c
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import numpy as np
-import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 SYSTEM = "#9aa0a6"
 BRIEFING = "#8e6cc9"
@@ -34,7 +39,7 @@ FONT = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 12}
 MAX_POINTS = 2_000  # a line with more points than this is thinned (peaks kept): the browser draws it faster
 
 
-def _template() -> go.layout.Template:
+def _template_json() -> dict:
     """plotly_white's layout and its scatter, bar and heatmap styles only: copying the whole template into every
     figure (all 30 trace types) took 18 ms a figure and 4 KB of JSON, on every slider move. Read from plotly's own
     file (``plotly/package_data/templates/plotly_white.json``) rather than ``plotly.io.templates``, which builds
@@ -43,16 +48,36 @@ def _template() -> go.layout.Template:
     from importlib.resources import files
 
     full = json.loads((files("plotly") / "package_data" / "templates" / "plotly_white.json").read_text("utf-8"))
-    return go.layout.Template(layout=full["layout"], data={k: full["data"][k] for k in ("scatter", "bar", "heatmap")})
+    return {"data": {k: full["data"][k] for k in ("scatter", "bar", "heatmap")}, "layout": full["layout"]}
 
 
-TEMPLATE = _template()
+# The template as plotly's JSON structure, what the specs (``context_spec``, ...) carry. The same as a
+# ``go.layout.Template``'s JSON (tests/test_plots.py), without building one: validating it took 0.2-0.9 s of a cold
+# start's first run on this machine (more under load), and the Charts tab never needs it.
+TEMPLATE_JSON = _template_json()
+
+
+@functools.cache
+def template() -> go.layout.Template:
+    """The template as a plotly object, built on first use: for the figures still made with ``go`` (sweep,
+    Pareto front, reality) and the notebooks."""
+    import plotly.graph_objects as go
+
+    return go.layout.Template(TEMPLATE_JSON)
+
+
+def __getattr__(name: str) -> object:
+    if name == "TEMPLATE":  # the plotly object, for the notebooks and tests that name it: built when first asked for
+        return template()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def figure() -> go.Figure:
     """An empty figure born with the workbench template: a bare ``go.Figure()`` first applies plotly's default
     template (built on first use: ~90 ms of a cold start) only for ``_layout`` to replace it."""
-    fig = go.Figure(layout={"template": TEMPLATE})
+    import plotly.graph_objects as go
+
+    fig = go.Figure(layout={"template": template()})
     fig._wb_templated = True  # ``_layout`` need not copy the template in again
     return fig
 
@@ -86,8 +111,6 @@ def thin(values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
 
 
 # -- figures as plain JSON structures (no plotly.py validation), for charts redrawn on every slider move ------------
-
-TEMPLATE_JSON = TEMPLATE.to_plotly_json()
 
 
 def scatter(**props: object) -> dict:
@@ -132,10 +155,10 @@ def layout_spec(title: str, *, height: int = 460) -> dict:
 def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
     # A figure born with the template (``figure()``) keeps it: assigning it again copies and validates all of it
     # (~0.1 s a figure, three figures a slider move).
-    template = {} if getattr(fig, "_wb_templated", False) else {"template": TEMPLATE}
+    kept = {} if getattr(fig, "_wb_templated", False) else {"template": template()}
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 15}},
-        **template,
+        **kept,
         font=FONT,
         height=height,
         margin={"l": 70, "r": 20, "t": 85, "b": 55},
@@ -148,6 +171,8 @@ def _layout(fig: go.Figure, title: str, *, height: int = 460) -> go.Figure:
 
 def _legend_line(fig: go.Figure, name: str, color: str, dash: str) -> None:
     """A legend entry for a shape line (hlines have none of their own)."""
+    import plotly.graph_objects as go
+
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line={"color": color, "dash": dash},
                              hoverinfo="skip"))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -136,21 +135,23 @@ def show(fig: go.Figure | dict, key: str, **kwargs: Any) -> Any:
     return st.plotly_chart(fig, key=key, theme=None, config=config, **kwargs)
 
 
-def charts_tab(run: Run, previews: list[str], cost: Callable[[], pl.DataFrame], logged: pl.DataFrame | None = None,
-               logged_compactions: tuple[int, ...] = (), *, against: AgainstLog | None = None,
-               counterfactual: bool = False) -> None:
-    """The three charts of one run (a real agent log adds its logged context and compactions to the first, and a
-    line that says how far the replay's compactions are from the agent's).
-
-    ``cost`` is called only once the context chart is on its way to the browser, and both charts below it are
-    built before either is sent: on a cold start the browser draws the context chart alone first, while the
-    server computes the rest (benchmarks/browser.py)."""
+def context_chart(run: Run, previews: list[str], logged: pl.DataFrame | None = None,
+                  logged_compactions: tuple[int, ...] = (), *, against: AgainstLog | None = None,
+                  counterfactual: bool = False) -> None:
+    """The Charts tab's first chart: the context over the conversation (a real agent log adds its logged context and
+    compactions, and a line that says how far the replay's compactions are from the agent's). The app sends it before
+    anything else on the page is drawn, and ``lower_charts`` after it (benchmarks/browser.py)."""
     log_lines(run, against, counterfactual)
     with st.container(key="context_chart"):
         show(plots.context_spec(run, previews=previews, logged=logged, logged_compactions=logged_compactions),
              "context")
         st.caption(plots.binding_caption(run))
-    briefing, cost_chart = plots.briefing_spec(run), plots.cost_figure(cost())
+
+
+def lower_charts(run: Run, cost: pl.DataFrame) -> None:
+    """The Charts tab's briefing and cost charts, side by side, and the counterfactual caveat. Both figures are built
+    before either is sent: on a cold start the browser draws the context chart alone first."""
+    briefing, cost_chart = plots.briefing_spec(run), plots.cost_spec(cost)
     left, right = st.columns(2)
     with left:
         show(briefing, "briefing")

@@ -68,4 +68,4 @@ def render(run: Run, run_a: Run | None, history: History, knobs: Knobs, briefer:
     cost_b = runs.costs(key, knobs, briefer, run, history)
     cost_a = runs.costs(key, run_a.knobs, briefer, run_a, history)
     with c2:
-        show(plots.cost_figure(cost_b, compare=cost_a, labels=labels), "ab_cost")
+        show(plots.cost_spec(cost_b, compare=cost_a, labels=labels), "ab_cost")

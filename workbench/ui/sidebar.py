@@ -15,7 +15,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,41 +60,64 @@ def _history_files() -> dict[str, Path]:
     return {f.label: f.path for f in files}
 
 
-def history_picker() -> tuple[str, History, str] | None:
-    """The chosen history as (label, History, path for a CLI command), or None when there is none."""
+@dataclass(frozen=True)
+class HistoryChoice:
+    """The history picker before it is drawn: its options, the chosen label, the history read (None when there is
+    none or it could not be read) and the path a CLI command names. The app reads it first and draws the picker
+    after the context chart (``draw_sidebar``)."""
+
+    options: tuple[str, ...]
+    label: str | None
+    history: History | None
+    path: str
+    error: str | None = None
+
+
+def choose_history() -> HistoryChoice:
+    """The chosen history, read from session state (the picker's value) without drawing anything."""
     from workbench.history.samples.datasets import sample_dirs
     from workbench.ui.sources import HistoryFile, default_history_file
 
     files = _history_files()
     uploaded: dict[str, History] = st.session_state.get(ui_state.UPLOADED, {})
     generated = _generated() if not files else None
-    options = list(files) + list(uploaded) + (["generated sample"] if generated is not None else [])
-    st.sidebar.subheader("History")
+    options = (*files, *uploaded, *(["generated sample"] if generated is not None else []))
     if not options:
-        st.sidebar.info("No sample history found: upload one below.")
-        _upload_widget()
-        return None
+        return HistoryChoice(options=(), label=None, history=None, path="")
     if st.session_state.get(ui_state.HISTORY) not in options:
         default = default_history_file([HistoryFile(label, path) for label, path in files.items()], sample_dirs())
         st.session_state[ui_state.HISTORY] = default.label if default else options[0]
-    label = st.sidebar.selectbox(
-        "history", options, key=ui_state.HISTORY,
-        help="Shipped samples, folders named with `-- --histories DIR` or $WORKBENCH_HISTORIES, and uploads.",
-    )
-    _upload_widget()
+    label = st.session_state[ui_state.HISTORY]
     if label in uploaded:
-        show_load_warnings(uploaded[label])
-        return label, uploaded[label], label.removeprefix(ui_state.UPLOAD_PREFIX)
+        return HistoryChoice(options=options, label=label, history=uploaded[label],
+                             path=label.removeprefix(ui_state.UPLOAD_PREFIX))
     if label == "generated sample" and generated is not None:
-        return label, generated, "HISTORY.jsonl"
+        return HistoryChoice(options=options, label=label, history=generated, path="HISTORY.jsonl")
     path = files[label]
     try:
         history = _load_file(str(path), path.stat().st_mtime)
     except (HistoryError, OSError) as exc:
-        st.sidebar.error(f"Could not read this history: {literal(exc)}")
-        return None
-    show_load_warnings(history)
-    return label, history, str(path)
+        return HistoryChoice(options=options, label=label, history=None, path=str(path),
+                             error=f"Could not read this history: {literal(exc)}")
+    return HistoryChoice(options=options, label=label, history=history, path=str(path))
+
+
+def draw_history_picker(choice: HistoryChoice) -> None:
+    """The picker, the upload widgets and what reading the chosen history said."""
+    st.sidebar.subheader("History")
+    if not choice.options:
+        st.sidebar.info("No sample history found: upload one below.")
+        _upload_widget()
+        return
+    st.sidebar.selectbox(
+        "history", list(choice.options), key=ui_state.HISTORY,
+        help="Shipped samples, folders named with `-- --histories DIR` or $WORKBENCH_HISTORIES, and uploads.",
+    )
+    _upload_widget()
+    if choice.error is not None:
+        st.sidebar.error(choice.error)
+    elif choice.history is not None:
+        show_load_warnings(choice.history)
 
 
 def _file_loader(path: Path) -> Callable[[], History]:
@@ -252,21 +275,20 @@ TRIGGER = "trigger_tokens"  # the trigger control's widget key: not a knob, it w
 UNREAD_GROUP = "knob_group_unread"  # the folded group of the knobs this run does not read
 
 
-@dataclass
+@dataclass(frozen=True)
 class KnobPanel:
-    """The sidebar's knobs in two steps: the knobs from session state before the run (``knob_widgets``), their
+    """The sidebar's knobs in two steps: the knobs from session state before the run (``knob_panel``), their
     widgets after it (``draw_knobs``), whose ranges and notes come from the run (the history's peak, what binds,
     which knobs the strategy reads)."""
 
     knobs: Knobs | None
-    mission: Any  # container of the trigger control and the other mission sliders
-    groups: Any  # container of the group expanders and the folded "not read by" group
-    slots: dict[str, Any] = field(default_factory=dict)  # knob -> a placeholder for its note
+    presets: tuple[Any, ...]  # the presets offered (workbench.presets.Preset)
+    error: str | None = None  # why session state holds no valid knobs
 
 
-def knob_widgets() -> KnobPanel:
-    """The knobs as session state holds them (every knob keeps a value there, drawn or not), with the preset picker;
-    the widgets are drawn by ``draw_knobs`` once the run is known."""
+def knob_panel() -> KnobPanel:
+    """The knobs as session state holds them (every knob keeps a value there, drawn or not), and the presets; the
+    widgets are drawn by ``draw_knobs`` once the run is known."""
     from workbench.presets import list_presets
 
     for key, value in ui_state.widget_values(Knobs()).items():
@@ -274,33 +296,38 @@ def knob_widgets() -> KnobPanel:
         # Closed groups draw no widgets (lazy, like the tabs), and Streamlit forgets an undrawn widget's value
         # at the end of a run: re-asserting it makes it a value of the session, kept while the group is shut.
         st.session_state[key] = st.session_state[key]
-    presets = list_presets()
+    presets = tuple(list_presets())
     names = [p.name for p in presets]
     st.session_state.setdefault("preset", "stagewise" if "stagewise" in names else (names[0] if names else None))
-    with st.sidebar:
-        st.subheader("Knobs")
-        st.selectbox(
-            "preset", names, key="preset", on_change=_apply_preset,
-            format_func=lambda n: next((p.title for p in presets if p.name == n), n),
-            help="Choosing a preset sets every knob from it; then adjust from there.",
-        )
-        note = st.empty()
-        panel = KnobPanel(knobs=None, mission=st.container(), groups=st.container())
     try:
-        panel.knobs = ui_state.knobs_from_values(st.session_state)
+        return KnobPanel(knobs=ui_state.knobs_from_values(st.session_state), presets=presets)
     except ValueError as exc:
-        st.sidebar.error(str(exc))
-        return panel
-    _preset_caption(note, panel.knobs)
-    for warning in panel.knobs.warnings():
-        st.sidebar.warning(warning)
-    return panel
+        return KnobPanel(knobs=None, presets=presets, error=str(exc))
 
 
 def draw_knobs(panel: KnobPanel, run: Run | None) -> None:
-    """Every knob's widget: the trigger control and the mission sliders (ranges from ``run``), one expander per group,
-    and the knobs ``run`` never reads folded into one "not read by <strategy>" group, each saying why; under each
-    knob that has no effect right now, why (``analysis.binding.knob_notes``)."""
+    """The preset picker, then every knob's widget: the trigger control and the mission sliders (ranges from ``run``),
+    one expander per group, and the knobs ``run`` never reads folded into one "not read by <strategy>" group, each
+    saying why; under each knob that has no effect right now, why (``analysis.binding.knob_notes``); last, why the
+    knobs are invalid or what they warn about."""
+    presets = panel.presets
+    st.sidebar.subheader("Knobs")
+    st.sidebar.selectbox(
+        "preset", [p.name for p in presets], key="preset", on_change=_apply_preset,
+        format_func=lambda n: next((p.title for p in presets if p.name == n), n),
+        help="Choosing a preset sets every knob from it; then adjust from there.",
+    )
+    if panel.knobs is not None:
+        _preset_caption(panel.knobs)
+    _draw_knob_widgets(panel, run)
+    if panel.error is not None:
+        st.sidebar.error(panel.error)
+    elif panel.knobs is not None:
+        for warning in panel.knobs.warnings():
+            st.sidebar.warning(warning)
+
+
+def _draw_knob_widgets(panel: KnobPanel, run: Run | None) -> None:
     from workbench.analysis.binding import knob_notes, trigger_note, unread_knobs
 
     unread = unread_knobs(run) if run is not None else {}
@@ -321,7 +348,7 @@ def draw_knobs(panel: KnobPanel, run: Run | None) -> None:
         elif name in notes:
             st.caption(f":orange[{notes[name]}]")
 
-    with panel.mission:
+    with st.sidebar:
         if panel.knobs is not None:
             _trigger_control(panel.knobs, run, trigger_note(run) if run is not None else None)
         for name in MISSION_KNOBS:
@@ -331,7 +358,7 @@ def draw_knobs(panel: KnobPanel, run: Run | None) -> None:
     for name in fields:
         if (name not in MISSION_KNOBS or name == "trigger_ratio") and name not in unread:
             groups.setdefault(KNOB_SPECS[name].group, []).append(name)
-    with panel.groups:
+    with st.sidebar:
         for group, names in groups.items():
             box = st.expander(group.heading, expanded=group in (KnobGroup.POLICY, KnobGroup.MODEL),
                               key=f"knob_group_{group}", on_change="rerun")
@@ -437,7 +464,7 @@ def _trigger_control(knobs: Knobs, run: Run | None, note: str | None) -> None:
         st.caption(f":orange[{note}]")
 
 
-def _preset_caption(note: Any, knobs: Knobs) -> None:
+def _preset_caption(knobs: Knobs) -> None:
     from workbench.knobs.command import changed_knobs
     from workbench.presets import get_preset
 
@@ -446,16 +473,29 @@ def _preset_caption(note: Any, knobs: Knobs) -> None:
         return
     changed = changed_knobs(knobs, get_preset(name))
     if changed:
-        note.caption(f"Changed from preset {name}: {', '.join(changed)}")
+        st.sidebar.caption(f"Changed from preset {name}: {', '.join(changed)}")
 
 
 def briefer_choice() -> str:
-    """Which offline briefer writes the briefings of the main run."""
+    """Which offline briefer writes the briefings of the main run (the radio's value; it is drawn by ``draw_sidebar``)."""
     st.session_state.setdefault("briefer", "simulated")
+    return str(st.session_state["briefer"])
+
+
+def _draw_briefer() -> None:
     st.sidebar.subheader("Briefer")
-    return st.sidebar.radio("briefer", list(BRIEFERS), format_func=BRIEFERS.get, key="briefer",
-                            label_visibility="collapsed",
-                            help="Live LLM briefings run in the Live runs tab, behind an explicit button.")
+    st.sidebar.radio("briefer", list(BRIEFERS), format_func=BRIEFERS.get, key="briefer", label_visibility="collapsed",
+                     help="Live LLM briefings run in the Live runs tab, behind an explicit button.")
+
+
+def draw_sidebar(choice: HistoryChoice, panel: KnobPanel, run: Run | None) -> None:
+    """The whole sidebar, top to bottom. The app draws it last, after the context chart (its values were read from
+    session state first): on a slider move the browser draws the chart before it renders ~40 widgets
+    (benchmarks/README.md, "browser_slider")."""
+    st.sidebar.title("Compaction Workbench")
+    draw_history_picker(choice)
+    _draw_briefer()
+    draw_knobs(panel, run)
 
 
 def flashes() -> None:

@@ -27,7 +27,7 @@ from workbench.ui import state as ui_state
 from workbench.ui.charts import show
 from workbench.ui.sweep_shared import _history_table, numeric_knobs
 
-RESULT = "sweep_result"  # {"frame", "x", "y"}
+RESULT = "sweep_result"  # {"frame", "x", "y", "opened": the sidebar's history when it ran}
 MEAN = "mean over the histories"
 METRICS = (  # the heatmap's choices; their words are METRIC_SPECS'
     "tokens_per_task", "dollars_per_task", "dollars_per_task_cached", "peak_ratio", "overflows", "compressions",
@@ -133,25 +133,31 @@ def render(current: str, history: History, knobs: Knobs, histories: dict[str, Ca
     from workbench.analysis.binding import default_axes
 
     dx, dy = default_axes(run)
-    frozen = st.session_state.get(RESULT) is not None  # a heatmap is on screen: the form keeps describing it
+    # A heatmap of a sweep run with this history open is on screen: the form keeps describing it. Once another history
+    # is opened, the form follows that one's default axes, and the heatmap says what it shows.
+    result = st.session_state.get(RESULT)
+    frozen = result is not None and result.get("opened", current) == current
     c1, c2 = st.columns(2)
     with c1:
         x, xs = _axis("x knob", "x", dx, run, frozen=frozen)
     with c2:
         y, ys = _axis("y knob", "y", dy, run, frozen=frozen)
-    st.session_state.setdefault("sweep_histories", [current])
+    # The histories follow the opened one until the user picks their own.
+    if st.session_state.get("sweep_histories") in (None, st.session_state.get("sweep_histories_auto")):
+        st.session_state["sweep_histories"] = st.session_state["sweep_histories_auto"] = [current]
     chosen = st.multiselect("histories", list(histories), key="sweep_histories")
     if x == y:
         st.warning("Pick two different knobs.")
     else:
-        _grid(x, xs, y, ys, knobs, chosen, histories)
+        _grid(x, xs, y, ys, knobs, chosen, histories, current)
     st.divider()
     tune_panel.render(current, history, knobs, chosen or [current], histories)
 
 
 def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: list[str],
-          histories: dict[str, Callable[[], History]]) -> None:
-    """The sweep button, its heatmap (mean or one history), the cell loader and the cell's histories."""
+          histories: dict[str, Callable[[], History]], current: str) -> None:
+    """The sweep button, its heatmap (mean or one history), the cell loader and the cell's histories; ``current`` is
+    the history open in the sidebar."""
     from workbench.explore.sweep import knob_grid, sweep
 
     total = len(xs) * len(ys) * len(chosen)
@@ -169,11 +175,17 @@ def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: li
 
         frame = sweep(loaded, grid, workers=1, chunk_size=max(1, len(grid) // 40), progress=progress)
         bar.empty()
-        st.session_state[RESULT] = {"frame": frame, "x": x, "y": y}
+        st.session_state[RESULT] = {"frame": frame, "x": x, "y": y, "opened": current}
     result = st.session_state.get(RESULT)
     if result is None:
         return
     frame, rx, ry = result["frame"], result["x"], result["y"]
+    opened = result.get("opened", current)
+    if opened != current:  # the form above follows the history opened since: say what this heatmap is
+        swept = sorted(frame["history"].unique().to_list())
+        st.info(f"This heatmap is the sweep run while {literal(opened)} was open: {labels.knob_title(rx)} × "
+                f"{labels.knob_title(ry)} over {literals(swept)}. The form above follows {literal(current)}: "
+                "run the sweep again to see it on these axes.")
     st.session_state.setdefault("sweep_metric", "tokens_per_task")
     names = sorted(frame["history"].unique().to_list())
     m1, m2 = st.columns(2)
