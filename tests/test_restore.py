@@ -308,3 +308,23 @@ def test_a_session_started_from_an_approved_plan_re_attaches_it() -> None:
     assert [r.kind for r in items] == ["file", "plan"]
     assert items[1].tokens > count_text_tokens(plan, "estimate")
     assert [r.kind for r in _items(_read(ClaudeLog().user("go"), "r1", "/repo/src/a.py", 1, 5, 5))] == ["file"]
+
+
+def test_a_file_is_restored_as_its_edits_since_the_read_left_it() -> None:
+    """The restore reads the file as it is then: what the edits since its read added grows it (a failed edit adds
+    nothing), and the limit is checked on that size."""
+    def session(added: str, *, failed: bool = False) -> ClaudeLog:
+        log = _whole_read(ClaudeLog().user("go"), "r1", "/repo/a.py", 200)  # 11,000 chars
+        log.assistant([tool_use("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="x" + added)],
+                      input_total=50_000, output=10)
+        if failed:
+            return log.user([{"type": "tool_result", "tool_use_id": "e1", "content": "String not found",
+                              "is_error": True}])
+        return log.tool_result("e1", "The file has been updated.")
+
+    (before,) = _items(session(""))
+    (grown,) = _items(session(LINE * 100))  # half as long again
+    assert grown.kind == "file" and 1.4 < grown.tokens / before.tokens < 1.6
+    assert _items(session(LINE * 100, failed=True)) == (before,)
+    (over,) = _items(session(LINE * 300))  # 27,500 chars: over 5,000 tokens
+    assert over.kind == "reference"

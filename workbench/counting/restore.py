@@ -42,6 +42,7 @@ from workbench.counting.restore_files import (
     _Counter,
     _File,
     _read,
+    edit_growth,
 )
 from workbench.counting.tokens import CountCache
 
@@ -155,6 +156,7 @@ class _Walk:
         self.known: dict[str, _File] = {}
         self.state: set[str] = set()  # readFileState's paths
         self.pending: dict[str, str] = {}  # call id -> path of a Read waiting for its result
+        self.edits: dict[str, tuple[str, int]] = {}  # call id -> path and chars added of an Edit waiting for its result
         self.skills: dict[str, int] = {}
         self.skill_call: str | None = None  # the skill a Skill call just started: its messages follow
         self.todo: int | None = None
@@ -230,10 +232,13 @@ class _Walk:
                         content = args.get("content") if isinstance(args.get("content"), str) else ""
                         file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True,
                                                    _billed_input(billed, i, msg, j)), []
+                        file.grown = 0
                         file.modified = file.whole_at = order
                         state.add(path)
                     elif name in EDIT_TOOLS:
                         file.modified = order
+                        if part.tool_call_id:  # its growth counts once its result says it was made
+                            self.edits[part.tool_call_id] = (path, edit_growth(name, args))
                         state.add(path)
                     elif name in READ_TOOLS:
                         if args.get("offset") is None and args.get("limit") is None:
@@ -245,6 +250,10 @@ class _Walk:
                         elif part.tool_call_id:
                             pending[part.tool_call_id] = path
                             file.read = order
+                elif kind == "tool-result" and part.tool_call_id in self.edits:
+                    path, growth = self.edits.pop(part.tool_call_id or "")
+                    if not data.get("isError"):
+                        known[path].grown += growth
                 elif kind == "tool-result" and part.tool_call_id in pending:
                     path = pending.pop(part.tool_call_id or "")
                     if data.get("isError"):  # the read failed: the tool stored nothing
