@@ -358,7 +358,8 @@ def after_tokens(after: Any, model: SizeModel, restore_tokens: int) -> int | Non
 # what the call after them billed (the summary at chars / 4), while what they leave where files are restored varies
 # by thousands, and by user. So the median of n compactions is weighed n / (n + 10): one user's few compactions
 # (the 3 of real_sessions_large's Claude Code logs outside entireio/cli) no longer set a constant 4,600 tokens
-# above what the other 68 leave.
+# above what the other 68 leave. Only where the restore is worked out by rules (``restore_files`` > 0: Claude Code);
+# Codex re-attaches nothing the rules size, and its constant is all the prediction leaves.
 RESTORE_PRIOR_COMPACTIONS = 10
 
 
@@ -381,7 +382,7 @@ def fit_after(afters: Sequence[Any], base: Knobs) -> AfterFit:
         if predicted is not None:
             residuals.append(a.logged_tokens - predicted)
     n = len(residuals)
-    restore = (float(np.median(residuals)) * n / (n + RESTORE_PRIOR_COMPACTIONS) if residuals
-               else float(base.compaction_restore_tokens))
+    prior = RESTORE_PRIOR_COMPACTIONS if base.restore_files > 0 else 0
+    restore = float(np.median(residuals)) * n / (n + prior) if residuals else float(base.compaction_restore_tokens)
     return AfterFit(model=model, restore_tokens=max(0, int(round(restore))), compactions=len(residuals),
                     pairs=len(pairs))
