@@ -4,6 +4,7 @@ log's usage when told not to (a log with its usage stripped gives the same numbe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -321,14 +322,18 @@ def test_fit_after_finds_a_floor_for_summaries_that_do_not_grow_with_what_they_f
                                         "compact_history_chars": 10_000 * (i + 1), "target_chars": 30_000,
                                         "regenerate": True}, actual_chars=12_000)
               for i in range(6)]
-    fit = fit_after(afters, Knobs())
+    claude = Knobs(restore_files=5)  # the restore worked out by rules: its constant is held towards them
+    fit = fit_after(afters, claude)
     assert (fit.model.new_chars_ratio, fit.model.min_chars) == (0.0, 12_000)
     # logged = rest - 2,000 + restore + 3,000 (12,000 chars / 4): the restore is the median of what is left,
-    # 1,600 + i for i = 0..5, i.e. 1,602.5, rounded half to even
-    assert fit.restore_tokens == 1_602
-    assert after_tokens(afters[0], fit.model, fit.restore_tokens) == 49_900 - 2_000 + 1_602 + 3_000
+    # 1,600 + i for i = 0..5, i.e. 1,602.5, weighed 6 / (6 + 10) against the rules alone: 601
+    assert fit.restore_tokens == 601
+    assert fit_after(afters, Knobs()).restore_tokens == 1_602  # no rules (Codex): the median, rounded half to even
+    assert after_tokens(afters[0], fit.model, fit.restore_tokens) == 49_900 - 2_000 + 601 + 3_000
     knobs = fit.knobs(Knobs())
-    assert (knobs.sim_min_chars, knobs.sim_new_chars_ratio, knobs.compaction_restore_tokens) == (12_000, 0.0, 1_602)
+    assert (knobs.sim_min_chars, knobs.sim_new_chars_ratio, knobs.compaction_restore_tokens) == (12_000, 0.0, 601)
+    many = [dataclasses.replace(a, index=a.index + 6 * k) for k in range(10) for a in afters]  # 60: nearer the median
+    assert fit_after(many, claude).restore_tokens == round(1_602.5 * 60 / 70)
 
 
 # -- the command and the real logs --------------------------------------------------------------------------------

@@ -276,3 +276,55 @@ def test_with_the_logs_bill_a_read_file_is_sized_by_what_its_read_was_billed() -
     assert items["/repo/big.py"].kind == "reference"  # 2,000 x 4 of its bare lines is over 5,000
     unbilled = restored_items(history.messages, files=5, per_file_tokens=5_000, billed=[0] * len(billed))
     assert unbilled == restored_items(history.messages, files=5, per_file_tokens=5_000)
+
+
+def test_with_the_logs_bill_a_written_file_is_sized_by_what_its_content_was_billed() -> None:
+    """A Write's content is billed as the call's input: with the log's bill, the file is restored at that bill plus
+    what numbering its lines adds, and called over the 5,000-token limit by it (written code is billed well above
+    the estimate, so a file the estimate keeps under the limit may be over it)."""
+    content = LINE * 300  # 16,500 chars: ~4,620 tokens by the estimate with ratio 1.12, under the limit
+    log = _write(ClaudeLog().user("go"), "w1", "/repo/big.py", content)
+    _write(log, "w2", "/repo/small.py", LINE * 30)
+    history = parse_claude_code(log.text())
+    calls = [i for i, m in enumerate(history.messages) if m.role == "assistant"]
+    billed = [0] * len(history.messages)
+    billed[calls[0]], billed[calls[1]] = 5_800, 600
+    kw = {"files": 5, "per_file_tokens": 5_000, "token_ratio": 1.12}
+    items = {r.name: r for r in restored_items(history.messages, billed=billed, **kw)}  # type: ignore[arg-type]
+    assert items["/repo/big.py"].kind == "reference"  # 5,800 billed: over the limit
+    numbers = count_text_tokens(_numbered(range(1, 32)), "estimate") - count_text_tokens(LINE * 30, "estimate")
+    assert abs(items["/repo/small.py"].tokens - (600 + numbers * 1.12)) < 60  # the bill, its numbers and header
+    unbilled = {r.name: r for r in restored_items(history.messages, **kw)}  # type: ignore[arg-type]
+    assert unbilled["/repo/big.py"].kind == "file"  # by the estimate it seemed within the limit
+
+
+def test_a_session_started_from_an_approved_plan_re_attaches_it() -> None:
+    """Accepting a plan with "clear context" starts a new session on ``Implement the following plan:`` with the
+    plan in ``planContent`` (Claude Code 2.1.39); its plan file goes on, and a compaction re-attaches it."""
+    plan = "# Plan\n\n1. Parse the input.\n2. Write the tests.\n" * 10
+    log = ClaudeLog().user(f"Implement the following plan:\n\n{plan}", planContent=plan)
+    _read(log, "r1", "/repo/src/a.py", 1, 5, 5)
+    items = _items(log)
+    assert [r.kind for r in items] == ["file", "plan"]
+    assert items[1].tokens > count_text_tokens(plan, "estimate")
+    assert [r.kind for r in _items(_read(ClaudeLog().user("go"), "r1", "/repo/src/a.py", 1, 5, 5))] == ["file"]
+
+
+def test_a_file_is_restored_as_its_edits_since_the_read_left_it() -> None:
+    """The restore reads the file as it is then: what the edits since its read added grows it (a failed edit adds
+    nothing), and the limit is checked on that size."""
+    def session(added: str, *, failed: bool = False) -> ClaudeLog:
+        log = _whole_read(ClaudeLog().user("go"), "r1", "/repo/a.py", 200)  # 11,000 chars
+        log.assistant([tool_use("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="x" + added)],
+                      input_total=50_000, output=10)
+        if failed:
+            return log.user([{"type": "tool_result", "tool_use_id": "e1", "content": "String not found",
+                              "is_error": True}])
+        return log.tool_result("e1", "The file has been updated.")
+
+    (before,) = _items(session(""))
+    (grown,) = _items(session(LINE * 100))  # half as long again
+    assert grown.kind == "file" and 1.4 < grown.tokens / before.tokens < 1.6
+    assert _items(session(LINE * 100, failed=True)) == (before,)
+    (over,) = _items(session(LINE * 300))  # 27,500 chars: over 5,000 tokens
+    assert over.kind == "reference"

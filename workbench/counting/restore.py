@@ -14,13 +14,15 @@ the 2.1.88 source map (compact.ts, attachments.ts):
   whole). Plan files and CLAUDE.md / memory files are left out. The attachment is the tool call and its
   result as the Read tool formats them (line-numbered, as the transcript's Read results show them).
 - **Skills** invoked with the Skill tool (``invoked_skills`` [JR2]; its whole content in these versions), the
-  **todo list** when not empty (``todo`` [HR2]) and the **plan file** (``plan_file_reference`` [Ou6]).
+  **todo list** when not empty (``todo`` [HR2]) and the **plan file** (``plan_file_reference`` [Ou6]): one the
+  session wrote, or the plan it started from (a plan approved with "clear context" starts a new session whose first
+  message logs it as ``planContent``, 2.1.39 cli.js; its plan file goes on).
 
 None of it is logged. A read's size comes from its result; a range read is scaled to the whole file by the
 line counts Claude Code logs with it (``toolUseResult.file.totalLines``, kept by the reader as the tool
 message's ``readLines``); a write gives the content (``counting.restore_files``). With the log's bill, a read
-counts what the provider billed for it; else tokens are counted like the rest of the context: the trigger
-counter times ``token_ratio``. A resumed session (the reader marks where its ``SessionStart:resume`` hook ran)
+counts what the provider billed for it, a write what its call's input was billed; else tokens are counted like
+the rest of the context: the trigger counter times ``token_ratio``. A resumed session (the reader marks where its ``SessionStart:resume`` hook ran)
 rebuilds ``readFileState`` from the transcript's whole reads and writes only (2.1.25 [H9A]). Pure; no I/O.
 """
 
@@ -32,7 +34,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.counting.restore_files import Counts, _billed_message, _billed_part, _Counter, _File, _read
+from workbench.counting.restore_files import (
+    Counts,
+    _billed_input,
+    _billed_message,
+    _billed_part,
+    _Counter,
+    _File,
+    _read,
+    edit_growth,
+)
 from workbench.counting.tokens import CountCache
 
 RESTORE_BUDGET_TOKENS = 50_000
@@ -51,6 +62,10 @@ _REFERENCE = ("Note: {path} was read before the last conversation was summarized
 _SKILLS = "The following skills were invoked in this session. Continue to follow these guidelines:\n\n"
 _TODO = ("Your todo list has changed. DO NOT mention this explicitly to the user. Here are the latest contents of "
          "your todo list:\n\n{todos}. Continue on with the tasks at hand if applicable.")
+# Where a session that starts from an approved plan keeps it: the plan file of its slug, which the new session
+# takes over (2.1.39 cli.js: accepting a plan with "clear context" starts the session with ``Implement the following
+# plan:`` and ``planContent``; the log's later reads of ``~/.claude/plans/<its slug>.md`` find it). Its length only.
+_APPROVED_PLAN = "~/.claude/plans/plan.md"
 _PLAN = ("A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\nIf this plan is relevant "
          "to the current work and not already complete, continue working on it.")
 
@@ -141,6 +156,7 @@ class _Walk:
         self.known: dict[str, _File] = {}
         self.state: set[str] = set()  # readFileState's paths
         self.pending: dict[str, str] = {}  # call id -> path of a Read waiting for its result
+        self.edits: dict[str, tuple[str, int]] = {}  # call id -> path and chars added of an Edit waiting for its result
         self.skills: dict[str, int] = {}
         self.skill_call: str | None = None  # the skill a Skill call just started: its messages follow
         self.todo: int | None = None
@@ -166,6 +182,9 @@ class _Walk:
             if msg.meta("resumed") is True:
                 state = self._resumed()
                 skills.clear()
+            approved = msg.meta("planContent")
+            if isinstance(approved, str) and approved:  # a plan approved with "clear context": its file goes on
+                plan = (plan[0] if plan is not None else _APPROVED_PLAN, approved)
             if msg.meta("isCompactSummary"):
                 state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
                 for kept in state:  # re-read: stored with its mtime again
@@ -211,11 +230,15 @@ class _Walk:
                     file.resumed_at = 0  # used again: stored with its mtime
                     if name in WRITE_TOOLS:
                         content = args.get("content") if isinstance(args.get("content"), str) else ""
-                        file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True, None), []
+                        file.whole, file.ranges = (content, ("write", path, count.key(msg), j), True,
+                                                   _billed_input(billed, i, msg, j)), []
+                        file.grown = 0
                         file.modified = file.whole_at = order
                         state.add(path)
                     elif name in EDIT_TOOLS:
                         file.modified = order
+                        if part.tool_call_id:  # its growth counts once its result says it was made
+                            self.edits[part.tool_call_id] = (path, edit_growth(name, args))
                         state.add(path)
                     elif name in READ_TOOLS:
                         if args.get("offset") is None and args.get("limit") is None:
@@ -227,6 +250,10 @@ class _Walk:
                         elif part.tool_call_id:
                             pending[part.tool_call_id] = path
                             file.read = order
+                elif kind == "tool-result" and part.tool_call_id in self.edits:
+                    path, growth = self.edits.pop(part.tool_call_id or "")
+                    if not data.get("isError"):
+                        known[path].grown += growth
                 elif kind == "tool-result" and part.tool_call_id in pending:
                     path = pending.pop(part.tool_call_id or "")
                     if data.get("isError"):  # the read failed: the tool stored nothing
