@@ -137,6 +137,35 @@ def test_past_the_sure_lifetime_a_fit_that_saw_no_call_there_reads_nothing():
     assert bill.cache_read == min(30_000, model.reset_cached_tokens) + 0  # the second call, 400 s on, reads nothing
 
 
+def test_a_log_that_starts_mid_session_reads_what_its_earlier_part_cached_if_it_came_soon_enough():
+    """The file opens with the records that closed the turn before it: its first call finds the earlier part's
+    prefix in the cache within the lifetime after them, and nothing past it."""
+    from dataclasses import replace
+
+    from workbench.analysis.real_logs.bill import earlier_call
+
+    log = ClaudeLog(version="2.1.7", first_parent="u-earlier")
+    log.user("go on").assistant([text_block("Going on.")], input_total=120_000, output=40)
+    history = parse_history(log.text(), source="c.jsonl")
+    assert history.log is not None and history.log.extra["earlier_time"] == "2026-01-01T00:00:01Z"
+    rules = cache_rules("claude_code", "2.1.7")  # 5 minutes
+    first = call(1, 120_000, seconds_of("2026-01-01T00:02:00Z"), turn=True)
+    earlier = earlier_call(history, [first], own=500)
+    assert earlier is not None and earlier.context == 119_500
+    assert modelled_bill([first], rules, NO_MISS, earlier=earlier).cache_read == 119_500
+    late = replace(first, time=seconds_of("2026-01-01T00:20:00Z"))
+    assert modelled_bill([late], rules, NO_MISS, earlier=earlier).cache_read == 0
+    assert modelled_bill([first], rules, NO_MISS).cache_read == 20_000  # without it: only the reset part
+
+
+def seconds_of(when: str) -> float:
+    from workbench.analysis.real_logs.bill import seconds
+
+    value = seconds(when)
+    assert value is not None
+    return value
+
+
 def test_each_agent_is_billed_by_its_providers_cache_whatever_its_agent():
     # OpenCode and Pi log the endpoint: GitHub Copilot's API reports reads and bills no writes, even for Claude
     assert provider_of("opencode", "claude-sonnet-4.6", "github-copilot") == "github-copilot"

@@ -308,7 +308,11 @@ class ModelCall:
 
 def timestamp(msg: Message) -> float | None:
     """The message's ``createdAt`` in seconds (None when absent or unreadable)."""
-    value = msg.meta("createdAt")
+    return seconds(msg.meta("createdAt"))
+
+
+def seconds(value: Any) -> float | None:
+    """An ISO timestamp in seconds (None when it is not one)."""
     if not isinstance(value, str):
         return None
     try:
@@ -443,16 +447,42 @@ def session_bill(history: History, windows: Iterable[BillWindow],
     agent, version = (log.agent, log.version) if log is not None else (None, None)
     rules = log_cache_rules(log) if log is not None else cache_rules(agent, version)
     model = model or shipped_model(agent, version, rules.provider)
+    windows = list(windows)
     calls = session_calls(history, windows, model)
-    return modelled_bill(calls, rules, model), calls
+    first = windows[0] if windows else None
+    own = 0  # the file's own messages before its first call: not in what the earlier call sent
+    if first is not None and calls and first.lo <= calls[0].index < first.hi:
+        own = int(np.sum(first.tokens[: max(0, calls[0].index - first.offset)]))
+    return modelled_bill(calls, rules, model, earlier=earlier_call(history, calls, own)), calls
 
 
-def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel) -> Bill:
-    """The bill of ``calls`` under the provider's cache rules and the fitted model."""
+def earlier_call(history: History, calls: Sequence[ModelCall], own: int = 0) -> ModelCall | None:
+    """A log that starts mid-session: the last call of its earlier part, which the file lacks, as its first call
+    finds it in the cache: what that call sent less the file's own messages before it, at the time of the file's
+    first record (Claude Code opens such a file with the records that closed the turn before it: its stop hook's
+    summary, the turn's duration). In ../shared/real_sessions_large the 5 of 10 such logs whose first call came within
+    the 5-minute lifetime of that record read their whole prefix from the cache; the 5 past it read nothing. ``own``:
+    the tokens of the file's messages before its first call."""
+    log = history.log
+    when = seconds(log.extra.get("earlier_time")) if log is not None and isinstance(log.extra, dict) else None
+    if when is None or not calls or calls[0].reset:
+        return None
+    c = calls[0]
+    return replace(c, index=-1, context=max(0, c.context - own), visible=0, time=when, turn=False, command=False,
+                   anchor=None)
+
+
+def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel, *,
+                  earlier: ModelCall | None = None) -> Bill:
+    """The bill of ``calls`` under the provider's cache rules and the fitted model (``earlier``: the call before
+    them that the log lacks, ``earlier_call``, unbilled)."""
     tin = tread = twrite = 0
     tout = 0.0
     last: dict[str | None, ModelCall] = {}  # each model's latest call: a model reads only its own cache
     turn_first = 0  # input of the first call of the turn the previous call belongs to
+    if earlier is not None:
+        last[earlier.model] = earlier
+        turn_first = earlier.context
     for c in calls:
         prev, switched = previous_call(c, last)
         shared = 0.0 if switched else _shared(c, prev, rules, model, turn_first)
