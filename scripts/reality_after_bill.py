@@ -25,6 +25,7 @@ from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: 
 from workbench.analysis.real_logs.bill import (  # noqa: E402
     BILL_UNITS,
     cache_rules,
+    earlier_call,
     log_cache_rules,
     logged_calls_as_modelled,
     modelled_bill,
@@ -166,7 +167,7 @@ def _oracle(folds: Folds, held: list[Held]) -> tuple[int, int]:
         assert log is not None
         model = folds.bill_model(test, folds.train(test, h.fold))
         calls = logged_calls_as_modelled(test.history, h.reality.calls)
-        bill = modelled_bill(calls, log_cache_rules(log), model)
+        bill = modelled_bill(calls, log_cache_rules(log), model, earlier=earlier_call(test.history, calls))
         logged = h.reality.logged_bill.units(h.agent)
         n += 1
         hit += int(logged > 0 and abs(bill.units(h.agent) / logged - 1) <= BILL_TOLERANCE)
@@ -355,11 +356,11 @@ def sections(large: Path, small: Path) -> list[str]:
                  f"{a.restore_tokens:,}"] for agent, a in after_fits.items()]),
         "",
         _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss", "late hit",
-                "uncached / call", "output / visible", "output / call"],
+                "uncached / call", "output / visible", "output / call", "anchor"],
                [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
                  f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.late_hit_share:.2f}",
                  f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
-                 f"{m.output_per_call:.1f}"] for name, m in bill_fits.items()]),
+                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}"] for name, m in bill_fits.items()]),
         "",
         "*Turn miss*, *command miss*, *call miss*: the share of the prefix the rules let a call read that it did not "
         "get, at a new user turn, after a slash command or a skill, and at any other call (tokens missed over tokens "
@@ -390,7 +391,8 @@ def print_fits(large: Path) -> None:
               f"reset_cached_tokens={m.reset_cached_tokens}, turn_miss_share={m.turn_miss_share:.4f}, "
               f"call_miss_share={m.call_miss_share:.4f}, command_miss_share={m.command_miss_share:.4f}, "
               f"late_hit_share={m.late_hit_share:.4f}, uncached_per_call={m.uncached_per_call:.2f}, "
-              f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, sessions={m.sessions}),")
+              f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, "
+              f"anchor_share={m.anchor_share:.4f}, sessions={m.sessions}),")
 
 
 def main(argv: list[str] | None = None) -> int:

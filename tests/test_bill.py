@@ -108,6 +108,65 @@ def test_expected_misses_take_their_share_of_the_prefix_by_kind_of_call():
     assert command.cache_read == 20_000 + 0
 
 
+def test_without_usage_each_window_that_ends_at_an_automatic_compaction_is_anchored_on_the_agents_trigger():
+    """The agent compacted where its measure crossed its trigger: the window's last call sent about that much, so
+    every call of the window moves by what the estimate missed of it; a window without the anchor keeps the estimate."""
+    from dataclasses import replace
+
+    from workbench.analysis.real_logs.bill import anchored
+
+    window = [call(1, 50_000, 0.0), call(3, 60_000, 5.0), replace(call(5, 80_000, 10.0), anchor=167_000.0)]
+    moved = anchored(window, 0.99)
+    shift = 0.99 * 167_000 - 80_000
+    assert [c.context for c in moved] == [round(c.context + shift) for c in window]
+    assert anchored(window[:2], 0.99) == window[:2]
+    run = follow_log(parse_history(claude_session().text(), source="c.jsonl"), usage=False)
+    before = [c for c in run.calls if c.anchor is not None]
+    assert len(before) == 1 and before[0].anchor == 167_000  # Claude Code 2.1.25: its 200,000 window less 33,000
+    assert before[0].context == round(shipped_model("claude_code", "2.1.25").anchor_share * 167_000)
+    with_usage = follow_log(parse_history(claude_session().text(), source="c.jsonl"))
+    assert with_usage.calls[1].anchor == 167_000 and with_usage.calls[1].context < 50_000  # billed counts: not moved
+
+
+def test_past_the_sure_lifetime_a_fit_that_saw_no_call_there_reads_nothing():
+    """A model fitted on 1-hour sessions never saw a call between 5 minutes and an hour: on a 5-minute session
+    it takes the documented behaviour (the entry is gone), not a guess that it survived."""
+    history = parse_history(claude_session().text(), source="c.jsonl")
+    model = fit_bill_model([(history, follow_log(history).calls)], agent="claude_code", family="test")
+    assert model.late_hit_share == 0.0
+    bill = modelled_bill([call(1, 30_000, 0.0), call(3, 40_000, 400.0)], cache_rules("claude_code", "2.1.7"), model)
+    assert bill.cache_read == min(30_000, model.reset_cached_tokens) + 0  # the second call, 400 s on, reads nothing
+
+
+def test_a_log_that_starts_mid_session_reads_what_its_earlier_part_cached_if_it_came_soon_enough():
+    """The file opens with the records that closed the turn before it: its first call finds the earlier part's
+    prefix in the cache within the lifetime after them, and nothing past it."""
+    from dataclasses import replace
+
+    from workbench.analysis.real_logs.bill import earlier_call
+
+    log = ClaudeLog(version="2.1.7", first_parent="u-earlier")
+    log.user("go on").assistant([text_block("Going on.")], input_total=120_000, output=40)
+    history = parse_history(log.text(), source="c.jsonl")
+    assert history.log is not None and history.log.extra["earlier_time"] == "2026-01-01T00:00:01Z"
+    rules = cache_rules("claude_code", "2.1.7")  # 5 minutes
+    first = call(1, 120_000, seconds_of("2026-01-01T00:02:00Z"), turn=True)
+    earlier = earlier_call(history, [first], own=500)
+    assert earlier is not None and earlier.context == 119_500
+    assert modelled_bill([first], rules, NO_MISS, earlier=earlier).cache_read == 119_500
+    late = replace(first, time=seconds_of("2026-01-01T00:20:00Z"))
+    assert modelled_bill([late], rules, NO_MISS, earlier=earlier).cache_read == 0
+    assert modelled_bill([first], rules, NO_MISS).cache_read == 20_000  # without it: only the reset part
+
+
+def seconds_of(when: str) -> float:
+    from workbench.analysis.real_logs.bill import seconds
+
+    value = seconds(when)
+    assert value is not None
+    return value
+
+
 def test_each_agent_is_billed_by_its_providers_cache_whatever_its_agent():
     # OpenCode and Pi log the endpoint: GitHub Copilot's API reports reads and bills no writes, even for Claude
     assert provider_of("opencode", "claude-sonnet-4.6", "github-copilot") == "github-copilot"
@@ -275,6 +334,7 @@ def test_the_fit_measures_misses_resets_and_output_on_the_logged_calls():
     assert model.reset_cached_tokens == 52_000 - 103
     assert model.uncached_per_call == 3
     assert model.call_miss_share == pytest.approx(0.0, abs=1e-9)
+    assert model.anchor_share == pytest.approx(45_200 / 167_000)  # the last call before the compaction, billed
 
 
 # -- the context right after a compaction -------------------------------------------------------------------------

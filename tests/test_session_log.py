@@ -61,7 +61,7 @@ def test_claude_code_compaction_keeps_line_trigger_tokens_and_the_real_summary()
 def test_claude_code_log_that_starts_mid_session_says_so():
     """The first record's parent is not in the file: a later part of a longer session."""
     h = parse_history(ClaudeLog(first_parent="u-elsewhere").user("go on").text(), source="part.jsonl")
-    assert h.log.extra == {"starts_mid_session": True}
+    assert h.log.extra == {"starts_mid_session": True, "earlier_time": "2026-01-01T00:00:01Z"}  # its first record's time
     assert parse_history(ClaudeLog().user("hi").text(), source="whole.jsonl").log.extra == {}
 
 

@@ -12,7 +12,11 @@ its own rules against the log's timestamps (``CacheRules``, each cited):
   2x the input price): https://platform.claude.com/docs/en/build-with-claude/prompt-caching. Which one Claude
   Code asks for is in its logs (``usage.cache_creation.ephemeral_1h_input_tokens`` vs ``ephemeral_5m``): every
   session of 2.1.20 and later in ../shared/real_sessions_large and ../shared/real_sessions writes 1-hour entries,
-  every one up to 2.1.14 (and 2.1.19) writes 5-minute ones; 2.1.17 does either (4 of 7 sessions 5 minutes).
+  every one up to 2.1.14 (and 2.1.19) writes 5-minute ones; 2.1.17 does either (4 of 7 sessions 5 minutes): its
+  npm package asks for 1 hour behind a feature-flag experiment (2.1.17 cli.js ``gUA``:
+  ``prompt_cache_1h_experiment``), 2.1.20 for every claude.ai subscriber not on overage (2.1.20 cli.js ``cPA``), so
+  nothing in a 2.1.17 transcript tells which. Past the sure lifetime the cache is gone, as documented, unless the
+  fit saw calls there that read it (``late_hit_share``, 0 where it saw none).
 - **OpenAI** (Codex): caching is automatic, for prompts of 1,024 tokens or more, in increments of 128 tokens, and
   cached prefixes stay for 5 to 10 minutes of inactivity (up to an hour off-peak); nothing is billed for writing:
   https://platform.openai.com/docs/guides/prompt-caching. Earlier turns' reasoning items are not sent again
@@ -22,6 +26,16 @@ its own rules against the log's timestamps (``CacheRules``, each cited):
 - **A compaction invalidates the cached prefix**: the first call after it reads only what precedes the messages
   (system prompt and tool schemas), as the logs show (e.g. 31,944 of 55,912 tokens after each compaction of
   ../shared/real_sessions' claude_code__ad_ff0201aecb_0, whose system part is 31,944 throughout).
+
+Without usage the context of each call is the estimate's, and one thing in the transcript pins it: the agent
+compacted automatically where its own measure crossed its trigger (the preset's ``trigger_limit``), so the call just
+before each logged automatic compaction sent about that much (Claude Code, ../shared/real_sessions_large: within 1%
+of 167,000 or 155,000 in 55 of its 56 sessions with one, as the logs billed it; Codex, whose measure differs from the
+bill, 82-95% of its 244,800). Each such window's calls are moved by what its last call misses of that anchor
+(``anchor_share`` x the trigger, fitted): the estimate's error is mostly what the window starts with (the hidden
+prefix, what the agent re-attached, and in a log that starts mid-session the 50,000-150,000 earlier tokens the file
+lacks), so it is one shift per window, not a scale. A window that ends at a manual compaction or at the log's end
+keeps the estimate.
 
 What no rule tells is fitted per agent and version family on other sessions' logs (``fit_bill_model``): the
 prefix a reset leaves cached, how often a new user turn (or any call) misses the cache anyway (Claude Code's
@@ -223,10 +237,11 @@ class BillModel:
     turn_miss_share: float = 0.0  # expected share of the cached prefix a new user turn loses anyway
     call_miss_share: float = 0.0  # the same at other calls
     command_miss_share: float = 0.0  # the same after a slash command or a skill's instructions (``command_turn``)
-    late_hit_share: float = 1.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
+    late_hit_share: float = 0.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
     uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
     output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
     output_per_call: float = 0.0
+    anchor_share: float = 1.0  # context of the last call before an automatic compaction over the agent's trigger
     sessions: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -235,7 +250,8 @@ class BillModel:
                 "command_miss_share": round(self.command_miss_share, 4),
                 "late_hit_share": round(self.late_hit_share, 4),
                 "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
-                "output_per_call": round(self.output_per_call, 2), "sessions": self.sessions}
+                "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
+                "sessions": self.sessions}
 
 
 # Fitted by ``fit_bill_model`` on every session of ../shared/real_sessions_large with usage (``python
@@ -287,11 +303,16 @@ class ModelCall:
     reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
     model: str | None = None  # the model that answered (the log's): each model has its own cache
+    anchor: float | None = None  # the last call before a logged automatic compaction: the agent's trigger (tokens)
 
 
 def timestamp(msg: Message) -> float | None:
     """The message's ``createdAt`` in seconds (None when absent or unreadable)."""
-    value = msg.meta("createdAt")
+    return seconds(msg.meta("createdAt"))
+
+
+def seconds(value: Any) -> float | None:
+    """An ISO timestamp in seconds (None when it is not one)."""
     if not isinstance(value, str):
         return None
     try:
@@ -353,9 +374,10 @@ def _model(msg: Message) -> str | None:
 
 
 def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
-                 base: int, *, reset: bool) -> list[ModelCall]:
+                 base: int, *, reset: bool, anchor: float | None = None) -> list[ModelCall]:
     """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
-    (hidden prefix, what the agent re-attached) plus the segment's tokens before it."""
+    (hidden prefix, what the agent re-attached) plus the segment's tokens before it; the last one carries ``anchor``
+    (the agent's trigger, when the window ends at a logged automatic compaction)."""
     before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64))).tolist()  # read one at a time: Python ints
     out: list[ModelCall] = []
     msgs = segment.messages
@@ -381,6 +403,8 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
                              time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
                              command=command, model=_model(history.messages[g])))
         turn = command = rebuilt = False
+    if out and anchor is not None:
+        out[-1] = replace(out[-1], anchor=anchor)
     return out
 
 
@@ -396,13 +420,28 @@ class BillWindow:
     tokens: np.ndarray
     base: int
     reset: bool
+    trigger: float | None = None  # the agent's trigger (tokens) when the window ends at a logged automatic compaction
+    estimated: bool = False  # its tokens are the estimate's (no usage): the trigger anchors them (``anchored``)
 
 
-def session_calls(history: History, windows: Iterable[BillWindow]) -> tuple[ModelCall, ...]:
-    """Every model call of a followed log, window after window."""
+def anchored(calls: Sequence[ModelCall], share: float) -> list[ModelCall]:
+    """One window's calls moved so that its last one sends ``share`` x its anchor (the agent's trigger): the same
+    shift for every call, which is what the window started with that the estimate got wrong."""
+    if not calls or calls[-1].anchor is None:
+        return list(calls)
+    shift = share * calls[-1].anchor - calls[-1].context
+    return [replace(c, context=max(0, int(round(c.context + shift)))) for c in calls]
+
+
+def session_calls(history: History, windows: Iterable[BillWindow],
+                  model: BillModel | None = None) -> tuple[ModelCall, ...]:
+    """Every model call of a followed log, window after window; with ``model``, each estimated window that ends at
+    a logged automatic compaction anchored on the agent's trigger (``anchored``, ``model.anchor_share``)."""
     out: list[ModelCall] = []
     for w in windows:
-        out += window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset)
+        calls = window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset,
+                             anchor=w.trigger)
+        out += anchored(calls, model.anchor_share) if model is not None and w.estimated else calls
     return tuple(out)
 
 
@@ -411,17 +450,44 @@ def session_bill(history: History, windows: Iterable[BillWindow],
     """(the modelled bill, the calls it was computed on) of a followed log, with ``model`` or the shipped one."""
     log = history.log
     agent, version = (log.agent, log.version) if log is not None else (None, None)
-    calls = session_calls(history, windows)
     rules = log_cache_rules(log) if log is not None else cache_rules(agent, version)
-    return modelled_bill(calls, rules, model or shipped_model(agent, version, rules.provider)), calls
+    model = model or shipped_model(agent, version, rules.provider)
+    windows = list(windows)
+    calls = session_calls(history, windows, model)
+    first = windows[0] if windows else None
+    own = 0  # the file's own messages before its first call: not in what the earlier call sent
+    if first is not None and calls and first.lo <= calls[0].index < first.hi:
+        own = int(np.sum(first.tokens[: max(0, calls[0].index - first.offset)]))
+    return modelled_bill(calls, rules, model, earlier=earlier_call(history, calls, own)), calls
 
 
-def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel) -> Bill:
-    """The bill of ``calls`` under the provider's cache rules and the fitted model."""
+def earlier_call(history: History, calls: Sequence[ModelCall], own: int = 0) -> ModelCall | None:
+    """A log that starts mid-session: the last call of its earlier part, which the file lacks, as its first call
+    finds it in the cache: what that call sent less the file's own messages before it, at the time of the file's
+    first record (Claude Code opens such a file with the records that closed the turn before it: its stop hook's
+    summary, the turn's duration). In ../shared/real_sessions_large the 5 of 10 such logs whose first call came within
+    the 5-minute lifetime of that record read their whole prefix from the cache; the 5 past it read nothing. ``own``:
+    the tokens of the file's messages before its first call."""
+    log = history.log
+    when = seconds(log.extra.get("earlier_time")) if log is not None and isinstance(log.extra, dict) else None
+    if when is None or not calls or calls[0].reset:
+        return None
+    c = calls[0]
+    return replace(c, index=-1, context=max(0, c.context - own), visible=0, time=when, turn=False, command=False,
+                   anchor=None)
+
+
+def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillModel, *,
+                  earlier: ModelCall | None = None) -> Bill:
+    """The bill of ``calls`` under the provider's cache rules and the fitted model (``earlier``: the call before
+    them that the log lacks, ``earlier_call``, unbilled)."""
     tin = tread = twrite = 0
     tout = 0.0
     last: dict[str | None, ModelCall] = {}  # each model's latest call: a model reads only its own cache
     turn_first = 0  # input of the first call of the turn the previous call belongs to
+    if earlier is not None:
+        last[earlier.model] = earlier
+        turn_first = earlier.context
     for c in calls:
         prev, switched = previous_call(c, last)
         shared = 0.0 if switched else _shared(c, prev, rules, model, turn_first)
@@ -538,13 +604,15 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     Each quantity is measured on the logged calls against the cache rules: the reset part as the median cache
     read of the first call after a compaction, the miss shares as the mean share of the expected read a call did
     not get (new user turns and other calls apart, calls past the lifetime left out), the uncached tokens as a
-    mean, and output as least squares of the logged output on the visible size and a constant. A miss share is
-    the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total)."""
+    mean, output as least squares of the logged output on the visible size and a constant, and the anchor share as
+    the median of what the last call before each automatic compaction billed over the agent's trigger. A miss share
+    is the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total)."""
     resets: list[int] = []
     lost = {"command": 0.0, "turn": 0.0, "call": 0.0}  # tokens the expected read did not get, by kind of call
     expected = {"command": 0.0, "turn": 0.0, "call": 0.0}
     late_read = late_expected = 0.0
     uncached: list[int] = []
+    anchors: list[float] = []
     vis: list[float] = []
     outs: list[float] = []
     n = 0
@@ -562,6 +630,8 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             usage = history.messages[c.index].usage
             assert usage is not None
             uncached.append(usage.input_tokens)
+            if c.anchor:
+                anchors.append(c.context / c.anchor)
             vis.append(float(c.visible))
             outs.append(float(usage.output_tokens))
             shared = 0.0 if switched else expected_read(c, prev, rules, turn_first)
@@ -584,9 +654,10 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      turn_miss_share=lost["turn"] / expected["turn"] if expected["turn"] else 0.0,
                      call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
                      command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
-                     late_hit_share=late_read / late_expected if late_expected else 1.0,
+                     late_hit_share=late_read / late_expected if late_expected else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
-                     output_ratio=ratio, output_per_call=per_call, sessions=n)
+                     output_ratio=ratio, output_per_call=per_call,
+                     anchor_share=float(np.median(anchors)) if anchors else 1.0, sessions=n)
 
 
 def _output_fit(vis: np.ndarray, out: np.ndarray) -> tuple[float, float]:

@@ -35,6 +35,7 @@ from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
 from workbench.knobs import Knobs
+from workbench.policies.limits import trigger_limit
 from workbench.replay import Run, simulate
 from workbench.replay.first import first_compaction
 
@@ -259,7 +260,18 @@ def _bill_window(history: History, window: _Window, seg: History, offset: int, k
         base += after.instructions_tokens + (after.briefing_tokens if after.opaque else 0)
     hi = window.real.index if window.real is not None else len(history.messages)
     return BillWindow(segment=seg, offset=offset, lo=window.start, hi=hi, tokens=context_tokens(counts, knobs),
-                      base=base, reset=window.after is not None)
+                      base=base, reset=window.after is not None, trigger=_trigger_at(window.real, knobs),
+                      estimated=not use_usage)
+
+
+def _trigger_at(real: LoggedCompaction | None, knobs: Knobs) -> float | None:
+    """The tokens the agent's measure crossed where it compacted by itself (its trigger, or its window where it
+    compacts only on overflow); None for a manual compaction or none."""
+    if real is None or real.trigger != "auto":
+        return None
+    if not knobs.proactive_compaction:
+        return float(knobs.context_window_tokens)
+    return trigger_limit(knobs).tokens
 
 
 def _bill_without_compactions(history: History, settings: AgentSettings, *, usage: bool, knobs: Knobs | None,

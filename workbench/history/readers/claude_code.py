@@ -104,6 +104,11 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     # the context its first call reads is more than the transcript shows.
     first = next((r[2].get("parentUuid") for r in records if isinstance(r[2], dict) and "parentUuid" in r[2]), None)
     extra: dict[str, Any] = {"starts_mid_session": True} if isinstance(first, str) and first not in reader._uuids else {}
+    if extra:  # when the earlier part ended: its last turn's records (stop hook, turn duration) open the file
+        when = next((r[2]["timestamp"] for r in records if isinstance(r[2], dict)
+                     and isinstance(r[2].get("timestamp"), str)), None)
+        if when is not None:
+            extra["earlier_time"] = when
     if reader.microcompactions:
         extra["microcompactions"] = reader.microcompactions
     log = SessionLog(agent="claude_code", version=meta.get("version"), models=models,
