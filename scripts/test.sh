@@ -24,13 +24,21 @@ fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
-  .venv/bin/python -m pip install --quiet --upgrade pip
 fi
 # pyproject.toml's hash as of the last successful install; a fresh clone has none, so it installs.
 STAMP=.venv/.workbench-test-install
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
-  .venv/bin/python -m pip install --quiet -e '.[test]'
+  # uv (from PyPI, into the venv) downloads in parallel and compiles the bytecode on both cores: the same versions
+  # as pip, in about two thirds of pip's CPU time on a fresh venv (docs/design.md, "Tests"). The bytecode is
+  # needed where PYTHONDONTWRITEBYTECODE is set (see compileall below). uv reads no pip.conf: where it cannot
+  # install, pip does it as before.
+  if ! { .venv/bin/python -m pip install --quiet uv \
+         && .venv/bin/python -m uv pip install --quiet --python .venv/bin/python --compile-bytecode -e '.[test]'; }; then
+    echo "[test.sh] uv could not install; pip instead"
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[test]'
+  fi
   echo "$WANT" > "$STAMP"
 fi
 # The package's bytecode, once: pip compiles what it installs but not an editable install, and where
