@@ -24,6 +24,12 @@ _spec = importlib.util.spec_from_file_location("bench_browser", REPO / "benchmar
 assert _spec is not None and _spec.loader is not None
 _bench = sys.modules.setdefault("bench_browser", importlib.util.module_from_spec(_spec))  # dataclasses look it up
 _spec.loader.exec_module(_bench)
+# The page is idle: Streamlit has finished the script run and sent every delta.
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+# Idle and every element drawn: Streamlit loads a widget's code when it first appears and shows a skeleton until
+# then, and the sidebar's widgets are sent after the context chart (workbench/app.py), so they may still be loading.
+SETTLED = ("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+           " && !document.querySelector('[data-testid=stSkeleton]')")
 ARGS, CHROMIUM, chromium, served = _bench.ARGS, _bench.CHROMIUM, _bench.chromium, _bench.served
 CHART = ".st-key-context_chart .js-plotly-plot"
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 from conftest import need_shared, shared_dir
-from test_browser import ARGS, _chromium, _shot, serve
+from test_browser import ARGS, SETTLED, _chromium, _shot, serve
 
 pytestmark = pytest.mark.browser
 LOG = "claude_code__b6_f735fbac66_0.jsonl"
@@ -35,6 +35,8 @@ def test_the_reality_tab_renders_a_real_log_in_chromium(served_with_logs, tmp_pa
             page = browser.new_page(viewport={"width": 1500, "height": 1500})
             page.goto(served_with_logs, wait_until="domcontentloaded")
             page.wait_for_selector(".st-key-context_chart .js-plotly-plot", state="visible", timeout=90_000)
+            # The chart is sent first and the sidebar after it: the picker may still be a skeleton.
+            page.wait_for_function(SETTLED, timeout=90_000)
             page.locator(".st-key-history").click()
             page.get_by_role("option", name=LOG.removesuffix(".jsonl")).first.click()
             page.wait_for_timeout(1_000)

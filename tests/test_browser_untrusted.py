@@ -10,10 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from hostile_log import hostile, hostile_claude_log, hostile_name, hostile_upload
-from test_browser import ARGS, _chromium, serve
+from test_browser import ARGS, IDLE, _chromium, serve
 
 pytestmark = pytest.mark.browser
-IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 CHART = ".st-key-context_chart .js-plotly-plot"
 TABS = ("Compressions", "Reality", "Charts")
 UPLOAD_NAME = "![t](md-up.png) <img src=tag-up.png>.jsonl"
