@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from hostile_log import hostile, hostile_claude_log, hostile_name, hostile_upload
-from test_browser import ARGS, IDLE, _chromium, serve
+from test_browser import ARGS, IDLE, SETTLED, _chromium, serve
 
 pytestmark = pytest.mark.browser
 CHART = ".st-key-context_chart .js-plotly-plot"
@@ -101,6 +101,7 @@ def test_a_hostile_log_and_upload_fetch_nothing_and_show_their_text(tmp_path, li
             page.on("request", lambda r: requested.append(r.url))
             page.goto(url, wait_until="domcontentloaded")
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", state="visible", timeout=90_000)
+            page.wait_for_function(SETTLED, timeout=90_000)  # the sidebar comes after the chart
             page.locator(".st-key-history").click()
             page.get_by_role("option", name="tag-name.png").first.click()
             _idle(page)
