@@ -158,6 +158,16 @@ def test_a_log_that_starts_mid_session_reads_what_its_earlier_part_cached_if_it_
     assert modelled_bill([first], rules, NO_MISS).cache_read == 20_000  # without it: only the reset part
 
 
+def test_a_call_at_the_edge_of_the_sure_lifetime_has_its_own_share():
+    """Timestamps are when answers were written, not when requests reached the cache: a call just past 5 minutes
+    (within 1.2 x) takes the edge share, a later one the late share."""
+    model = replace_share(NO_MISS, edge_hit_share=1.0, late_hit_share=0.0)
+    rules = cache_rules("claude_code", "2.1.7")
+    edge = modelled_bill([call(1, 30_000, 0.0), call(3, 40_000, 340.0)], rules, model)
+    later = modelled_bill([call(1, 30_000, 0.0), call(3, 40_000, 400.0)], rules, model)
+    assert (edge.cache_read, later.cache_read) == (20_000 + 30_000, 20_000 + 0)
+
+
 def seconds_of(when: str) -> float:
     from workbench.analysis.real_logs.bill import seconds
 

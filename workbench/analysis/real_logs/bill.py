@@ -238,6 +238,7 @@ class BillModel:
     call_miss_share: float = 0.0  # the same at other calls
     command_miss_share: float = 0.0  # the same after a slash command or a skill's instructions (``command_turn``)
     late_hit_share: float = 0.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
+    edge_hit_share: float = 0.0  # the same within ``LATE_EDGE`` x sure_seconds
     uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
     output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
     output_per_call: float = 0.0
@@ -248,7 +249,7 @@ class BillModel:
         return {"agent": self.agent, "family": self.family, "reset_cached_tokens": self.reset_cached_tokens,
                 "turn_miss_share": round(self.turn_miss_share, 4), "call_miss_share": round(self.call_miss_share, 4),
                 "command_miss_share": round(self.command_miss_share, 4),
-                "late_hit_share": round(self.late_hit_share, 4),
+                "late_hit_share": round(self.late_hit_share, 4), "edge_hit_share": round(self.edge_hit_share, 4),
                 "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
                 "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
                 "sessions": self.sessions}
@@ -527,6 +528,20 @@ def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[Mode
     return found if found.index >= (last[None].index if None in last else -1) else last[None], False
 
 
+# How far past the sure lifetime a call still counts as at its edge: the log's timestamps are when each answer was
+# written, not when its request reached the cache (a response takes seconds to a minute), and in the large set's
+# 5-minute Claude Code sessions 15 of 28 calls 300-360 s after the call before them read its prefix, 12 of 94 later
+# (11 of those in three 2.1.17 sessions that read it at every gap: its 1-hour experiment).
+LATE_EDGE = 1.2
+
+
+def near(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
+    """Whether a late call (``late``) came within ``LATE_EDGE`` x the sure lifetime."""
+    if rules.sure_seconds is None or c.time is None or prev.time is None:
+        return False
+    return c.time - prev.time <= rules.sure_seconds * LATE_EDGE
+
+
 def late(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
     """Whether ``c`` came after the cache's sure lifetime (but within its longest)."""
     if rules.sure_seconds is None or c.time is None or prev.time is None:
@@ -557,7 +572,7 @@ def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: Bill
         return 0.0
     assert prev is not None
     if late(c, prev, rules):
-        shared *= model.late_hit_share
+        shared *= model.edge_hit_share if near(c, prev, rules) else model.late_hit_share
     miss = model.command_miss_share if c.command else model.turn_miss_share if c.turn else model.call_miss_share
     return shared * (1.0 - miss)
 
@@ -605,7 +620,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     resets: list[int] = []
     lost = {"command": 0.0, "turn": 0.0, "call": 0.0}  # tokens the expected read did not get, by kind of call
     expected = {"command": 0.0, "turn": 0.0, "call": 0.0}
-    late_read = late_expected = 0.0
+    late_read = late_expected = edge_read = edge_expected = 0.0
     uncached: list[int] = []
     anchors: list[float] = []
     vis: list[float] = []
@@ -633,6 +648,9 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             if shared is None:
                 if prev is not None and usage.cache_read_tokens > 0:
                     resets.append(usage.cache_read_tokens)
+            elif shared > 0 and prev is not None and late(c, prev, rules) and near(c, prev, rules):
+                edge_read += min(shared, usage.cache_read_tokens)
+                edge_expected += shared
             elif shared > 0 and prev is not None and late(c, prev, rules):
                 late_read += min(shared, usage.cache_read_tokens)
                 late_expected += shared
@@ -650,6 +668,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
                      command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
                      late_hit_share=late_read / late_expected if late_expected else 0.0,
+                     edge_hit_share=edge_read / edge_expected if edge_expected else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
                      output_ratio=ratio, output_per_call=per_call,
                      anchor_share=float(np.median(anchors)) if anchors else 1.0, sessions=n)
