@@ -273,8 +273,8 @@ SHIPPED: dict[str, BillModel] = {
 
 # Whose fitted cache behaviour an agent without a fit of its own borrows, by the provider that bills it: the misses
 # and the late hits are the provider's cache's (a call to OpenAI misses as often from Pi as from Codex), the output
-# per visible token the model maker's; what a compaction leaves cached and the tokens after the last breakpoint are
-# the agent's own prompt's, so they are not borrowed.
+# per visible token the model maker's; what a compaction leaves cached, the tokens after the last breakpoint and how
+# near its trigger an agent's measure puts the bill (the anchor) are the agent's own, so they are not borrowed.
 PROVIDER_MODEL = {"openai": "codex", "anthropic": "claude_code", "google": "codex", "github-copilot": "codex"}
 
 
@@ -288,7 +288,7 @@ def shipped_model(agent: str | None, version: str | None, provider: str | None =
     borrowed = SHIPPED.get(PROVIDER_MODEL.get(provider or "", ""))
     if borrowed is not None:
         return replace(borrowed, agent=agent or "unknown", family=family, reset_cached_tokens=0, uncached_per_call=0.0,
-                       sessions=0)
+                       anchor_share=1.0, sessions=0)
     return BillModel(agent=agent or "unknown", family=family)
 
 
