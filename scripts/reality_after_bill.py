@@ -312,10 +312,33 @@ def sections(large: Path, small: Path) -> list[str]:
         "the call before them wrote (15,764-16,608 tokens, the system prompt and tool schemas). Idle gaps past the "
         "lifetime read nothing (above); a subagent's calls are not in the session's log (none of the large set's 58 "
         "Claude Code logs holds an `isSidechain` record), so neither bill holds them.",
+        "- **Which lifetime Claude Code asks for** is in its package: 2.1.17 asks for 1 hour behind a feature-flag "
+        "experiment (2.1.17 cli.js `gUA`, `prompt_cache_1h_experiment`: nothing in a transcript tells which sessions "
+        "had it), 2.1.20 for every claude.ai subscriber not on overage (2.1.20 cli.js `cPA`). Past the sure lifetime "
+        "the cache is gone, as documented, unless the fit saw calls there that read it: a fit that saw none (the "
+        "1-hour families, applied to a 5-minute session) reads nothing. A call within 1.2 × the sure lifetime has a "
+        "share of its own (*edge hit*): the log's timestamps are when answers were written, not when requests reached "
+        "the cache, and in the 5-minute sessions 15 of 28 calls 300-360 s after the call before them read its prefix, "
+        "12 of 94 later (11 of those in three 2.1.17 sessions that read it at every gap).",
+        "- **A log that starts mid-session** opens with the records that closed the turn before it (its stop hook's "
+        "summary, the turn's duration): its first call reads what the earlier part cached if it came within the "
+        "lifetime after them (`bill.earlier_call`; 5 of the large set's 10 such logs read their whole prefix, the 5 "
+        "past 5 minutes nothing).",
+        "- **Without usage, the agent's own compactions pin the context.** It compacted where its measure crossed its "
+        "trigger (the preset's), so the call just before each logged automatic compaction sent about that much: "
+        "within 1% of Claude Code's 167,000 or 155,000 at 55 of the large set's 67 automatic compactions, within 2% at "
+        "63, as the logs billed it (Codex, whose measure is not the bill: 82-97% of its 244,800). Every call of such a "
+        "window is moved by what its last call misses of that anchor (*anchor* below × the trigger): one shift, "
+        "because the estimate's error is mostly what the window starts with (the hidden prefix, what the agent "
+        "re-attached, and in a log that starts mid-session the 50,000-150,000 earlier tokens the file lacks); a scale "
+        "of the window's growth instead did worse held out. A window that ends at a manual compaction or at the log's "
+        "end keeps the estimate (carrying the shift of the window before it did worse). The positions and triggers "
+        "of the compactions are records of the transcript, not usage: a log with its usage stripped gets the same bill.",
         "",
         "What no rule tells is fitted per agent and version family on other sessions (`fit_bill_model`): what a reset "
         "leaves cached, how often a new user turn (or a slash command, or any call) misses the cache anyway, the share "
-        "still cached between the sure and the longest lifetime, the few uncached tokens per call, and output as a "
+        "still cached just past and well past the sure lifetime, the anchor's share of the trigger, the few uncached "
+        "tokens per call, and output as a "
         "ratio of the assistant message's visible size plus a constant per call: reasoning the transcript lacks, and "
         "the log's own count, which Claude Code writes from a streaming snapshot (2.1.12-2.1.30 log 2-10 output tokens "
         "a call whatever the answer, 2.1.2-2.1.11 the final count). `--ignore-usage` reads no usage at all (a log with "
@@ -333,12 +356,15 @@ def sections(large: Path, small: Path) -> list[str]:
         "",
         _repo_table(results, _bill_count_whole, "sessions"),
         "",
-        f"Why the estimate falls short: given the logged context of every call (the cache model alone, the same "
-        f"held-out fits) {_share(o_hit, o_n)} of the large set's sessions are within ±{BILL_TOLERANCE:.0%}: Claude Code "
-        "misses its cache at some user turns without a reason the transcript shows (the *turn miss* below), and "
-        "writes each miss back at 1.25; the rest is the context itself, whose hidden prefix differs by user: the "
-        "estimate's context summed over a session's calls (the same held-out fits, usage ignored) is within ±5% of "
-        f"what the calls billed for {_share(c_hit, c_n)} of them. With its repository left out, each `entireio/cli` "
+        f"What is left: given the logged context of every call (the cache model alone, the same held-out fits) "
+        f"{_share(o_hit, o_n)} of the large set's sessions are within ±{BILL_TOLERANCE:.0%}: Claude Code misses its "
+        "cache at some user turns without a reason the transcript shows (the *turn miss* below: at 29 of 332 plain "
+        "user turns of the large set's 2.1.20 and later sessions within the lifetime, most reading only the system "
+        "prompt and tools, whatever the gap, and with the thinking settings unchanged), and writes each miss back at 1.25; a 2.1.17 session's "
+        "lifetime is its experiment's; the rest is the context itself, whose hidden prefix differs by user: the "
+        "context the bill is computed on, summed over a session's calls (the same held-out fits, usage ignored, "
+        f"anchored), is within ±5% of what the calls billed for {_share(c_hit, c_n)} of them, the windows that end "
+        f"at no automatic compaction keeping the estimate's error. With its repository left out, each `entireio/cli` "
         "session is billed by a model fitted on the 3 Claude Code logs of other users, whose one cache miss at a "
         "command is a `/model` switch, which the model switch explains: they teach no miss at commands, while "
         "`entireio/cli`'s skills and custom slash commands miss the cache at about half their turns (the *command "
@@ -355,11 +381,12 @@ def sections(large: Path, small: Path) -> list[str]:
                [[agent, a.pairs, a.compactions, f"{a.model.new_chars_ratio:.3f}", f"{a.model.min_chars:,}",
                  f"{a.restore_tokens:,}"] for agent, a in after_fits.items()]),
         "",
-        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss", "late hit",
+        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss", "edge hit",
+                "late hit",
                 "uncached / call", "output / visible", "output / call", "anchor"],
                [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.late_hit_share:.2f}",
-                 f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
+                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.edge_hit_share:.2f}",
+                 f"{m.late_hit_share:.2f}", f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
                  f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}"] for name, m in bill_fits.items()]),
         "",
         "*Turn miss*, *command miss*, *call miss*: the share of the prefix the rules let a call read that it did not "
@@ -390,7 +417,8 @@ def print_fits(large: Path) -> None:
         print(f'    "{name}": BillModel(agent="{m.agent}", family="{m.family}", '
               f"reset_cached_tokens={m.reset_cached_tokens}, turn_miss_share={m.turn_miss_share:.4f}, "
               f"call_miss_share={m.call_miss_share:.4f}, command_miss_share={m.command_miss_share:.4f}, "
-              f"late_hit_share={m.late_hit_share:.4f}, uncached_per_call={m.uncached_per_call:.2f}, "
+              f"late_hit_share={m.late_hit_share:.4f}, edge_hit_share={m.edge_hit_share:.4f}, "
+              f"uncached_per_call={m.uncached_per_call:.2f}, "
               f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, "
               f"anchor_share={m.anchor_share:.4f}, sessions={m.sessions}),")
 

@@ -130,12 +130,13 @@ def _print_after_and_bills(afters: dict[str, Any], bills: dict[str, Any]) -> Non
                     "compactions (written into the YAML)", right=[False] + [True] * 6, width=200)
     if bills:
         rows = [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.late_hit_share:.2f}",
-                 f"{m.output_ratio:.3f}", f"{m.output_per_call:.1f}"] for name, m in bills.items()]
+                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.edge_hit_share:.2f}",
+                 f"{m.late_hit_share:.2f}", f"{m.output_ratio:.3f}", f"{m.output_per_call:.1f}",
+                 f"{m.anchor_share:.3f}"] for name, m in bills.items()]
         print_table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss",
-                     "late hit", "output / visible", "output / call"], rows,
+                     "edge hit", "late hit", "output / visible", "output / call", "anchor"], rows,
                     title="Bill model (analysis.real_logs.bill): what the cache rules and the transcript do not tell",
-                    right=[False] + [True] * 8, width=200)
+                    right=[False] + [True] * 10, width=220)
 
 
 def _header(fit: Any, preset: str | None, held_out: dict[str, Any], after: Any = None) -> str:

@@ -30,8 +30,8 @@ its own rules against the log's timestamps (``CacheRules``, each cited):
 Without usage the context of each call is the estimate's, and one thing in the transcript pins it: the agent
 compacted automatically where its own measure crossed its trigger (the preset's ``trigger_limit``), so the call just
 before each logged automatic compaction sent about that much (Claude Code, ../shared/real_sessions_large: within 1%
-of 167,000 or 155,000 in 55 of its 56 sessions with one, as the logs billed it; Codex, whose measure differs from the
-bill, 82-95% of its 244,800). Each such window's calls are moved by what its last call misses of that anchor
+of its 167,000 or 155,000 at 55 of its 67 automatic compactions and within 2% at 63, as the logs billed it; Codex,
+whose measure is not the bill, 82-97% of its 244,800). Each such window's calls are moved by what its last call misses of that anchor
 (``anchor_share`` x the trigger, fitted): the estimate's error is mostly what the window starts with (the hidden
 prefix, what the agent re-attached, and in a log that starts mid-session the 50,000-150,000 earlier tokens the file
 lacks), so it is one shift per window, not a scale. A window that ends at a manual compaction or at the log's end
@@ -238,6 +238,7 @@ class BillModel:
     call_miss_share: float = 0.0  # the same at other calls
     command_miss_share: float = 0.0  # the same after a slash command or a skill's instructions (``command_turn``)
     late_hit_share: float = 0.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
+    edge_hit_share: float = 0.0  # the same within ``LATE_EDGE`` x sure_seconds
     uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
     output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
     output_per_call: float = 0.0
@@ -248,32 +249,32 @@ class BillModel:
         return {"agent": self.agent, "family": self.family, "reset_cached_tokens": self.reset_cached_tokens,
                 "turn_miss_share": round(self.turn_miss_share, 4), "call_miss_share": round(self.call_miss_share, 4),
                 "command_miss_share": round(self.command_miss_share, 4),
-                "late_hit_share": round(self.late_hit_share, 4),
+                "late_hit_share": round(self.late_hit_share, 4), "edge_hit_share": round(self.edge_hit_share, 4),
                 "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
                 "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
                 "sessions": self.sessions}
 
 
 # Fitted by ``fit_bill_model`` on every session of ../shared/real_sessions_large with usage (``python
-# scripts/reality_report.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
+# scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0558, call_miss_share=0.0023, command_miss_share=0.4395, late_hit_share=0.2292, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.2964, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.2021, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3468, late_hit_share=1.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, sessions=8),
-    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=16608, turn_miss_share=0.0521, call_miss_share=0.0010, command_miss_share=0.5400, late_hit_share=1.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, sessions=23),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.1225, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, sessions=2),
-    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.6430, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, sessions=7),
-    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, sessions=5),
-    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.3963, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, sessions=2),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0558, call_miss_share=0.0023, command_miss_share=0.4395, late_hit_share=0.1384, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.3187, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.0064, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3468, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, sessions=8),
+    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=16608, turn_miss_share=0.0521, call_miss_share=0.0010, command_miss_share=0.5400, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, anchor_share=0.9988, sessions=23),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, sessions=2),
+    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, sessions=7),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, edge_hit_share=0.0000, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, sessions=2),
 }
 
 
 # Whose fitted cache behaviour an agent without a fit of its own borrows, by the provider that bills it: the misses
 # and the late hits are the provider's cache's (a call to OpenAI misses as often from Pi as from Codex), the output
-# per visible token the model maker's; what a compaction leaves cached and the tokens after the last breakpoint are
-# the agent's own prompt's, so they are not borrowed.
+# per visible token the model maker's; what a compaction leaves cached, the tokens after the last breakpoint and how
+# near its trigger an agent's measure puts the bill (the anchor) are the agent's own, so they are not borrowed.
 PROVIDER_MODEL = {"openai": "codex", "anthropic": "claude_code", "google": "codex", "github-copilot": "codex"}
 
 
@@ -287,7 +288,7 @@ def shipped_model(agent: str | None, version: str | None, provider: str | None =
     borrowed = SHIPPED.get(PROVIDER_MODEL.get(provider or "", ""))
     if borrowed is not None:
         return replace(borrowed, agent=agent or "unknown", family=family, reset_cached_tokens=0, uncached_per_call=0.0,
-                       sessions=0)
+                       anchor_share=1.0, sessions=0)
     return BillModel(agent=agent or "unknown", family=family)
 
 
@@ -532,6 +533,20 @@ def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[Mode
     return found if found.index >= (last[None].index if None in last else -1) else last[None], False
 
 
+# How far past the sure lifetime a call still counts as at its edge: the log's timestamps are when each answer was
+# written, not when its request reached the cache (a response takes seconds to a minute), and in the large set's
+# 5-minute Claude Code sessions 15 of 28 calls 300-360 s after the call before them read its prefix, 12 of 94 later
+# (11 of those in three 2.1.17 sessions that read it at every gap: its 1-hour experiment).
+LATE_EDGE = 1.2
+
+
+def near(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
+    """Whether a late call (``late``) came within ``LATE_EDGE`` x the sure lifetime."""
+    if rules.sure_seconds is None or c.time is None or prev.time is None:
+        return False
+    return c.time - prev.time <= rules.sure_seconds * LATE_EDGE
+
+
 def late(c: ModelCall, prev: ModelCall, rules: CacheRules) -> bool:
     """Whether ``c`` came after the cache's sure lifetime (but within its longest)."""
     if rules.sure_seconds is None or c.time is None or prev.time is None:
@@ -562,7 +577,7 @@ def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: Bill
         return 0.0
     assert prev is not None
     if late(c, prev, rules):
-        shared *= model.late_hit_share
+        shared *= model.edge_hit_share if near(c, prev, rules) else model.late_hit_share
     miss = model.command_miss_share if c.command else model.turn_miss_share if c.turn else model.call_miss_share
     return shared * (1.0 - miss)
 
@@ -610,7 +625,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     resets: list[int] = []
     lost = {"command": 0.0, "turn": 0.0, "call": 0.0}  # tokens the expected read did not get, by kind of call
     expected = {"command": 0.0, "turn": 0.0, "call": 0.0}
-    late_read = late_expected = 0.0
+    late_read = late_expected = edge_read = edge_expected = 0.0
     uncached: list[int] = []
     anchors: list[float] = []
     vis: list[float] = []
@@ -638,6 +653,9 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             if shared is None:
                 if prev is not None and usage.cache_read_tokens > 0:
                     resets.append(usage.cache_read_tokens)
+            elif shared > 0 and prev is not None and late(c, prev, rules) and near(c, prev, rules):
+                edge_read += min(shared, usage.cache_read_tokens)
+                edge_expected += shared
             elif shared > 0 and prev is not None and late(c, prev, rules):
                 late_read += min(shared, usage.cache_read_tokens)
                 late_expected += shared
@@ -655,6 +673,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
                      command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
                      late_hit_share=late_read / late_expected if late_expected else 0.0,
+                     edge_hit_share=edge_read / edge_expected if edge_expected else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
                      output_ratio=ratio, output_per_call=per_call,
                      anchor_share=float(np.median(anchors)) if anchors else 1.0, sessions=n)
