@@ -243,21 +243,35 @@ def sections(large: Path, small: Path) -> list[str]:
         "floor fits them best), Codex's is encrypted, so its size is what the first "
         "call after it billed beyond the rest of the predicted context, fitted without the predicted session. Then "
         "`compaction_restore_tokens` is the median of what is left where the hidden prefix is the log's own (a log that "
-        "starts mid-session has a fitted one, whose error would land in it). Both go into the YAML `workbench "
+        "starts mid-session has a fitted one, whose error would land in it), for Claude Code weighed n / (n + 10) "
+        "against the rules alone (`RESTORE_PRIOR_COMPACTIONS`): where the rules restore no whole file they meet the "
+        "bill (8 of the 9 such compactions with the log's own prefix within 24-301 tokens, the summary at chars / 4), "
+        "so the constant is what restored files leave, which varies by user; fitted on the 3 compactions of the two "
+        "other users, it was ~4,600 tokens above what entireio/cli's 68 leave. Both go into the YAML `workbench "
         "calibrate` writes, and the presets carry the fits on the large set.",
         "",
         "What Claude Code re-attaches is worked out from the transcript by its own rules (`counting.restore`, read from "
         "its bundles: the 5 files of its read state with the newest mtime, one over 5,000 tokens as a one-line note, "
         "the skills, todo list and plan file; a resumed session rebuilds its read state from its whole reads and "
         "writes only, 2.1.25 `H9A`, where the log shows a `SessionStart:resume` hook). Each file is sized by what the "
-        "provider billed for its reads (the billed counter's counts, a range read scaled to the whole file), which "
-        "needs no tokenizer; chars / 4 calls code files under or over the 5,000-token limit they are not.",
+        "provider billed for its reads (the billed counter's counts, a range read scaled to the whole file) or for "
+        "the Write call that wrote it (written code is billed at a median 1.39 tokens per 4 chars, 73 writes, above "
+        "the estimate's 1.12), which needs no tokenizer, and grown by what the edits since added (the restore re-reads "
+        "the file as it is, 2.1.45 `Ko4`); chars / 4 calls code files under or over the 5,000-token limit they are "
+        "not. A session started from a plan approved with \"clear context\" (its first message logs `planContent`, "
+        "2.1.39) re-attaches that plan. The compact prompt is the same text in 2.0.76, 2.1.7, 2.1.17, 2.1.25, 2.1.39 "
+        "and 2.1.45 (cli.js, 4,347 chars), so nothing in it sets a version's summary length; the model does: median "
+        "10,298 chars for claude-opus-4-5 (44 summaries), 15,627 for claude-opus-4-6 (22), 14,060 for "
+        "claude-sonnet-4-5 (5), which the one floor per agent does not follow.",
         "",
         f"**Target ≥ 70% within ±{AFTER_TOLERANCE:.0%} of the logged context.** On the large set, with usage: "
         f"{_share(a_hit_s, a_n_s)} with each session left out of the fits, {_share(a_hit, a_n)} with its whole "
         "repository left out; without usage the hidden prefix and token ratio are fitted too, and other users' "
         f"prefixes differ ({min(prefixes, default=0):,}-{max(prefixes, default=0):,} tokens as the first calls of the "
-        "large set's Claude Code logs billed them: tool schemas, CLAUDE.md, MCP servers).",
+        "large set's Claude Code logs billed them: tool schemas, CLAUDE.md, MCP servers): with entireio/cli left out, "
+        "the prefix fitted on the other users' logs is a median 10,290 tokens below what its first calls billed, and "
+        "its compactions come out a median 17% low (the constant fitted on those users' 3 compactions, 7,003 tokens "
+        "before it was held towards the rules, made up most of it: 32/79 then).",
         "",
         f"Compactions whose context after them is predicted within ±{AFTER_TOLERANCE:.0%} of what the log billed, by "
         "repository (each session predicted by fits on other sessions of its agent in the large set only):",
