@@ -216,3 +216,79 @@ def test_an_estimate_never_reads_the_bill_of_a_log_with_the_same_messages():
     cache = CountCache()
     billed = trigger_tokens(cache.counts_for(log), knobs)
     assert (trigger_tokens(cache.counts_for(window), knobs) == fresh).all() and not (billed == fresh).all()
+
+
+# -- what the log holds that the bill never saw, what the context loses unlogged, a fit on few logs ---------------
+
+def test_the_plan_claude_code_writes_into_its_logged_exit_plan_mode_call_is_not_counted():
+    """Claude Code adds the plan file's text to the ExitPlanMode call it logs; the model sent no plan (2.1.17 cli.js),
+    and the bill grows by ~300 tokens there, not by the plan's thousands."""
+    plan = "# Plan\n\n" + "Step: refactor the parser and keep its tests green.\n" * 200
+    log = ClaudeLog().user("plan it")
+    log.assistant([tool_use("p1", "ExitPlanMode", plan=plan, allowedPrompts=[{"tool": "Bash", "prompt": "run"}])],
+                  input_total=30_000, output=5)
+    log.tool_result("p1", "User has approved your plan.")
+    log.assistant([text_block("Starting.")], input_total=30_300, output=2)
+    h = parse_history(log.text(), source="p.jsonl")
+    assert message_structure(h.messages[1]).unbilled_text == plan
+    counts = CountCache().counts_for(h)
+    plain = trigger_tokens(counts, _knobs(h))
+    weighted = trigger_tokens(counts, _knobs(h, tool_call_tokens=100))
+    assert plain[1] > count_text_tokens(plan, "o200k_base")  # the transcript's count holds the plan
+    assert weighted[1] - 100 == plain[1] - count_text_tokens(plan, "o200k_base")  # the estimate leaves it out
+    rows = growth_rows(h, CountCache())
+    assert rows.x[0, 0] < 300 < count_text_tokens(plan, "o200k_base")  # the fit reads the call and result, no plan
+
+
+def _read_heavy(version: str, reads: int = 8, chars: int = 40_000) -> ClaudeLog:
+    """A session whose Read results (chars / 4 = 10,000 of Claude Code's tokens each) pile up past what it keeps."""
+    log = ClaudeLog(version=version).user("read everything")
+    total = 30_000
+    for k in range(reads):
+        log.assistant([tool_use(f"r{k}", "Read", file_path=f"/f{k}.py")], input_total=total, output=5)
+        log.tool_result(f"r{k}", "x = 1  # line\n" * (chars // 14))
+        total += 12_000
+    return log.assistant([text_block("Read them all.")], input_total=total, output=5)
+
+
+def test_claude_code_up_to_2_1_7_clears_old_tool_results_the_log_does_not_record():
+    """Claude Code <= 2.1.7 clears old Read/Bash/... results from its warning threshold on (auto-compact threshold -
+    20,000) without a log record: the estimate clears them by its rule (cli.js 2.0.76, 2.1.7); 2.1.8 logs them."""
+    old = parse_history(_read_heavy("2.1.7").text(), source="o.jsonl")
+    assert agent_settings(old).knobs.microcompact_tokens == 200_000 - 45_000 - 20_000
+    assert agent_settings(parse_history(_read_heavy("2.1.8").text(), source="n.jsonl")).knobs.microcompact_tokens == 0
+    counts = CountCache().counts_for(old)
+    knobs = _knobs(old, tool_call_tokens=1).replace(hidden_prefix_tokens=0)
+    results = [i for i, m in enumerate(old.messages) if m.role == "tool"]
+    each = int(trigger_tokens(counts, knobs)[results[0]])
+    # From a measure of 50,000 on: the results but the newest 3 go, oldest first, while more than 40,000 of Claude
+    # Code's tokens (10,000 a result) remain, once that frees 20,000 or more: r0, r1 with 6 results in (60,000),
+    # then r2, r3 with 8.
+    context = context_tokens(counts, knobs.replace(microcompact_tokens=50_000))
+    plain = context_tokens(counts, knobs.replace(microcompact_tokens=0))
+    lost = plain - context
+    cleared_at = [i for i in range(len(lost)) if lost[i] > 0]
+    assert [old.messages[i].role for i in cleared_at] == ["assistant", "assistant"]
+    assert cleared_at[0] == results[5] + 1 and cleared_at[1] == results[7] + 1
+    assert lost[cleared_at[0]] == pytest.approx(2 * each, abs=2) and lost.sum() == pytest.approx(4 * each, abs=4)
+    assert (context_tokens(counts, knobs.replace(microcompact_tokens=10_000_000)) == plain).all()  # never that high
+
+
+def test_a_fit_on_few_logs_leaves_out_the_per_block_weight_they_cannot_pin():
+    """The per-block intercept beside the encrypted form's weight is kept where the logs, each left out, predict
+    their growth better with it (a fit on many logs), and dropped where they do not."""
+    from workbench.analysis.real_logs.estimate_fit import GrowthRows, fit_growth
+
+    rng = np.random.default_rng(7)
+
+    def rows(n: int, block: float, noise: float) -> GrowthRows:
+        x = np.column_stack([rng.integers(200, 4_000, n), rng.integers(0, 3, n), rng.integers(0, 2, n),
+                             rng.integers(0, 3, n), rng.integers(0, 3_000, n)]).astype(float)
+        x[:, 4] *= x[:, 3] > 0
+        y = x @ np.array([1.1, 120, 80, block, 0.2]) + rng.normal(0, noise, n)
+        return GrowthRows(x=x, y=y, first=None, afters=())
+
+    kept = fit_growth([rows(400, -60, 5) for _ in range(6)])
+    assert kept.structure["reasoning_block_tokens"] == pytest.approx(-60, abs=5)
+    dropped = fit_growth([rows(12, 0, 400) for _ in range(3)])
+    assert dropped.structure["reasoning_block_tokens"] == 0

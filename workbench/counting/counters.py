@@ -25,7 +25,13 @@ import numpy as np
 from workbench.counting.billed import billed_counts, billed_lag, billed_trigger_tokens, uses_billed
 from workbench.counting.checks import check_indices
 from workbench.counting.per_message import base_tokens, deferred_to_calls
-from workbench.counting.structure import dropped_tokens, replaced_tokens, structure_tokens, uses_structure
+from workbench.counting.structure import (
+    dropped_tokens,
+    replaced_tokens,
+    structure_tokens,
+    unbilled_tokens,
+    uses_structure,
+)
 from workbench.counting.usage import text_estimate_counts, usage_tokens
 from workbench.knobs import KnobView, counting_view
 
@@ -157,10 +163,12 @@ def _context(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
 
 
 def _structured(counts: HistoryCounts, counter: str, base: np.ndarray, knobs: KnobView) -> np.ndarray:
-    """The counted text times the ratio plus what the structure adds, per message (floats)."""
-    text = base
+    """The counted text times the ratio plus what the structure adds, per message (floats); text the provider never
+    received (``structure.unbilled_tokens``) is not counted."""
+    text = base - unbilled_tokens(counts, counter, knobs.chars_per_token)
     if knobs.reasoning_encrypted_ratio:
-        text = np.maximum(0, base - replaced_tokens(counts, counter, knobs.chars_per_token))
+        text = text - replaced_tokens(counts, counter, knobs.chars_per_token)
+    text = np.maximum(0, text)
     total: np.ndarray = np.maximum(0.0, text * knobs.token_ratio + structure_tokens(counts, knobs))
     return total
 

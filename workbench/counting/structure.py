@@ -5,8 +5,13 @@ A provider bills more than the text a transcript shows. Each tool call and its r
 is billed at its full length while the transcript holds a summary of it, or nothing but its encrypted form
 (Anthropic's thinking ``signature`` and ``redacted_thinking`` data, OpenAI's ``encrypted_content``), whose length
 follows the full reasoning's (Codex estimates its own reasoning as ``encoded_len x 3/4 - 650`` bytes / 4: codex-rs
-context_manager/history.rs ``estimate_reasoning_length``). Per message this module finds the tool calls, the user
-turns, the reasoning blocks, the characters of their encrypted forms and the reasoning text those stand in for;
+context_manager/history.rs ``estimate_reasoning_length``). And a log may hold text the provider never received: Claude
+Code writes the plan file's text into its logged ``ExitPlanMode`` call (``plan``; the tool's input schema has no plan,
+the model sends none: @anthropic-ai/claude-code 2.1.17 cli.js, the schema ``jn7`` and ``XR2``, which adds it to the
+call it hands on), and the bill grows by ~300 tokens at such a call where its logged input holds 3,000-5,000
+(claude_code__63_bd3f9b02f2_1 in ../shared/real_sessions_large). Per message this module finds the tool calls, the
+user turns, the reasoning blocks, the characters of their encrypted forms, the reasoning text those stand in for and
+the text never billed;
 ``counters.trigger_tokens`` weighs them with the counting knobs (``tool_call_tokens``, ``user_turn_tokens``,
 ``reasoning_block_tokens``, ``reasoning_encrypted_ratio``), which ``analysis.real_logs.calibration`` fits on logs. Pure.
 """
@@ -40,6 +45,7 @@ class Structure:
     reasoning_blocks: int
     encrypted_chars: int  # characters of the reasoning blocks' encrypted forms that are payloads
     replaced_text: str  # the reasoning text those blocks carry: counted by their encrypted form instead
+    unbilled_text: str = ""  # text the log holds that the provider never received (Claude Code's ExitPlanMode plan)
 
 
 def _encrypted(data: dict[str, Any]) -> str:
@@ -55,10 +61,28 @@ def _encrypted(data: dict[str, Any]) -> str:
     return ""
 
 
+# Tool calls whose logged input carries text the model never sent: (tool name, input key). Claude Code's ExitPlanMode
+# (see the module docstring: 2.1.17 cli.js ``jn7`` has no ``plan``; the plan is the plan file's, added for the log).
+UNBILLED_INPUTS = (("ExitPlanMode", "plan"),)
+
+
+def _unbilled(data: dict[str, Any]) -> str:
+    name = data.get("toolName") or str(data.get("type", ""))[5:]
+    found = data.get("input")
+    if not isinstance(found, dict):
+        return ""
+    for tool, key in UNBILLED_INPUTS:
+        value = found.get(key) if name == tool else None
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 def message_structure(msg: Message) -> Structure:
     """The structure of one message (no knob involved)."""
     calls = blocks = chars = 0
     replaced: list[str] = []
+    unbilled: list[str] = []
     for part in msg.parts or ():
         data = part.data
         if not isinstance(data, dict):
@@ -75,8 +99,11 @@ def message_structure(msg: Message) -> Structure:
         elif msg.role == "assistant" and isinstance(kind, str) and (kind == "dynamic-tool" or (
                 kind.startswith("tool-") and kind != "tool-result")):
             calls += 1
+            text = _unbilled(data)
+            if text:
+                unbilled.append(text)
     return Structure(tool_calls=calls, user_turn=int(is_user_turn(msg)), reasoning_blocks=blocks,
-                     encrypted_chars=chars, replaced_text="\n".join(replaced))
+                     encrypted_chars=chars, replaced_text="\n".join(replaced), unbilled_text="\n".join(unbilled))
 
 
 def structures(counts: HistoryCounts) -> tuple[Structure, ...]:
@@ -102,6 +129,20 @@ def replaced_tokens(counts: HistoryCounts, counter: str, chars_per_token: float)
     if found is None:
         found = np.array([count_text_tokens(s.replaced_text, counter, chars_per_token=chars_per_token)
                           if s.replaced_text else 0 for s in structures(counts)], dtype=np.int64)
+        found.flags.writeable = False
+        counts.derived[key] = found
+    return found
+
+
+def unbilled_tokens(counts: HistoryCounts, counter: str, chars_per_token: float) -> np.ndarray:
+    """Per message, the counter's tokens of the text its log holds that the provider never received."""
+    from workbench.counting.encodings import count_text_tokens
+
+    key = ("unbilled", counter, chars_per_token)
+    found = counts.derived.get(key)
+    if found is None:
+        found = np.array([count_text_tokens(s.unbilled_text, counter, chars_per_token=chars_per_token)
+                          if s.unbilled_text else 0 for s in structures(counts)], dtype=np.int64)
         found.flags.writeable = False
         counts.derived[key] = found
     return found
@@ -163,10 +204,102 @@ def cleared_results(counts: HistoryCounts) -> tuple[tuple[int, tuple[tuple[int, 
     return found
 
 
+# Claude Code's microcompaction (cli.js 2.0.76 ``Vd``, 2.1.7 ``lc``, 2.1.17 ``Rp``: the same rule and constants): the
+# tools whose results it clears, how many of the newest it keeps, the tool-result tokens (its chars / 4) it leaves,
+# and the least it must free to clear anything. 2.1.8 began to log each as ``microcompact_boundary``.
+MICROCOMPACT_TOOLS = frozenset({"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
+MICROCOMPACT_KEEP = 3
+MICROCOMPACT_LEAVE_TOKENS = 40_000
+MICROCOMPACT_MIN_FREED = 20_000
+MICROCOMPACT_IMAGE_TOKENS = 2_000
+
+
+def compactable_results(counts: HistoryCounts) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, int, float], ...]], ...]:
+    """Per message, what Claude Code's microcompaction reads of it: the ids of the compactable tool calls it makes,
+    and the compactable results it holds as (call id, Claude Code's count of it: chars / 4, images 2,000 each, the
+    result's share of the message's results). Found once per history."""
+    found = counts.derived.get("compactable")
+    if found is None:
+        from workbench.history.jsjson import js_stringify, utf16_len
+
+        compactable: set[str] = set()
+        rows = []
+        for m in counts.history.messages:
+            calls: list[str] = []
+            results: list[tuple[str, int]] = []
+            parts = [p.data for p in m.parts or () if isinstance(p.data, dict)]
+            for data in parts:
+                kind = data.get("type")
+                call_id = data.get("toolCallId")
+                if not isinstance(kind, str) or not isinstance(call_id, str):
+                    continue
+                if m.role == "assistant" and kind.startswith("tool-") and kind[5:] in MICROCOMPACT_TOOLS:
+                    calls.append(call_id)
+                    compactable.add(call_id)
+                elif kind == "tool-result" and call_id in compactable:
+                    out = data.get("output")
+                    text = out if isinstance(out, str) else js_stringify(out) or ""
+                    results.append((call_id, round(utf16_len(text) / 4)))
+            share = 1.0 / max(1, sum(1 for d in parts if d.get("type") == "tool-result"))
+            images = len(m.images()) * MICROCOMPACT_IMAGE_TOKENS if results else 0
+            rows.append((tuple(calls), tuple((c, n + (images if k == 0 else 0), share)
+                                             for k, (c, n) in enumerate(results))))
+        found = counts.derived["compactable"] = tuple(rows)
+    return found
+
+
+def microcompacted_tokens(counts: HistoryCounts, tokens: np.ndarray, dropped: np.ndarray,
+                          knobs: KnobView | Any) -> np.ndarray:
+    """Per message, the tokens Claude Code's microcompaction clears right before it where the log does not say so
+    (``microcompact_tokens``: its warning threshold; the constants above): before each call whose measure, the
+    context through the last call and its answer (``hidden_prefix_tokens`` + ``tokens`` - ``dropped`` so far), is
+    at least the threshold, the compactable results but the newest 3 are cleared oldest first while more than
+    40,000 of Claude Code's tokens of them remain, if that frees 20,000; each cleared result takes its share of its
+    message's ``tokens`` out of the context."""
+    out = np.zeros(len(tokens), dtype=np.float64)
+    threshold = knobs.microcompact_tokens
+    if not threshold or not len(tokens):
+        return out
+    rows = compactable_results(counts)
+    roles = counts.roles()
+    ids: list[str] = []  # compactable calls not cleared, in order
+    size: dict[str, int] = {}
+    holder: dict[str, tuple[int, float]] = {}
+    context = float(knobs.hidden_prefix_tokens)
+    measure = None  # the context through the last call and its answer
+    for i, (calls, results) in enumerate(rows):
+        if roles[i] == "assistant" and measure is not None and measure >= threshold:
+            keep = set(ids[-MICROCOMPACT_KEEP:])
+            total = sum(size.get(c, 0) for c in ids)
+            freed = 0
+            chosen = []
+            for c in ids:
+                if c not in keep and total - freed > MICROCOMPACT_LEAVE_TOKENS:
+                    chosen.append(c)
+                    freed += size.get(c, 0)
+            if chosen and freed >= MICROCOMPACT_MIN_FREED:
+                gone = set(chosen)
+                ids = [c for c in ids if c not in gone]
+                for c in chosen:
+                    j, share = holder.get(c, (-1, 0.0))
+                    if j >= 0:
+                        out[i] += float(tokens[j]) * share
+                context -= out[i]
+        context += float(tokens[i]) - float(dropped[i])
+        ids.extend(calls)
+        for c, n, share in results:
+            size[c] = n
+            holder[c] = (i, share)
+        if roles[i] == "assistant":
+            measure = context
+    return out
+
+
 def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | Any, *,
                    carry: bool = True) -> np.ndarray:
     """Per message, the tokens the context loses right before it: the tool results the agent cleared there (Claude
-    Code's microcompaction: the results' tokens in ``tokens``) and, with ``reasoning_dropped_at_turn``, at a user
+    Code's microcompaction: the results' tokens in ``tokens``, where the log records it, else by its rule with
+    ``microcompact_tokens``) and, with ``reasoning_dropped_at_turn``, at a user
     turn the reasoning of the turns before it, less what the agent goes on counting of it
     (``reasoning_carry_ratio``: Codex re-counts it x 1.26, so its measure gains; not with ``carry`` off, the
     context the provider bills)."""
@@ -180,4 +313,6 @@ def dropped_tokens(counts: HistoryCounts, tokens: np.ndarray, knobs: KnobView | 
             before = np.concatenate(([0.0], np.cumsum(reasoning)))  # before[k]: reasoning of messages < k
             starts = np.concatenate(([0], turns[:-1]))  # each turn drops what came since the turn before it
             out[turns] += (before[turns] - before[starts]) * (1.0 - (knobs.reasoning_carry_ratio if carry else 0.0))
+    if knobs.microcompact_tokens:
+        out += microcompacted_tokens(counts, tokens, out, knobs)
     return out

@@ -186,6 +186,15 @@ KNOB_SPECS: dict[str, KnobSpec] = {
         "thinking; Opus 4.5+ and Sonnet 4.6+ keep all; platform.claude.com/docs/en/build-with-claude/extended-thinking; "
         "Codex: not billed again, as its rollouts show). Set by the log's model (analysis/real_logs/agent_settings.py).",
     ),
+    "microcompact_tokens": KnobSpec(
+        "Old tool results cleared from (tokens)", "tokens", 0, 10_000_000, group=G.COUNTING,
+        help="With the structure's weights: Claude Code's microcompaction where its log does not record it (up to "
+        "2.1.7; from 2.1.8 it logs microcompact_boundary and the log's record is used). Before a call whose measure "
+        "(the last call's context and answer) is at least this, the results of its Read, Bash, Grep, Glob, WebSearch, "
+        "WebFetch, Edit and Write calls, all but the newest 3, are cleared oldest first while more than 40,000 tokens "
+        "(chars / 4) of them remain, when that frees 20,000 or more (cli.js 2.0.76 and 2.1.7). Its warning threshold: "
+        "the auto-compact threshold - 20,000, set by the log's version (analysis/real_logs/agent_settings.py). 0 = off.",
+    ),
     "image_token_rule": KnobSpec(
         "Images count as", "", choices=IMAGE_TOKEN_RULES, group=G.COUNTING,
         help="How an image is counted: serialized = its base64 text (stagewise's estimator); anthropic = width x "

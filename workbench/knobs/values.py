@@ -51,6 +51,7 @@ class Knobs:
     reasoning_block_tokens: int = 0
     reasoning_encrypted_ratio: float = 0.0
     reasoning_dropped_at_turn: bool = False
+    microcompact_tokens: int = 0
     image_token_rule: str = "serialized"
     image_default_tokens: int = 1_600
     tool_output_max_tokens: int = 0

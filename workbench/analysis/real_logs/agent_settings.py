@@ -53,6 +53,11 @@ CLAUDE_THINKING_KEPT_FROM = (("opus", (4, 5)), ("sonnet", (4, 6)), ("haiku", (99
 CLAUDE_CODE_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_OUTPUT_RESERVE_CAP = 20_000
 CLAUDE_CODE_BUFFER = 13_000
+# Its warning threshold sits this far below the auto-compact threshold (cli.js 2.1.7 ``c97``, 2.1.17 ``GH2``); its
+# microcompaction clears old tool results from there (``microcompact_tokens``, counting/structure.py), and its log
+# records each from 2.1.8 (``microcompact_boundary``: in 2.1.8's cli.js, not in 2.1.7's nor 2.0.76's).
+CLAUDE_CODE_WARNING_MARGIN = 20_000
+CLAUDE_CODE_MICROCOMPACT_LOGGED_FROM = (2, 1, 8)
 # Claude Code's own max output per model, not litellm's: the first of these that the lower-cased model name contains,
 # else 32,000. The same table in @anthropic-ai/claude-code 2.0.76 and 2.1.1 (cli.js ``xz0``), 2.1.25 (``qzA``) and
 # 2.1.39; its callers take min(CLAUDE_CODE_MAX_OUTPUT_TOKENS, default 32,000, this).
@@ -218,6 +223,17 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
         window = rule.window
         notes.extend(rule.notes)
         changes.update(rule.changes)
+    if log.agent == "claude_code" and log.version and window:
+        # Where the log records no microcompaction, the estimate clears old tool results by its rule; from 2.1.8
+        # the log records each (read from it), so the rule stays off.
+        silent = parse_version(log.version) < CLAUDE_CODE_MICROCOMPACT_LOGGED_FROM
+        reserved = changes.get("trigger_reserve_tokens", knobs.trigger_reserve_tokens)
+        assert isinstance(reserved, int)
+        wanted = max(0, window - reserved - CLAUDE_CODE_WARNING_MARGIN) if silent and reserved else 0
+        if wanted != knobs.microcompact_tokens:
+            changes["microcompact_tokens"] = wanted
+            if wanted:
+                notes.append(f"old tool results cleared from {wanted:,} tokens (unlogged microcompaction)")
     if log.agent == "claude_code" and claude_drops_earlier_thinking(model) != knobs.reasoning_dropped_at_turn:
         changes["reasoning_dropped_at_turn"] = not knobs.reasoning_dropped_at_turn
         if changes["reasoning_dropped_at_turn"]:
