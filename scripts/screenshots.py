@@ -215,6 +215,8 @@ def take(browser: Any, url: str, shot: Shot, out: Path) -> bool:
         page.goto(url, wait_until="domcontentloaded")
         page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=120_000)
         _idle(page)
+        # the cards and the sidebar come after the context chart (app.py): wait until no element is a placeholder
+        page.wait_for_function("() => !document.querySelector('[data-testid=stSkeleton]')", timeout=120_000)
         shot.prepare(page)
         clean = page.locator(".stException").count() == 0
         target = out / f"{shot.name}.png"

@@ -77,6 +77,8 @@ def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(CHART, state="visible", timeout=90_000)
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=30_000)
+            # the cards and the sidebar are sent after the context chart (app.py): their code loads after it
+            page.wait_for_function(SETTLED, timeout=90_000)
             page.wait_for_timeout(1_500)  # let the other charts finish drawing for the picture
             assert page.locator(CHART).count() == 1
             assert page.locator(".stException").count() == 0
@@ -119,6 +121,7 @@ def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
             page = browser.new_page(viewport={"width": width, "height": 1700})
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+            page.wait_for_function(SETTLED, timeout=90_000)  # the cards come after the context chart (app.py)
             page.wait_for_timeout(1_500)
             cards = page.locator('[data-testid="stMetric"]')
             assert cards.count() == 10
