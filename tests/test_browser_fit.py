@@ -6,7 +6,7 @@ runs past its chart. ``UPDATE_SCREENSHOT=1`` writes docs/tune-1280.png, docs/tun
 from __future__ import annotations
 
 import pytest
-from test_browser import ARGS, CHART, _chromium, _shot, serve
+from test_browser import ARGS, CHART, SETTLED, _chromium, _shot, serve
 
 pytestmark = pytest.mark.browser
 
@@ -45,6 +45,7 @@ def test_nothing_is_cut_at_1280_px(served, tmp_path):
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
             page.wait_for_function("() => Array.from(document.querySelectorAll('.annotation-text'))"
                                    ".some(t => t.textContent.startsWith('dollars'))", timeout=60_000)
+            page.wait_for_function(SETTLED, timeout=60_000)  # the cards and the sidebar follow the chart
             page.wait_for_timeout(1_000)
             assert page.evaluate(ELLIPSIS) == []
             assert page.evaluate(OVERFLOWING_TITLES) == []  # the cost chart's subplot titles
@@ -62,6 +63,7 @@ def test_nothing_is_cut_at_1280_px(served, tmp_path):
             page.get_by_role("tab", name="Sweep").click()
             page.click(".st-key-tune_go button", timeout=30_000)
             page.wait_for_selector(".st-key-tune_pareto .js-plotly-plot", timeout=240_000)
+            page.wait_for_function(SETTLED, timeout=60_000)
             page.wait_for_timeout(1_500)
             cut = page.evaluate(ELLIPSIS)
             assert cut == [], cut  # "retention floor from th…", "fact reten…", "92.…" before
