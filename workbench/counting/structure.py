@@ -120,32 +120,28 @@ def uses_structure(knobs: KnobView | Any) -> bool:
                 or knobs.reasoning_encrypted_ratio)
 
 
-def replaced_tokens(counts: HistoryCounts, counter: str, chars_per_token: float) -> np.ndarray:
-    """Per message, the counter's tokens of the reasoning text that an encrypted form replaces."""
+def _text_tokens(counts: HistoryCounts, field: str, counter: str, chars_per_token: float) -> np.ndarray:
+    """Per message, the counter's tokens of one of its structure's texts (``field``), counted once per history."""
     from workbench.counting.encodings import count_text_tokens
 
-    key = ("replaced_reasoning", counter, chars_per_token)
+    key = (field, counter, chars_per_token)
     found = counts.derived.get(key)
     if found is None:
-        found = np.array([count_text_tokens(s.replaced_text, counter, chars_per_token=chars_per_token)
-                          if s.replaced_text else 0 for s in structures(counts)], dtype=np.int64)
+        found = np.array([count_text_tokens(text, counter, chars_per_token=chars_per_token) if text else 0
+                          for text in (getattr(s, field) for s in structures(counts))], dtype=np.int64)
         found.flags.writeable = False
         counts.derived[key] = found
     return found
+
+
+def replaced_tokens(counts: HistoryCounts, counter: str, chars_per_token: float) -> np.ndarray:
+    """Per message, the counter's tokens of the reasoning text that an encrypted form replaces."""
+    return _text_tokens(counts, "replaced_text", counter, chars_per_token)
 
 
 def unbilled_tokens(counts: HistoryCounts, counter: str, chars_per_token: float) -> np.ndarray:
     """Per message, the counter's tokens of the text its log holds that the provider never received."""
-    from workbench.counting.encodings import count_text_tokens
-
-    key = ("unbilled", counter, chars_per_token)
-    found = counts.derived.get(key)
-    if found is None:
-        found = np.array([count_text_tokens(s.unbilled_text, counter, chars_per_token=chars_per_token)
-                          if s.unbilled_text else 0 for s in structures(counts)], dtype=np.int64)
-        found.flags.writeable = False
-        counts.derived[key] = found
-    return found
+    return _text_tokens(counts, "unbilled_text", counter, chars_per_token)
 
 
 def structure_matrix(counts: HistoryCounts) -> np.ndarray:
