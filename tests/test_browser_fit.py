@@ -6,7 +6,7 @@ runs past its chart. ``UPDATE_SCREENSHOT=1`` writes docs/tune-1280.png, docs/tun
 from __future__ import annotations
 
 import pytest
-from test_browser import ARGS, CHART, _chromium, _shot
+from test_browser import ARGS, CHART, IDLE, _chromium, _shot
 
 pytestmark = pytest.mark.browser
 
@@ -25,9 +25,6 @@ OVERFLOWING_TITLES = """() => Array.from(document.querySelectorAll('[data-testid
 # Tables wider than the column (a header or value off to the right behind a sideways scroll).
 SIDEWAYS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame] .dvn-scroller'))
     .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
-
-
-IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 
 
 def test_nothing_is_cut_at_1280_px(served_app, tmp_path):
