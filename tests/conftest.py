@@ -138,6 +138,20 @@ def long_run(long_history: Any) -> Any:
     return simulate(long_history, Knobs())
 
 
+# ── the app served with `streamlit run`, once per worker for every browser test of the default app ─────────────
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The app with its default histories on a free local port (tests/test_browser.py's ``serve``); yields its URL.
+    Here, not in a test file, so that test_browser.py and test_browser_fit.py share one server (a fixture is cached
+    per file that defines it): each server is a cold start and a first replay of the long sample."""
+    from test_browser import serve
+
+    with serve(tmp_path_factory.mktemp("streamlit")) as url:
+        yield url
+
+
 # ── AppTest: the scan for installed Streamlit components, once per worker ─────────────────────────────────────
 # Each new AppTest (streamlit 1.67) builds a BidiComponentManager that scans the metadata of every installed
 # distribution for component manifests (streamlit/components/v2/manifest_scanner.py): ~370 packages, most of

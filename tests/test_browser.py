@@ -57,13 +57,6 @@ def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="session")  # once per worker, not once per visit (tests/conftest.py)
-def served_app(tmp_path_factory):
-    """The app with its default histories on a free local port, shared by this module's tests; yields its URL."""
-    with serve(tmp_path_factory.mktemp("streamlit")) as url:
-        yield url
-
-
 def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
     """Opening the app shows the context chart (a plotly plot in its container) with no exception box."""
     executable = _chromium()
