@@ -139,7 +139,7 @@ def pack(obj: Any) -> None:
     """Pack a figure structure's numeric arrays in place as plotly.py packs a figure's (``convert_to_base64``), without
     walking plain lists of values: the context chart's hover data is 1,100 lists of strings, and walking them took
     ~14 ms of every slider move under load. In these structures arrays sit in dicts, and lists hold dicts or values."""
-    from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec  # type: ignore[import-untyped]
+    from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
     if isinstance(obj, dict):
         for key, value in obj.items():
