@@ -200,10 +200,11 @@ def test_the_shipped_estimate_follows_the_bill_of_the_dev_sets_logs(dev_set):
 @pytest.mark.slow
 def test_without_usage_the_shipped_estimate_places_half_the_dev_sets_compactions(dev_set):
     """The presets' estimate, fitted on ../shared/real_sessions_large only (other sessions of the same and other
-    repositories): 7 of the dev set's 14 automatic compactions within ±5 messages (docs/reality.md)."""
+    repositories): 8 of the dev set's 14 automatic compactions within ±5 messages, 6 within ±2 (docs/reality.md; 7
+    and 5 before a window after an automatic compaction carried the shift that compaction pins)."""
     summary = reality_summary([follow_log(h, usage=False) for h in dev_set])
     assert summary["auto_compactions"] == 14
-    assert summary["within_5"] >= 7 and summary["missed"] <= 1
+    assert summary["within_5"] >= 8 and summary["within_2"] >= 6 and summary["missed"] <= 1
 
 
 def test_an_estimate_never_reads_the_bill_of_a_log_with_the_same_messages():

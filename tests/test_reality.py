@@ -101,6 +101,38 @@ def test_a_missing_tool_result_is_stood_in_for_by_the_agents_own_logged_measure(
     assert check.note and check.predicted_index == check.real_index
 
 
+def claude_steps(first: int, second: int, steps: int = 44) -> ClaudeLog:
+    """Tool steps of ~3,500 tokens each; the agent compacts automatically before steps ``first`` and ``second``
+    (20 and 40: where the preset's estimate, usage ignored, crosses 167,000 in each window)."""
+    log = ClaudeLog().user("Port the test suite.")
+    for k in range(steps):
+        if k in (first, second):
+            log.compact("auto", 167_500, "Summary of the work so far. " * 20).user("Go on.")
+        log.assistant([tool_use(f"t{k}")], input_total=20_000 + 1_000 * k, output=50)
+        log.tool_result(f"t{k}", f"line {k} " * 1_800 + "z" * (k % 7) * 100)
+    return log
+
+
+@pytest.mark.parametrize("wrong_by", [-12_000, -5_000, 20_000])
+def test_without_usage_an_earlier_automatic_compaction_pins_the_estimate_of_the_windows_after_it(wrong_by,
+                                                                                                 monkeypatch):
+    """The agent compacted where its measure crossed its trigger: a hidden prefix wrong by ``wrong_by`` puts the first
+    compaction off, and the shift the first one pins puts the second where the agent made it (within the one step
+    the pin leaves open), where without it the second is off as much as the first."""
+    from workbench.analysis.real_logs import reality
+
+    h = parse_history(claude_steps(20, 40).text(), source="c.jsonl")
+    shipped = agent_settings(h).knobs
+    assert [c.error for c in follow_log(h, usage=False).compactions] == [0, 0]
+    wrong = shipped.replace(hidden_prefix_tokens=shipped.hidden_prefix_tokens + wrong_by)
+    first, second = follow_log(h, usage=False, knobs=wrong).compactions
+    assert first.error is not None and abs(first.error) >= 4
+    assert second.error is not None and abs(second.error) <= 2
+    monkeypatch.setattr(reality, "pinned_shifts", lambda *args, **kwargs: None)
+    assert [c.error for c in follow_log(h, usage=False, knobs=wrong).compactions] == [first.error, first.error]
+    assert follow_log(h, knobs=wrong).compactions == follow_log(h).compactions  # with usage: the log's own measure
+
+
 # -- Codex ----------------------------------------------------------------------------------------------------
 
 def codex_crossing(reasoning: int) -> CodexLog:

@@ -9,12 +9,16 @@ the replay starts after the last real compaction is extra too.
 
 Two counters: with usage (the default) the trigger measure is the agent's own, from the log's billed usage
 (``trigger_counter: usage``); without, only the estimate with the preset's hidden prefix and token ratio, which
-is all a counterfactual replay has. Indices are the loader's numbering of the first message after a compaction.
+is all a counterfactual replay has. Without usage the log's own automatic compactions still pin the estimate: the
+agent compacted where its measure crossed its trigger, so each one tells how far the estimate is off there
+(``pinned_shifts``), and the windows after it are predicted with that shift (records of the transcript, not usage).
+Indices are the loader's numbering of the first message after a compaction.
 Pure: histories in, values out.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,10 +38,10 @@ from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
 from workbench.history.session_log import LoggedCompaction
-from workbench.knobs import Knobs
+from workbench.knobs import Knobs, clamp_knob
 from workbench.policies.limits import trigger_limit
 from workbench.replay import Run, simulate
-from workbench.replay.first import first_compaction
+from workbench.replay.first import compaction_at_end, first_compaction
 
 TOLERANCES = (0, 2, 5)
 
@@ -172,6 +176,9 @@ def follow_log(
     restoring = counting_knobs(base)
     # Only a restore that re-attaches files reads the bill (Claude Code's); Codex's restores none: not counted.
     billed = _billed_for_restore(history, settings.knobs, cache) if use_usage and restoring.restore_files > 0 else None
+    # Without usage, what the log's earlier automatic compactions pin of the estimate's error (``pinned_shifts``),
+    # carried into the windows after them: tokens added to the window's hidden prefix.
+    carried = 0
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
         seg_knobs = base
@@ -195,7 +202,18 @@ def follow_log(
         bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
                                          None if window.after is None else afters.get(window.after.index),
                                          use_usage=use_usage))
-        run, first = _first_compaction(seg, seg_knobs, cache, whole=real is not None and real.trigger == "manual")
+        predict_knobs = seg_knobs
+        if carried:
+            predict_knobs = seg_knobs.replace(hidden_prefix_tokens=int(clamp_knob(
+                "hidden_prefix_tokens", seg_knobs.hidden_prefix_tokens + carried)))
+        run, first = _first_compaction(seg, predict_knobs, cache,
+                                       whole=real is not None and real.trigger == "manual")
+        trigger = None if use_usage or (window.after is None and log.starts_mid_session) else _trigger_at(real, base)
+        if real is not None and trigger is not None:
+            pinned = pinned_shifts(seg, real.index - offset, seg_knobs, trigger, cache)
+            if pinned is not None:  # the shift closest to the one carried that puts the replay's crossing there
+                low, high = pinned
+                carried = max(carried, low) if high is None else min(max(carried, low), high)
         predicted = None if first is None else max(window.start, offset + first.index_started + 1)
         predicted_tokens = None if first is None else first.tokens_before
         if real is None:
@@ -225,6 +243,28 @@ def follow_log(
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+
+
+def pinned_shifts(seg: History, cut: int, knobs: Knobs, trigger: float,
+                  cache: CountCache) -> tuple[int, int | None] | None:
+    """(lowest, highest) shift of ``knobs``' hidden prefix, in tokens, under which the replay of ``seg`` first reaches
+    the agent's ``trigger`` at its last check before ``cut``, where the agent compacted by itself (``seg`` is a window
+    that ends at a logged automatic compaction, ``cut`` its first message after it): the agent compacted where its
+    own measure crossed its trigger, so the estimate there is off by one of these. Highest None: no check before
+    that one, no bound. None when no check comes before ``cut``.
+
+    Without usage, the estimate's error in a window is mostly what it starts with (the hidden prefix, what the agent
+    re-attached), which the next window starts with too: ``follow_log`` carries the shift into the windows after it.
+    The shift is a range, as wide as what the last messages before the compaction added (a large tool result lands
+    the measure anywhere above the trigger), so the one carried is the point of that range closest to the one
+    carried before (none at first): the fit is moved only as far as the log says it is wrong."""
+    forced = knobs.replace(restore_files=0, compaction_restore_tokens=0)  # the window uncompacted: no restore counted
+    last = compaction_at_end(seg, forced, SimulatedBriefer(), cache=cache, before=cut)
+    if last is None:
+        return None
+    earlier = compaction_at_end(seg, forced, SimulatedBriefer(), cache=cache, before=last.index_started)
+    low = math.ceil(trigger - last.tokens_before)
+    return low, None if earlier is None else max(low, math.ceil(trigger - earlier.tokens_before) - 1)
 
 
 def _billed_for_restore(history: History, knobs: Knobs, cache: CountCache) -> Any:
