@@ -118,16 +118,21 @@ def test_without_usage_an_earlier_automatic_compaction_pins_the_estimate_of_the_
                                                                                                  monkeypatch):
     """The agent compacted where its measure crossed its trigger: a hidden prefix wrong by ``wrong_by`` puts the first
     compaction off, and the shift the first one pins puts the second where the agent made it (within the one step
-    the pin leaves open), where without it the second is off as much as the first."""
+    the pin leaves open) and the context after it closer to the right prefix's, where without it the second is off
+    as much as the first."""
     from workbench.analysis.real_logs import reality
 
     h = parse_history(claude_steps(20, 40).text(), source="c.jsonl")
     shipped = agent_settings(h).knobs
-    assert [c.error for c in follow_log(h, usage=False).compactions] == [0, 0]
+    right = follow_log(h, usage=False).compactions
+    assert [c.error for c in right] == [0, 0]
     wrong = shipped.replace(hidden_prefix_tokens=shipped.hidden_prefix_tokens + wrong_by)
     first, second = follow_log(h, usage=False, knobs=wrong).compactions
     assert first.error is not None and abs(first.error) >= 4
     assert second.error is not None and abs(second.error) <= 2
+    assert first.predicted_tokens_after == right[0].predicted_tokens_after + wrong_by  # nothing pinned before it
+    assert right[1].predicted_tokens_after is not None and second.predicted_tokens_after is not None
+    assert abs(second.predicted_tokens_after - right[1].predicted_tokens_after) <= abs(wrong_by) / 2
     monkeypatch.setattr(reality, "pinned_shifts", lambda *args, **kwargs: None)
     assert [c.error for c in follow_log(h, usage=False, knobs=wrong).compactions] == [first.error, first.error]
     assert follow_log(h, knobs=wrong).compactions == follow_log(h).compactions  # with usage: the log's own measure

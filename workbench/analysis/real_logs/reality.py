@@ -177,7 +177,8 @@ def follow_log(
     # Only a restore that re-attaches files reads the bill (Claude Code's); Codex's restores none: not counted.
     billed = _billed_for_restore(history, settings.knobs, cache) if use_usage and restoring.restore_files > 0 else None
     # Without usage, what the log's earlier automatic compactions pin of the estimate's error (``pinned_shifts``),
-    # carried into the windows after them: tokens added to the window's hidden prefix.
+    # carried into the windows after them: tokens added to the hidden prefix of the window's prediction and of the
+    # context after its compaction (the same state), never to the bill's calls (``bill.anchored`` pins those).
     carried = 0
     for n, window in enumerate(windows):
         seg, offset = _segment(history, window, use_usage=use_usage)
@@ -196,17 +197,13 @@ def follow_log(
             end = following.index if following is not None else len(history.messages)
             restores[real.index] = compaction_restore(history.messages[: real.index], restoring, cache=cache,
                                                       billed=billed)
-            after = afters[real.index] = predict_after(history, seg, real.index - offset, real, after_knobs,
-                                                       end=end, cache=cache, restored=restores[real.index],
-                                                       own_prefix=own_prefix)
+            after = afters[real.index] = predict_after(history, seg, real.index - offset, real,
+                                                       _shifted(after_knobs, carried), end=end, cache=cache,
+                                                       restored=restores[real.index], own_prefix=own_prefix)
         bill_windows.append(_bill_window(history, window, seg, offset, seg_knobs, cache,
                                          None if window.after is None else afters.get(window.after.index),
                                          use_usage=use_usage))
-        predict_knobs = seg_knobs
-        if carried:
-            predict_knobs = seg_knobs.replace(hidden_prefix_tokens=int(clamp_knob(
-                "hidden_prefix_tokens", seg_knobs.hidden_prefix_tokens + carried)))
-        run, first = _first_compaction(seg, predict_knobs, cache,
+        run, first = _first_compaction(seg, _shifted(seg_knobs, carried), cache,
                                        whole=real is not None and real.trigger == "manual")
         trigger = None if use_usage or (window.after is None and log.starts_mid_session) else _trigger_at(real, base)
         if real is not None and trigger is not None:
@@ -243,6 +240,13 @@ def follow_log(
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+
+
+def _shifted(knobs: Knobs, tokens: int) -> Knobs:
+    """``knobs`` with ``tokens`` more hidden prefix (within the knob's range)."""
+    if not tokens:
+        return knobs
+    return knobs.replace(hidden_prefix_tokens=int(clamp_knob("hidden_prefix_tokens", knobs.hidden_prefix_tokens + tokens)))
 
 
 def pinned_shifts(seg: History, cut: int, knobs: Knobs, trigger: float,
