@@ -25,6 +25,9 @@ from workbench.explore.reality_folds import Folds, Held  # noqa: E402
 TOLERANCE = 5  # messages: the issue's yardstick for the estimate alone
 # Variants measured and not kept (scripts/reality_targets.py on each; docs/reality.md says what each is).
 TRIED = {"home": "37/75 and 22/75", "mid": "32/75 and 22/75"}
+# The held-out figures before the windows after an automatic compaction carried the shift it pins, and with the
+# pinned range's low end or its middle carried instead of its point nearest the shift carried before (not kept).
+PINNED = {"before": "31/75 and 15/75", "low": "31/75 and 17/75", "middle": "31/75 and 17/75"}
 # (label, fold, own prefix) of the columns, in order
 COLUMNS = (("session left out", "session", False), ("repository left out", "repository", False),
            ("session left out, its own prefix", "session", True),
@@ -80,6 +83,8 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
                                                       for _, f, own in COLUMNS])
     totals = [row[0] + row[1] for row in CLAUDE_CODE_PACKAGE_PREFIX.values()]
     package = (min(totals), max(totals))
+    predicted = {h.file for h in runs[("session", False)] if h.group == "large" and h.reality is not None}
+    pinned, first_window = _pinned_count([s for s in large if s.file in predicted])
     lo_hit, lo_n = share(runs[("session", False)])
     ro_hit, ro_n = share(runs[("repository", False)])
     own_hit, own_n = share(runs[("session", True)])
@@ -129,6 +134,22 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
         "",
         _table(["set", "repository", "automatic compactions"] + [c[0] for c in COLUMNS], rows),
         "",
+        "**The agent's earlier compactions pin the windows after them.** The agent compacted where its own measure "
+        "crossed its trigger, so at each logged automatic compaction the estimate is off by a shift in a known range "
+        "(`analysis/real_logs/reality.py`, `pinned_shifts`: the shifts of the hidden prefix under which the replay "
+        "first reaches the preset's trigger at that check, as wide as what the last messages before it added); each "
+        "window after one is predicted with the point of that range nearest the shift carried before (none at first), "
+        "and so is the context right after its compaction: the fit is moved only as far as the log says it is wrong. "
+        "These are records of the transcript (where the agent compacted, that it did so by itself, its preset's "
+        "trigger), not usage; the first window of a log that starts mid-session pins nothing (the context the file "
+        f"lacks is gone after its compaction). Only {pinned} of the large set's automatic compactions have an earlier "
+        f"one pinning their window, so the figures move little: from {PINNED['before']} (session / repository left "
+        f"out) to {lo_hit}/{lo_n} and {ro_hit}/{ro_n}. Carrying the range's low end instead (as the bill's anchor "
+        f"does): {PINNED['low']}; its middle: {PINNED['middle']}; after a large last step the range is wide "
+        "(claude_code__25_730c662552_0's second compaction went from 0 to +100 messages). Nothing before the other "
+        f"{first_window} in their logs pins them (each is its log's first, or follows the first of a log that starts "
+        "mid-session): the compaction itself is what would tell.",
+        "",
         "What limits it, measured:",
         "",
         f"- **The hidden prefix.** With each session's own prefix (measured at its first call with the fold's weights, "
@@ -176,6 +197,23 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
                 "per reasoning block", "per encrypted char", "call intervals", "median error"], fits),
         "",
     ]
+
+
+def _pinned_count(large: Sequence[Any]) -> tuple[int, int]:
+    """(automatic compactions with an earlier automatic one that pins their window, the rest) of these logs
+    (``follow_log`` carries the pin of each automatic compaction but the one that closes a mid-session log's first
+    window)."""
+    pinned = rest = 0
+    for s in large:
+        log = s.history.log
+        compactions = sorted(log.compactions, key=lambda c: c.index) if log is not None else []
+        pins = False
+        for k, c in enumerate(compactions):
+            if c.trigger == "auto" and c.index > 0:
+                pinned, rest = (pinned + 1, rest) if pins else (pinned, rest + 1)
+            if c.trigger == "auto" and not (k == 0 and log is not None and log.starts_mid_session):
+                pins = True
+    return pinned, rest
 
 
 def _limits(histories: Sequence[Any], fit: Any, folds: Folds) -> dict[str, str]:
