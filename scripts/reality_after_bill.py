@@ -395,13 +395,15 @@ def sections(large: Path, small: Path) -> list[str]:
                [[agent, a.pairs, a.compactions, f"{a.model.new_chars_ratio:.3f}", f"{a.model.min_chars:,}",
                  f"{a.restore_tokens:,}"] for agent, a in after_fits.items()]),
         "",
-        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss", "edge hit",
-                "late hit",
-                "uncached / call", "output / visible", "output / call", "anchor"],
+        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "task miss", "call miss",
+                "edge hit", "late hit",
+                "uncached / call", "output / visible", "output / call", "anchor", "carry"],
                [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.edge_hit_share:.2f}",
+                 f"{m.command_miss_share:.3f}", f"{m.task_miss_share:.3f}", f"{m.call_miss_share:.4f}",
+                 f"{m.edge_hit_share:.2f}",
                  f"{m.late_hit_share:.2f}", f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
-                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}"] for name, m in bill_fits.items()]),
+                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}", f"{m.carry_share:.2f}"]
+                for name, m in bill_fits.items()]),
         "",
         "*Turn miss*, *command miss*, *call miss*: the share of the prefix the rules let a call read that it did not "
         "get, at a new user turn, after a slash command or a skill, and at any other call (tokens missed over tokens "
@@ -431,10 +433,11 @@ def print_fits(large: Path) -> None:
         print(f'    "{name}": BillModel(agent="{m.agent}", family="{m.family}", '
               f"reset_cached_tokens={m.reset_cached_tokens}, turn_miss_share={m.turn_miss_share:.4f}, "
               f"call_miss_share={m.call_miss_share:.4f}, command_miss_share={m.command_miss_share:.4f}, "
+              f"task_miss_share={m.task_miss_share:.4f}, "
               f"late_hit_share={m.late_hit_share:.4f}, edge_hit_share={m.edge_hit_share:.4f}, "
               f"uncached_per_call={m.uncached_per_call:.2f}, "
               f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, "
-              f"anchor_share={m.anchor_share:.4f}, sessions={m.sessions}),")
+              f"anchor_share={m.anchor_share:.4f}, carry_share={m.carry_share:.4f}, sessions={m.sessions}),")
 
 
 def main(argv: list[str] | None = None) -> int:
