@@ -339,8 +339,11 @@ def sections(large: Path, small: Path) -> list[str]:
         "- **Which lifetime Claude Code asks for** is in its package: 2.1.17 asks for 1 hour behind a feature-flag "
         "experiment (2.1.17 cli.js `gUA`, `prompt_cache_1h_experiment`: nothing in a transcript tells which sessions "
         "had it), 2.1.20 for every claude.ai subscriber not on overage (2.1.20 cli.js `cPA`). Past the sure lifetime "
-        "the cache is gone, as documented, unless the fit saw calls there that read it: a fit that saw none (the "
-        "1-hour families, applied to a 5-minute session) reads nothing. A call within 1.2 × the sure lifetime has a "
+        "(and its edge) the cache is gone, as documented, wherever the version's lifetime is known: Claude Code but "
+        "2.1.15-2.1.18 (a family's fit no longer lends 2.1.17's late hits to its 2.1.12, 2.1.14 and 2.1.19 sessions). "
+        "In the experiment a session has one lifetime or the other, so it is billed all or nothing by the arm most of "
+        "the fitted sessions were in (*late hit* below is then that share of sessions: 3 of 7 one hour, so 5 minutes), "
+        "not by a share of each call. A call within 1.2 × the sure lifetime has a "
         "share of its own (*edge hit*): the log's timestamps are when answers were written, not when requests reached "
         "the cache, and in the 5-minute sessions 15 of 28 calls 300-360 s after the call before them read its prefix, "
         "12 of 94 later (11 of those in three 2.1.17 sessions that read it at every gap).",
@@ -356,11 +359,21 @@ def sections(large: Path, small: Path) -> list[str]:
         "because the estimate's error is mostly what the window starts with (the hidden prefix, what the agent "
         "re-attached, and in a log that starts mid-session the 50,000-150,000 earlier tokens the file lacks); a scale "
         "of the window's growth instead did worse held out. A window that ends at a manual compaction or at the log's "
-        "end keeps the estimate (carrying the shift of the window before it did worse). The positions and triggers "
+        "end moves by *carry* × the shift of the nearest anchored window (the one before it, else after; never the "
+        "first window of a log that starts mid-session, whose shift is mostly the earlier context the file lacks): "
+        "what the windows share is the hidden prefix, so *carry* is the precision weight of the spread of the logs' "
+        "first calls (the prefix differs by user) against the anchor shares' typical distance × the trigger (the "
+        "agent's own measure at one compaction; the median absolute deviation, which one anchor 6% off does not "
+        "move), fitted per agent: "
+        f"{bill_fits['claude_code'].carry_share:.2f} for Claude Code, {bill_fits['codex'].carry_share:.2f} for Codex, "
+        "whose measure is not "
+        "its bill (the whole shift for every agent did worse held out: 47/65 and 46/65 against 49/65 and 45/65 before "
+        "the lifetime changes below; for Claude Code alone 49/65 and 47/65). The positions and triggers "
         "of the compactions are records of the transcript, not usage: a log with its usage stripped gets the same bill.",
         "",
         "What no rule tells is fitted per agent and version family on other sessions (`fit_bill_model`): what a reset "
-        "leaves cached, how often a new user turn (or a slash command, or any call) misses the cache anyway, the share "
+        "leaves cached, how often a new user turn (or a slash command, a turn after one that changed the task list, or "
+        "any call) misses the cache anyway, the share "
         "still cached just past and well past the sure lifetime, the anchor's share of the trigger, the few uncached "
         "tokens per call, and output as a "
         "ratio of the assistant message's visible size plus a constant per call: reasoning the transcript lacks, and "
@@ -382,17 +395,23 @@ def sections(large: Path, small: Path) -> list[str]:
         "",
         f"What is left: given the logged context of every call (the cache model alone, the same held-out fits) "
         f"{_share(o_hit, o_n)} of the large set's sessions are within ±{BILL_TOLERANCE:.0%}: Claude Code misses its "
-        "cache at some user turns without a reason the transcript shows (the *turn miss* below: at 29 of 332 plain "
-        "user turns of the large set's 2.1.20 and later sessions within the lifetime, most reading only the system "
-        "prompt and tools, whatever the gap, and with the thinking settings unchanged), and writes each miss back at 1.25; a 2.1.17 session's "
-        "lifetime is its experiment's; the rest is the context itself, whose hidden prefix differs by user: the "
+        "cache at some user turns (at 29 of 332 plain user turns of the large set's 2.1.20 and later sessions within "
+        "the lifetime, most reading only the system prompt and tools, whatever the gap, and with the thinking "
+        "settings unchanged): 11 of the 27 after a turn that called TaskCreate or TaskUpdate (*task miss* below), 18 "
+        "of the 305 others (*turn miss*), and almost none from 2.1.38 (1 of 77: a family of its own), which the "
+        "transcript tells; which turn of 2.1.20-2.1.37 misses, it does not, and each miss is written back at 1.25; a "
+        "2.1.17 session's lifetime is its experiment's arm; the rest is the context itself, whose hidden prefix "
+        "differs by user: the "
         "context the bill is computed on, summed over a session's calls (the same held-out fits, usage ignored, "
         f"anchored), is within ±5% of what the calls billed for {_share(c_hit, c_n)} of them, the windows that end "
-        f"at no automatic compaction keeping the estimate's error. With its repository left out, each `entireio/cli` "
+        f"at no automatic compaction carrying a share of their anchored neighbour's. With its repository left out, "
+        "each `entireio/cli` "
         "session is billed by a model fitted on the 3 Claude Code logs of other users, whose one cache miss at a "
         "command is a `/model` switch, which the model switch explains: they teach no miss at commands, while "
         "`entireio/cli`'s skills and custom slash commands miss the cache at about half their turns (the *command "
-        "miss* below).",
+        "miss* below); and all 3 are of 2.1.38 and later, which hardly miss at a turn, so they teach nothing of "
+        "2.1.20-2.1.37's turn and task misses either; their carry share, on 3 first calls of 2 users and an anchor "
+        "6% off, is 0.77 (0.25 when the anchors' spread was their standard deviation: 45/65).",
         "",
         "The small set with the shipped settings, usage ignored (modelled / logged):",
         "",
@@ -405,19 +424,23 @@ def sections(large: Path, small: Path) -> list[str]:
                [[agent, a.pairs, a.compactions, f"{a.model.new_chars_ratio:.3f}", f"{a.model.min_chars:,}",
                  f"{a.restore_tokens:,}"] for agent, a in after_fits.items()]),
         "",
-        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "call miss", "edge hit",
-                "late hit",
-                "uncached / call", "output / visible", "output / call", "anchor"],
+        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "task miss", "call miss",
+                "edge hit", "late hit",
+                "uncached / call", "output / visible", "output / call", "anchor", "carry"],
                [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.call_miss_share:.4f}", f"{m.edge_hit_share:.2f}",
+                 f"{m.command_miss_share:.3f}", f"{m.task_miss_share:.3f}", f"{m.call_miss_share:.4f}",
+                 f"{m.edge_hit_share:.2f}",
                  f"{m.late_hit_share:.2f}", f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
-                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}"] for name, m in bill_fits.items()]),
+                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}", f"{m.carry_share:.2f}"]
+                for name, m in bill_fits.items()]),
         "",
-        "*Turn miss*, *command miss*, *call miss*: the share of the prefix the rules let a call read that it did not "
-        "get, at a new user turn, after a slash command or a skill, and at any other call (tokens missed over tokens "
-        "expected, summed over the calls); *late hit*: the share read between the sure lifetime and the longest (5 "
-        "minutes to 1 hour before Claude Code 2.1.20, 10 minutes to 1 hour for OpenAI); *output / visible* and "
-        "*output / call*: logged output ≈ ratio × the assistant message's chars / 4 + a constant.",
+        "*Turn miss*, *command miss*, *task miss*, *call miss*: the share of the prefix the rules let a call read that "
+        "it did not get, at a new user turn, after a slash command or a skill, at a new user turn after a turn that "
+        "changed the task list, and at any other call (tokens missed over tokens expected, summed over the calls); "
+        "*late hit*: the share read between the sure lifetime and the longest (10 minutes to 1 hour for OpenAI; for "
+        "Claude Code's 2.1.17 experiment, the share of sessions in its 1-hour arm); *output / visible* and "
+        "*output / call*: logged output ≈ ratio × the assistant message's chars / 4 + a constant; *carry*: the share "
+        "of an anchored window's shift a window without an anchor takes (per agent).",
         "",
         "Bill units: " + "; ".join(f"{agent}: " + ", ".join(f"{k} × {v:g}" for k, v in w.items())
                                    for agent, w in BILL_UNITS.items()) + ".",
@@ -441,10 +464,11 @@ def print_fits(large: Path) -> None:
         print(f'    "{name}": BillModel(agent="{m.agent}", family="{m.family}", '
               f"reset_cached_tokens={m.reset_cached_tokens}, turn_miss_share={m.turn_miss_share:.4f}, "
               f"call_miss_share={m.call_miss_share:.4f}, command_miss_share={m.command_miss_share:.4f}, "
+              f"task_miss_share={m.task_miss_share:.4f}, "
               f"late_hit_share={m.late_hit_share:.4f}, edge_hit_share={m.edge_hit_share:.4f}, "
               f"uncached_per_call={m.uncached_per_call:.2f}, "
               f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, "
-              f"anchor_share={m.anchor_share:.4f}, sessions={m.sessions}),")
+              f"anchor_share={m.anchor_share:.4f}, carry_share={m.carry_share:.4f}, sessions={m.sessions}),")
 
 
 def main(argv: list[str] | None = None) -> int:

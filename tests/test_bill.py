@@ -159,6 +159,80 @@ def test_a_log_that_starts_mid_session_reads_what_its_earlier_part_cached_if_it_
     assert modelled_bill([first], rules, NO_MISS).cache_read == 20_000  # without it: only the reset part
 
 
+def test_past_the_edge_a_known_lifetime_reads_nothing_and_an_experiments_session_takes_the_likelier_arm():
+    """Claude Code 2.1.7 writes 5-minute entries: past the edge nothing is read, whatever the fit says. 2.1.17's
+    sessions each have one lifetime (its experiment's arm): all or nothing by the arm most fitted sessions had.
+    OpenAI's cache lives 5 to 10 minutes, up to an hour, call by call: the fitted share."""
+    calls = [call(1, 30_000, 0.0), call(3, 40_000, 1_200.0)]  # 20 minutes apart
+    late = 20_000 + 30_000  # the reset part, then the whole prefix
+    gone = 20_000 + 0
+    assert modelled_bill(calls, cache_rules("claude_code", "2.1.7"), replace_share(NO_MISS, late_hit_share=0.9)
+                         ).cache_read == gone
+    experiment = cache_rules("claude_code", "2.1.17")
+    assert experiment.lifetime_per_session and not cache_rules("claude_code", "2.1.19").late_hits
+    assert modelled_bill(calls, experiment, replace_share(NO_MISS, late_hit_share=0.6)).cache_read == late
+    assert modelled_bill(calls, experiment, replace_share(NO_MISS, late_hit_share=3 / 7)).cache_read == gone
+    openai = modelled_bill(calls, cache_rules("codex", "0.140.0"), replace_share(NO_MISS, late_hit_share=0.5))
+    assert openai.cache_read == (20_000 - 20_000 % 128) + (15_000 - 15_000 % 128)
+
+
+def test_a_new_turn_after_a_turn_that_changed_the_task_list_takes_its_own_miss_share():
+    """Claude Code 2.1.20-2.1.37 missed its cache at most new user turns after a turn that called TaskCreate or
+    TaskUpdate: the first call of that next turn is marked, and only it."""
+    log = ClaudeLog(version="2.1.29")
+    log.user("Plan the refactor.")
+    log.assistant([tool_use("t1", "TaskCreate", subject="split the parser")], input_total=40_000, output=50)
+    log.tool_result("t1", "Task #1 created")
+    log.assistant([text_block("Planned.")], input_total=40_400, output=20)
+    log.user("go on")
+    log.assistant([tool_use("t2", "Bash", command="pytest")], input_total=40_800, output=30)
+    log.tool_result("t2", "ok")
+    log.assistant([text_block("Done.")], input_total=41_200, output=20)
+    log.user("and the docs")
+    log.assistant([text_block("Docs done.")], input_total=41_600, output=20)
+    history = parse_history(log.text(), source="c.jsonl")
+    calls = follow_log(history).calls
+    assert [(c.turn, c.task) for c in calls] == [(True, False), (False, False), (True, True), (False, False),
+                                                 (True, False)]
+    model = replace_share(NO_MISS, turn_miss_share=0.0, task_miss_share=1.0)
+    rules = cache_rules("claude_code", "2.1.29")
+    bill = modelled_bill(calls, rules, model)
+    plain = modelled_bill(calls, rules, replace_share(model, task_miss_share=0.0))
+    assert plain.cache_read - bill.cache_read == calls[1].context  # the task turn reads none of what the call before wrote
+    fitted = fit_bill_model([(history, calls)], agent="claude_code", family="test")
+    assert fitted.task_miss_share == pytest.approx(0.0, abs=1e-9)  # the builder's calls read everything
+
+
+def test_a_window_without_an_anchor_takes_the_carry_share_of_the_nearest_anchored_windows_shift():
+    """What every window starts with, the hidden prefix, the estimate gets equally wrong: the window after the
+    compaction moves by ``carry_share`` x the anchored window's shift; a log that starts mid-session lends none."""
+    from dataclasses import replace
+
+    def tail(log: ClaudeLog, carry: float) -> int:
+        history = parse_history(log.text(), source="c.jsonl")
+        model = replace(shipped_model("claude_code", "2.1.25"), carry_share=carry)
+        return follow_log(history, usage=False, bill_model=model).calls[-1].context
+
+    whole = claude_session()
+    none, half, full = tail(whole, 0.0), tail(whole, 0.5), tail(whole, 1.0)
+    assert half != none and abs((full - half) - (half - none)) <= 1
+    mid = ClaudeLog(version="2.1.25", first_parent="u-earlier")
+    mid.lines = [dict(line) for line in claude_session().lines]
+    mid.lines[0]["parentUuid"] = "u-earlier"
+    assert tail(mid, 1.0) == tail(mid, 0.0)
+
+
+def test_the_carry_share_weighs_the_spread_of_prefixes_against_the_anchors():
+    """Where logs' first calls differ by thousands of tokens and the agent compacts at its bill (Claude Code), the
+    shift carries almost whole; where prefixes agree and the measure is 82-97% of the bill (Codex), hardly."""
+    from workbench.analysis.real_logs.bill import _carry_share
+
+    claude = _carry_share([27_000, 33_000, 42_000, 44_000], [0.998, 1.0, 1.002], [167_000] * 3)
+    codex = _carry_share([9_000, 9_500, 10_000], [0.82, 0.92, 0.97], [244_800] * 3)
+    assert claude > 0.95 and codex < 0.05
+    assert _carry_share([30_000], [1.0], [167_000]) == 0.0  # nothing to weigh
+
+
 def test_a_call_at_the_edge_of_the_sure_lifetime_has_its_own_share():
     """Timestamps are when answers were written, not when requests reached the cache: a call just past 5 minutes
     (within 1.2 x) takes the edge share, a later one the late share."""
@@ -251,10 +325,11 @@ def test_bill_units_and_dollars():
 
 def test_version_families_and_slash_commands():
     assert bill_family("claude_code", "2.1.17") == "claude_code 2.1.12-<2.1.20"
-    assert bill_family("claude_code", "2.1.45") == "claude_code 2.1.31+"
+    assert bill_family("claude_code", "2.1.45") == "claude_code 2.1.38+"
+    assert bill_family("claude_code", "2.1.33") == "claude_code 2.1.31-<2.1.38"
     assert bill_family("claude_code", "2.0.76") == "claude_code <2.1.2"
     assert bill_family("codex", "0.119.0-alpha.28") == "codex <0.140"
-    assert shipped_model("claude_code", "2.1.45").family == "claude_code 2.1.31+"
+    assert shipped_model("claude_code", "2.1.45").family == "claude_code 2.1.38+"
     assert shipped_model("opencode", "1.0").family == "opencode"
     assert command_turn(Message(id="m", role="user", parts=(text_part("<command-name>/model</command-name>"),)))
     assert not command_turn(Message(id="m", role="user", parts=(text_part("please run the tests"),)))
@@ -454,9 +529,23 @@ def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and
     with_usage = reality_summary([follow_log(h) for h in histories])
     assert with_usage["after_compactions"] == 16
     assert with_usage["after_within_10pct"] >= 12  # 13 of 16 when measured (docs/reality.md)
-    assert with_usage["bills"] == 11 and with_usage["bill_within_10pct"] >= 9  # 10 of 11
+    assert with_usage["bills"] == 11 and with_usage["bill_within_10pct"] >= 9  # 9 of 11
     ignored = reality_summary([follow_log(h, usage=False) for h in histories])
-    assert ignored["bills"] == 11 and ignored["bill_within_10pct"] >= 9  # 10 of 11 (the estimate, anchored at the compactions)
+    assert ignored["bills"] == 11 and ignored["bill_within_10pct"] >= 9  # 9 of 11 (the estimate, anchored at the compactions)
+
+
+def test_on_a_real_log_the_turns_after_a_task_list_change_are_marked_and_one_of_its_two_missed():
+    """claude_code__fc_99c919b212_0 (2.1.29) changed its task list in two turns: the turn after the second read only
+    the system prompt and tools (16,496 of the 147,915 tokens the call before it wrote), the one after the first all
+    of it: the ~half the large set's 2.1.20-2.1.37 sessions show (``task_miss_share``)."""
+    folder = need_shared(shared_dir() / "real_sessions")
+    history = load_history(folder / "claude_code__fc_99c919b212_0.jsonl")
+    calls = follow_log(history).calls
+    marked = [k for k, c in enumerate(calls) if c.task]
+    assert [calls[k].index for k in marked] == [83, 191]
+    reads = [history.messages[calls[k].index].usage.cache_read_tokens for k in marked]  # type: ignore[union-attr]
+    assert [(r, calls[k - 1].context) for r, k in zip(reads, marked, strict=True)] == [(114_930, 114_592),
+                                                                                         (16_496, 147_915)]
 
 
 @pytest.mark.slow

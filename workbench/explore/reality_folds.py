@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.analysis.real_logs.agent_settings import agent_settings
-from workbench.analysis.real_logs.bill import Bill, BillModel, bill_family, fit_bill_model
+from workbench.analysis.real_logs.bill import Bill, BillModel, bill_family, fit_bill_model, with_agent_carry
 from workbench.analysis.real_logs.calibration import fit_agent
 from workbench.analysis.real_logs.estimate_fit import own_prefix as measured_own_prefix
 from workbench.analysis.real_logs.reality import SessionReality, follow_log
@@ -121,13 +121,20 @@ class Folds:
         return after.knobs(knobs)
 
     def bill_model(self, test: Session, train: list[Session]) -> BillModel:
-        """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2."""
+        """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2;
+        its carry share always on its agent's (``with_agent_carry``)."""
         family = [s for s in train if s.family == test.family]
         use, name = (family, test.family) if len(family) >= 2 else (train, test.agent)
+        found = self._fit_bill(use, test.agent, name)
+        if name == test.agent:
+            return found
+        return with_agent_carry(found, self._fit_bill(train, test.agent, test.agent))
+
+    def _fit_bill(self, use: list[Session], agent: str, name: str) -> BillModel:
         key = (frozenset(s.file for s in use), name)
         found = self._bill.get(key)
         if found is None:
-            found = self._bill[key] = fit_bill_model([(s.history, s.reality.calls) for s in use], agent=test.agent,
+            found = self._bill[key] = fit_bill_model([(s.history, s.reality.calls) for s in use], agent=agent,
                                                      family=name)
         return found
 
@@ -177,8 +184,8 @@ def shipped_fits(folds: Folds) -> tuple[dict[str, AfterFit], dict[str, BillModel
         for family in sorted({s.family for s in mine}):
             fam = [s for s in mine if s.family == family]
             if len(fam) >= 2:
-                bills[family] = fit_bill_model([(s.history, s.reality.calls) for s in fam], agent=agent,
-                                               family=family)
+                bills[family] = with_agent_carry(fit_bill_model([(s.history, s.reality.calls) for s in fam],
+                                                                agent=agent, family=family), bills[agent])
     return after, bills
 
 

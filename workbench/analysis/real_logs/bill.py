@@ -15,8 +15,9 @@ its own rules against the log's timestamps (``CacheRules``, each cited):
   every one up to 2.1.14 (and 2.1.19) writes 5-minute ones; 2.1.17 does either (4 of 7 sessions 5 minutes): its
   npm package asks for 1 hour behind a feature-flag experiment (2.1.17 cli.js ``gUA``:
   ``prompt_cache_1h_experiment``), 2.1.20 for every claude.ai subscriber not on overage (2.1.20 cli.js ``cPA``), so
-  nothing in a 2.1.17 transcript tells which. Past the sure lifetime the cache is gone, as documented, unless the
-  fit saw calls there that read it (``late_hit_share``, 0 where it saw none).
+  nothing in a 2.1.17 transcript tells which. Past the sure lifetime (and its edge, ``LATE_EDGE``) the cache is
+  gone, as documented, where the version's lifetime is known; in the experiment's versions a session has one
+  lifetime or the other, and is billed by the one most of the fitted sessions had (``late_share``).
 - **OpenAI** (Codex): caching is automatic, for prompts of 1,024 tokens or more, in increments of 128 tokens, and
   cached prefixes stay for 5 to 10 minutes of inactivity (up to an hour off-peak); nothing is billed for writing:
   https://platform.openai.com/docs/guides/prompt-caching. Earlier turns' reasoning items are not sent again
@@ -35,11 +36,13 @@ whose measure is not the bill, 82-97% of its 244,800). Each such window's calls 
 (``anchor_share`` x the trigger, fitted): the estimate's error is mostly what the window starts with (the hidden
 prefix, what the agent re-attached, and in a log that starts mid-session the 50,000-150,000 earlier tokens the file
 lacks), so it is one shift per window, not a scale. A window that ends at a manual compaction or at the log's end
-keeps the estimate.
+takes a share of the nearest anchored window's shift (``carry_share``, fitted: what the windows share is the hidden
+prefix, whose spread between logs the fit weighs against the anchor's own).
 
 What no rule tells is fitted per agent and version family on other sessions' logs (``fit_bill_model``): the
 prefix a reset leaves cached, how often a new user turn (or any call) misses the cache anyway (Claude Code's
-slash commands, hooks and model switches change the prompt; OpenAI routes some calls to a cold machine), the
+slash commands, hooks and model switches change the prompt, and in 2.1.20-2.1.37 so did a turn that changed its task
+list; OpenAI routes some calls to a cold machine), the
 uncached tokens per call, and the output tokens: a ratio of the assistant message's visible size plus a constant
 per call (reasoning, which the transcript does not hold, and the log's own count, which Claude Code writes from a
 streaming snapshot: 2.1.12-2.1.30 log 2-10 output tokens a call whatever the answer, 2.1.2-2.1.11 the final count).
@@ -73,6 +76,9 @@ PROVIDER_UNITS = {"anthropic": BILL_UNITS["claude_code"], "openai": BILL_UNITS["
 ANTHROPIC_TTL_5M = 300.0
 ANTHROPIC_TTL_1H = 3600.0
 CLAUDE_CODE_1H_FROM = (2, 1, 20)  # the first version whose logged sessions all write 1-hour cache entries
+# The versions whose lifetime no transcript tells: 2.1.17's package asks for 1 hour behind its experiment (cli.js
+# ``gUA``); 2.1.14 and earlier and 2.1.19 write 5-minute entries in every logged session, 2.1.15-2.1.18 are between.
+CLAUDE_CODE_TTL_EXPERIMENT = ((2, 1, 15), (2, 1, 19))
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98% of calls within 10 minutes hit
 OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
 OPENAI_MIN_TOKENS = 1024
@@ -156,6 +162,8 @@ class CacheRules:
     increment: int = 1  # cached tokens come in multiples of this
     min_tokens: int = 0  # a shorter prompt is not cached
     turn_reads_to_turn_start: bool = False  # a new user turn reads only up to where the previous turn began
+    late_hits: bool = True  # the cache may outlive its sure lifetime (past its edge): False where the lifetime is known
+    lifetime_per_session: bool = False  # one of two lifetimes for the whole session (an experiment's arm), not per call
 
     @property
     def one_hour_writes(self) -> bool:
@@ -190,9 +198,14 @@ def cache_rules(agent: str | None, version: str | None, model: str | None = None
         # Claude, OpenAI's 10 for the rest), since the proxy's own request options are not logged.
         sure = ANTHROPIC_TTL_5M if "claude" in (model or "").lower() else OPENAI_TTL
         return CacheRules(provider=provider, ttl_seconds=OPENAI_MAX_TTL, sure_seconds=sure, writes_billed=False)
-    one_hour = agent == "claude_code" and parse_version(version) >= CLAUDE_CODE_1H_FROM
+    v = parse_version(version)
+    one_hour = agent == "claude_code" and v >= CLAUDE_CODE_1H_FROM
     sure = ANTHROPIC_TTL_1H if one_hour else ANTHROPIC_TTL_5M
-    return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True)
+    lo, hi = CLAUDE_CODE_TTL_EXPERIMENT
+    # Claude Code's own lifetime is known but in its experiment's versions; another agent's request options are not
+    known = agent == "claude_code" and not lo <= v < hi
+    return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True,
+                      late_hits=not known, lifetime_per_session=agent == "claude_code" and not known)
 
 
 def log_cache_rules(log: Any) -> CacheRules:
@@ -203,8 +216,11 @@ def log_cache_rules(log: Any) -> CacheRules:
     return cache_rules(log.agent, log.version, model, endpoint)
 
 
-# Version families: where the logs show one cache lifetime and one way of counting output (the docstring above).
-_FAMILIES = {"claude_code": ((2, 1, 2), (2, 1, 12), (2, 1, 20), (2, 1, 31)), "codex": ((0, 140),)}
+# Version families: where the logs show one cache lifetime and one way of counting output (the docstring above), and
+# where Claude Code almost stopped missing its cache at new user turns: 1 of the 77 plain and task-list turns (and 0
+# of 3 after a command) of the large set's 2.1.38-2.1.45 sessions within the lifetime missed it, against 28 of 255
+# (and 19 of 33) in 2.1.20-2.1.37 (the edge is the data's: 2.1.38's changelog names no cache change).
+_FAMILIES = {"claude_code": ((2, 1, 2), (2, 1, 12), (2, 1, 20), (2, 1, 31), (2, 1, 38)), "codex": ((0, 140),)}
 
 
 def bill_family(agent: str | None, version: str | None) -> str:
@@ -237,21 +253,25 @@ class BillModel:
     turn_miss_share: float = 0.0  # expected share of the cached prefix a new user turn loses anyway
     call_miss_share: float = 0.0  # the same at other calls
     command_miss_share: float = 0.0  # the same after a slash command or a skill's instructions (``command_turn``)
+    task_miss_share: float = 0.0  # the same at a new user turn after a turn that changed the task list (``TASK_TOOLS``)
     late_hit_share: float = 0.0  # share of the cached prefix still there between sure_seconds and ttl_seconds
     edge_hit_share: float = 0.0  # the same within ``LATE_EDGE`` x sure_seconds
     uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
     output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
     output_per_call: float = 0.0
     anchor_share: float = 1.0  # context of the last call before an automatic compaction over the agent's trigger
+    carry_share: float = 0.0  # share of the nearest anchored window's shift a window without an anchor takes
     sessions: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent, "family": self.family, "reset_cached_tokens": self.reset_cached_tokens,
                 "turn_miss_share": round(self.turn_miss_share, 4), "call_miss_share": round(self.call_miss_share, 4),
                 "command_miss_share": round(self.command_miss_share, 4),
+                "task_miss_share": round(self.task_miss_share, 4),
                 "late_hit_share": round(self.late_hit_share, 4), "edge_hit_share": round(self.edge_hit_share, 4),
                 "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
                 "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
+                "carry_share": round(self.carry_share, 4),
                 "sessions": self.sessions}
 
 
@@ -259,15 +279,16 @@ class BillModel:
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0558, call_miss_share=0.0023, command_miss_share=0.4395, late_hit_share=0.1384, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0463, call_miss_share=0.0042, command_miss_share=0.2648, late_hit_share=0.3187, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, late_hit_share=0.0064, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1403, call_miss_share=0.0005, command_miss_share=0.3468, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, sessions=8),
-    "claude_code 2.1.31+": BillModel(agent="claude_code", family="claude_code 2.1.31+", reset_cached_tokens=16608, turn_miss_share=0.0521, call_miss_share=0.0010, command_miss_share=0.5400, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=5.18, output_ratio=0.3343, output_per_call=13.26, anchor_share=0.9988, sessions=23),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, sessions=2),
-    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, sessions=7),
-    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, late_hit_share=0.7427, edge_hit_share=0.0000, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, sessions=5),
-    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, sessions=2),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0396, call_miss_share=0.0023, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.2648, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, task_miss_share=0.0169, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1018, call_miss_share=0.0005, command_miss_share=0.3468, task_miss_share=0.5038, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
+    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0375, call_miss_share=0.0007, command_miss_share=0.6593, task_miss_share=0.4676, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
+    "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, task_miss_share=0.3838, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0684, late_hit_share=0.7427, edge_hit_share=0.0000, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0036, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
 }
 
 
@@ -303,6 +324,7 @@ class ModelCall:
     turn: bool  # a new user turn came before it
     reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
+    task: bool = False  # a new user turn after a turn whose calls changed the task list (``TASK_TOOLS``)
     model: str | None = None  # the model that answered (the log's): each model has its own cache
     anchor: float | None = None  # the last call before a logged automatic compaction: the agent's trigger (tokens)
 
@@ -328,6 +350,18 @@ def seconds(value: Any) -> float | None:
 # 2.1.20 and later, against 59 of 378 plain user turns: a command changes the request (model, settings, tools).
 COMMAND_TAGS = ("<command-", "<bash-", "<local-command-")
 SKILL_PREFIX = "Base directory for this skill"
+
+
+# The tools that change Claude Code's task list (2.1.x's TaskCreate and TaskUpdate, which replaced TodoWrite). The
+# first call of the user turn after a turn that called one missed the cache in 11 of 27 such turns of the Claude Code
+# sessions of ../shared/real_sessions_large of 2.1.20 and later (most reading only the system prompt and tools),
+# against 18 of 305 other plain user turns; TodoWrite's turns in 2.1.2-2.1.19 missed in 0 of 15.
+TASK_TOOLS = ("tool-TaskCreate", "tool-TaskUpdate")
+
+
+def changes_tasks(msg: Message) -> bool:
+    """Whether an assistant message calls a tool that changes the task list."""
+    return any(isinstance(p.data, dict) and p.data.get("type") in TASK_TOOLS for p in msg.parts or ())
 
 
 def command_turn(msg: Message) -> bool:
@@ -382,7 +416,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64))).tolist()  # read one at a time: Python ints
     out: list[ModelCall] = []
     msgs = segment.messages
-    turn = command = rebuilt = False
+    turn = command = rebuilt = tasks = False
     for j, m in enumerate(msgs):
         g = j + offset
         if g >= hi:
@@ -400,9 +434,11 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             turn = command = False
             rebuilt = True
             continue
+        task = turn and tasks  # the turn before this one changed the task list
+        tasks = (tasks and not turn) or changes_tasks(m)
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
-                             command=command, model=_model(history.messages[g])))
+                             command=command, task=task, model=_model(history.messages[g])))
         turn = command = rebuilt = False
     if out and anchor is not None:
         out[-1] = replace(out[-1], anchor=anchor)
@@ -425,24 +461,53 @@ class BillWindow:
     estimated: bool = False  # its tokens are the estimate's (no usage): the trigger anchors them (``anchored``)
 
 
-def anchored(calls: Sequence[ModelCall], share: float) -> list[ModelCall]:
-    """One window's calls moved so that its last one sends ``share`` x its anchor (the agent's trigger): the same
-    shift for every call, which is what the window started with that the estimate got wrong."""
+def anchor_shift(calls: Sequence[ModelCall], share: float) -> float | None:
+    """What one window's calls must move by for its last one to send ``share`` x its anchor (the agent's trigger);
+    None when the window ends at no automatic compaction."""
     if not calls or calls[-1].anchor is None:
-        return list(calls)
-    shift = share * calls[-1].anchor - calls[-1].context
+        return None
+    return share * calls[-1].anchor - calls[-1].context
+
+
+def moved(calls: Sequence[ModelCall], shift: float) -> list[ModelCall]:
+    """The calls with the same ``shift`` added to each one's context: what the window started with that the
+    estimate got wrong."""
     return [replace(c, context=max(0, int(round(c.context + shift)))) for c in calls]
+
+
+def anchored(calls: Sequence[ModelCall], share: float) -> list[ModelCall]:
+    """One window's calls moved so that its last one sends ``share`` x its anchor (``anchor_shift``)."""
+    shift = anchor_shift(calls, share)
+    return list(calls) if shift is None else moved(calls, shift)
 
 
 def session_calls(history: History, windows: Iterable[BillWindow],
                   model: BillModel | None = None) -> tuple[ModelCall, ...]:
     """Every model call of a followed log, window after window; with ``model``, each estimated window that ends at
-    a logged automatic compaction anchored on the agent's trigger (``anchored``, ``model.anchor_share``)."""
+    a logged automatic compaction anchored on the agent's trigger (``anchored``, ``model.anchor_share``), and each
+    other estimated window moved by ``model.carry_share`` x the shift of the nearest anchored window of the session
+    (the one before it, else the one after): what every window starts with, the hidden prefix, the estimate gets
+    equally wrong. The first window of a log that starts mid-session lends no shift: most of its own is the
+    earlier context the file lacks, which its compaction folded away."""
+    windows = list(windows)
+    per_window = [window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset,
+                               anchor=w.trigger) for w in windows]
+    if model is None:
+        return tuple(c for calls in per_window for c in calls)
+    shifts = [anchor_shift(calls, model.anchor_share) if w.estimated else None
+              for calls, w in zip(per_window, windows, strict=True)]
+    log = history.log
+    mid = log is not None and log.extra.get("starts_mid_session") is True
+    lenders = [k for k, s in enumerate(shifts) if s is not None and not (k == 0 and mid)]
     out: list[ModelCall] = []
-    for w in windows:
-        calls = window_calls(history, w.segment, w.offset, w.lo, w.hi, w.tokens, w.base, reset=w.reset,
-                             anchor=w.trigger)
-        out += anchored(calls, model.anchor_share) if model is not None and w.estimated else calls
+    for k, calls in enumerate(per_window):
+        shift = shifts[k]
+        if shift is None and windows[k].estimated and model.carry_share and lenders:
+            near = max((j for j in lenders if j < k), default=None)
+            lender = shifts[near if near is not None else min(j for j in lenders if j > k)]
+            assert lender is not None
+            shift = model.carry_share * lender
+        out += calls if shift is None else moved(calls, shift)
     return tuple(out)
 
 
@@ -474,7 +539,7 @@ def earlier_call(history: History, calls: Sequence[ModelCall], own: int = 0) -> 
     if when is None or not calls or calls[0].reset:
         return None
     c = calls[0]
-    return replace(c, index=-1, context=max(0, c.context - own), visible=0, time=when, turn=False, command=False,
+    return replace(c, index=-1, context=max(0, c.context - own), visible=0, time=when, turn=False, command=False, task=False,
                    anchor=None)
 
 
@@ -567,6 +632,17 @@ def expected_read(c: ModelCall, prev: ModelCall | None, rules: CacheRules, turn_
     return shared
 
 
+def late_share(model: BillModel, rules: CacheRules) -> float:
+    """The share of the prefix a call past the edge of the sure lifetime reads: none where the lifetime is known;
+    where each session has one of two lifetimes (Claude Code's experiment), all or nothing by the arm most of the
+    fitted sessions were in (``late_hit_share`` is then that share of sessions); else the fitted share."""
+    if not rules.late_hits:
+        return 0.0
+    if rules.lifetime_per_session:
+        return 1.0 if model.late_hit_share > 0.5 else 0.0
+    return model.late_hit_share
+
+
 def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: BillModel, turn_first: int) -> float:
     """The prefix ``c`` reads from the cache: the rules' read, less the expected misses."""
     kept = float(model.reset_cached_tokens)
@@ -577,8 +653,9 @@ def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: Bill
         return 0.0
     assert prev is not None
     if late(c, prev, rules):
-        shared *= model.edge_hit_share if near(c, prev, rules) else model.late_hit_share
-    miss = model.command_miss_share if c.command else model.turn_miss_share if c.turn else model.call_miss_share
+        shared *= model.edge_hit_share if near(c, prev, rules) else late_share(model, rules)
+    miss = (model.command_miss_share if c.command else model.task_miss_share if c.task
+            else model.turn_miss_share if c.turn else model.call_miss_share)
     return shared * (1.0 - miss)
 
 
@@ -623,11 +700,14 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     the median of what the last call before each automatic compaction billed over the agent's trigger. A miss share
     is the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total)."""
     resets: list[int] = []
-    lost = {"command": 0.0, "turn": 0.0, "call": 0.0}  # tokens the expected read did not get, by kind of call
-    expected = {"command": 0.0, "turn": 0.0, "call": 0.0}
+    lost = {"command": 0.0, "task": 0.0, "turn": 0.0, "call": 0.0}  # what the expected read did not get, by kind
+    expected = {"command": 0.0, "task": 0.0, "turn": 0.0, "call": 0.0}
     late_read = late_expected = edge_read = edge_expected = 0.0
+    arms: list[bool] = []  # per session of one lifetime per session: whether its late calls read the cache
     uncached: list[int] = []
     anchors: list[float] = []
+    triggers: list[float] = []
+    firsts: list[int] = []  # each whole log's first call: its hidden prefix, mostly
     vis: list[float] = []
     outs: list[float] = []
     n = 0
@@ -638,8 +718,11 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
         n += 1
         rules = log_cache_rules(log)
         logged = logged_calls_as_modelled(history, calls)
+        if logged and not log.starts_mid_session and logged[0].index == calls[0].index:
+            firsts.append(logged[0].context)
         last: dict[str | None, ModelCall] = {}
         turn_first = 0
+        own_read = own_expected = 0.0
         for c in logged:
             prev, switched = previous_call(c, last)
             usage = history.messages[c.index].usage
@@ -647,6 +730,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             uncached.append(usage.input_tokens)
             if c.anchor:
                 anchors.append(c.context / c.anchor)
+                triggers.append(c.anchor)
             vis.append(float(c.visible))
             outs.append(float(usage.output_tokens))
             shared = 0.0 if switched else expected_read(c, prev, rules, turn_first)
@@ -656,27 +740,71 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             elif shared > 0 and prev is not None and late(c, prev, rules) and near(c, prev, rules):
                 edge_read += min(shared, usage.cache_read_tokens)
                 edge_expected += shared
+            elif shared > 0 and prev is not None and late(c, prev, rules) and not rules.late_hits:
+                pass  # past the edge of a known lifetime: nothing is read, nothing to measure
             elif shared > 0 and prev is not None and late(c, prev, rules):
                 late_read += min(shared, usage.cache_read_tokens)
                 late_expected += shared
+                own_read += min(shared, usage.cache_read_tokens)
+                own_expected += shared
             elif shared > 0:
-                kind = "command" if c.command else "turn" if c.turn else "call"
+                kind = "command" if c.command else "task" if c.task else "turn" if c.turn else "call"
                 lost[kind] += max(0.0, shared - usage.cache_read_tokens)
                 expected[kind] += shared
             if not last or c.turn or c.reset:
                 turn_first = c.context
             last[c.model] = c
+        if rules.lifetime_per_session and own_expected:
+            arms.append(own_read >= own_expected / 2)
     kept = int(np.median(resets)) if resets else 0
     ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs))
-    return BillModel(agent=agent, family=family, reset_cached_tokens=kept,
-                     turn_miss_share=lost["turn"] / expected["turn"] if expected["turn"] else 0.0,
+    turn_miss = lost["turn"] / expected["turn"] if expected["turn"] else 0.0
+    return BillModel(agent=agent, family=family, reset_cached_tokens=kept, turn_miss_share=turn_miss,
+                     # no turn after a task list change to measure on: a plain turn's
+                     task_miss_share=lost["task"] / expected["task"] if expected["task"] else turn_miss,
                      call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
                      command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
-                     late_hit_share=late_read / late_expected if late_expected else 0.0,
+                     # one lifetime per session: the share of sessions whose late calls read the cache
+                     late_hit_share=(float(np.mean(arms)) if arms else late_read / late_expected if late_expected
+                                     else 0.0),
                      edge_hit_share=edge_read / edge_expected if edge_expected else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
                      output_ratio=ratio, output_per_call=per_call,
-                     anchor_share=float(np.median(anchors)) if anchors else 1.0, sessions=n)
+                     anchor_share=float(np.median(anchors)) if anchors else 1.0,
+                     carry_share=_carry_share(firsts, anchors, triggers), sessions=n)
+
+
+def with_agent_carry(family: BillModel, agent: BillModel) -> BillModel:
+    """A version family's fit with its agent's carry share: what it weighs, the spread of the hidden prefix between
+    logs, is the users' (their CLAUDE.md, tools, MCP servers), not the version's, and a family holds too few users
+    to measure it (``_carry_share``)."""
+    return replace(family, carry_share=agent.carry_share)
+
+
+def _spread(values: Sequence[float]) -> float:
+    """The sample standard deviation (0 for fewer than two values): over a few logs of two users, the median
+    absolute deviation is the one user's and says 0."""
+    return float(np.std(np.asarray(values, dtype=float), ddof=1)) if len(values) >= 2 else 0.0
+
+
+def _typical_distance(values: Sequence[float]) -> float:
+    """The median absolute deviation from the median (0 for fewer than two values): what one more value is
+    typically off by, whatever a rare far one (an anchor 6% past the trigger, one compaction of 67)."""
+    if len(values) < 2:
+        return 0.0
+    a = np.asarray(values, dtype=float)
+    return float(np.median(np.abs(a - np.median(a))))
+
+
+def _carry_share(firsts: Sequence[int], anchors: Sequence[float], triggers: Sequence[float]) -> float:
+    """How much of an anchored window's shift another window of the session takes: the shift measures what every
+    window starts with (the hidden prefix, which differs by user: the spread of the logs' first calls) plus the
+    agent's measure's own distance from its bill at the trigger (the anchor shares' typical distance x the trigger,
+    which belongs to that one compaction). The share is the first's variance over both (a precision weight): near 1
+    where the agent compacts at its bill (Claude Code), near 0 where its measure is not the bill (Codex)."""
+    prefix = _spread(firsts) ** 2
+    noise = (_typical_distance(anchors) * float(np.median(triggers))) ** 2 if triggers else 0.0
+    return prefix / (prefix + noise) if prefix + noise > 0 else 0.0
 
 
 def _output_fit(vis: np.ndarray, out: np.ndarray) -> tuple[float, float]:
