@@ -49,8 +49,9 @@ Pure: histories and arrays in, values out; the log's usage is read only by ``log
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -338,9 +339,18 @@ def command_turn(msg: Message) -> bool:
     return text.startswith(COMMAND_TAGS) or (msg.meta("isMeta") is True and text.startswith(SKILL_PREFIX))
 
 
-# json.dumps(args, ensure_ascii=False, default=str), its encoder made once (dumps builds one per call with these
-# options: most of its time on a tool call's few arguments).
-_ARGS_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+def _args_json() -> Callable[[Any], str]:
+    """json.dumps(args, ensure_ascii=False, default=str), its C encoder made once: ``JSONEncoder.encode`` builds one per
+    call, half its time on a tool call's few arguments. Without circular-reference markers: arguments parsed from a
+    log hold no cycles (and an encoder that failed midway would keep stale markers)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython ships the C encoder
+        return json.JSONEncoder(ensure_ascii=False, default=str).encode
+    encode = make(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_ARGS_JSON = _args_json()
 
 
 def visible_chars(msg: Message) -> int:
