@@ -16,6 +16,7 @@ from workbench.analysis.real_logs.bill import (
     Bill,
     BillModel,
     ModelCall,
+    args_chars,
     bill_family,
     bill_units,
     cache_rules,
@@ -564,3 +565,14 @@ def test_held_out_folds_leave_the_session_and_its_repository_out_of_every_fit():
     assert all(h.reality is None and h.trained_on == 0 for h in by_repo if h.agent == "codex")
     assert all(h.bill_error is not None for h in codex)
     assert sum(len(h.after_errors) for h in codex) == 6
+
+
+@pytest.mark.parametrize("args", [
+    {}, [], {"a": []}, {"a": {}}, [1, [2, [3, {}]]], [[], [[]], {}], {"a": {"b": {"c": [1, "x", None]}}},
+    {"a": None, "b": True, "c": False}, {"a": 2**63 - 1}, {"a": -(2**63)}, {"a": 2**63}, {"a": 2**64},
+    {"a": 1.5}, {"a": 1e16}, {"a": float("nan")}, {"a": "\ud800"}, {1: "x"}, {"a": (1, 2)}, {"k\n": "v"},
+    {"a": "é\U0001F600\n\t\x00\x1f\x7f\"\\ \u2028"}, [{"file_path": "a.py", "content": "x = 1\n" * 500}] * 3,
+], ids=repr)
+def test_a_tool_calls_arguments_count_as_json_writes_them(args):
+    """A tool call's visible size counts its arguments as ``json.dumps`` writes them, whichever path counts them."""
+    assert args_chars(args) == len(json.dumps(args, ensure_ascii=False, default=str))

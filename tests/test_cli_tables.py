@@ -44,6 +44,20 @@ def test_a_reality_table_is_drawn_directly_exactly_as_rich_draws_it(monkeypatch:
                                 "+1"]
 
 
+@pytest.mark.parametrize("width", [38, 43, 60, 200])
+def test_a_title_longer_than_its_table_wraps_as_rich_wraps_it(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """The bill table's title is longer than the table: drawn directly, it breaks at the same spaces rich's does."""
+    title = ("The bill as the replay models it (with the log's billed usage) beside the log's; bill units = "
+             "uncached x 1 + cache writes x 1.25 + cache reads x 0.1 + output x 5 (Claude) or x 8 (Codex)")
+    table = dict(columns=["file", "calls", "bill units"], rows=[["a.jsonl", "12", "1,234"], ["codex__bb.jsonl", "3", "5"]],
+                 title=title, right=[False, True, True], width=width)
+    console = progress._console(stderr=False, width=width)
+    assert progress._plain_table(console, table["columns"], table["rows"], title=title, right=table["right"])
+    direct = _printed(monkeypatch, direct=True, **table)
+    assert direct == _printed(monkeypatch, direct=False, **table)
+    assert len(direct.splitlines()) > 7
+
+
 @pytest.mark.slow
 def test_any_table_prints_the_same_drawn_directly_or_by_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     """Random tables, plain or not (markup, emoji codes, wide characters, too wide for the width, no rows)."""
@@ -55,11 +69,14 @@ def test_any_table_prints_the_same_drawn_directly_or_by_rich(monkeypatch: pytest
     # mostly plain, so the direct path is taken often; the rest goes to rich
     cell = plain | plain | plain | plain | st.lists(piece, max_size=8).map("".join)
     width = st.sampled_from([12, 30, 60, 200])  # the least width: a pipe gets the whole table however wide
+    # titles longer than the table: words broken at single spaces, or runs of spaces and long words (rich's to set)
+    title = st.lists(plain | st.text(alphabet="abZ09-+,.", min_size=5, max_size=30) | st.just(""), min_size=2,
+                     max_size=14).map(" ".join)
 
     @settings(max_examples=300, deadline=None)
     @given(st.integers(1, 5).flatmap(lambda n: st.tuples(
         st.lists(cell, min_size=n, max_size=n), st.lists(st.lists(cell, min_size=n, max_size=n), max_size=4),
-        st.lists(st.booleans(), min_size=n, max_size=n), st.none() | cell, width)))
+        st.lists(st.booleans(), min_size=n, max_size=n), st.none() | cell | title, width)))
     def check(case: tuple[list[str], list[list[str]], list[bool], str | None, int]) -> None:
         columns, rows, right, title, width = case
         table = dict(columns=columns, rows=rows, title=title, right=right, width=width)

@@ -260,3 +260,22 @@ def test_a_yaml_written_in_the_old_field_order_still_loads():
                           cooldown_checks=3, prune_tool_outputs=True, min_kept_messages=5, keep_min_messages=2)
     assert load_knobs(dump_knobs(knobs)) == knobs
     assert dump_knobs(knobs).splitlines()[1:3] == ["strategy: msagent", "context_window_tokens: 128000"]
+
+
+@pytest.mark.parametrize("changes", [
+    {"trigger_ratio": 0.5, "pin_pattern": "x|y"}, {"trigger_ratio": 1.4}, {"context_window_tokens": True},
+    {"keep_recent_turns": 2.5, "trigger_ratio": 1.4}, {"manual_compact_checks": "a"}, {"pin_pattern": "("},
+    {"no_such_knob": 1}, {},
+], ids=repr)
+def test_replace_gives_what_building_the_copy_gives(changes):
+    """``replace`` checks only the changed knobs, yet gives the copy, or the error, that building it anew gives."""
+    def outcome(make):
+        try:
+            return make()
+        except (ValueError, TypeError) as exc:
+            return type(exc), str(exc)
+    base = Knobs(strategy="drop_oldest", keep_recent_turns=3)
+    got = outcome(lambda: base.replace(**changes))
+    assert got == outcome(lambda: dataclasses.replace(base, **changes))
+    if isinstance(got, Knobs):
+        assert got.__dict__ == dataclasses.replace(base, **changes).__dict__ and hash(got) == hash(base.replace(**changes))

@@ -213,7 +213,10 @@ def _plain_table(console: Any, columns: Sequence[str], rows: list[list[str]], *,
     if not all(widths):
         return None
     total = sum(widths) + 3 * (n - 1) + 2  # an edge each side, a padded divider between columns
-    if total > console.width or (title is not None and len(title) > total):
+    if total > console.width:
+        return None
+    heading = [] if not title else _title_lines(title, total)
+    if heading is None:
         return None
     flags = [bool(right and right[i]) for i in range(n)]
 
@@ -222,9 +225,26 @@ def _plain_table(console: Any, columns: Sequence[str], rows: list[list[str]], *,
                 + " ")
 
     blank = " " * total
-    out = [title.ljust(total)] if title else []
-    out += [blank, line(columns), " " + "\u2500" * (total - 2) + " ", *(line(row) for row in rows), blank]
+    out = [*heading, blank, line(columns), " " + "\u2500" * (total - 2) + " ", *(line(row) for row in rows), blank]
     return "\n".join(out) + "\n"
+
+
+def _title_lines(title: str, width: int) -> list[str] | None:
+    """A plain title as rich sets it above a table ``width`` wide: as many words a line as fit, broken at its
+    spaces, each line padded to the width (``workbench reality``'s bill table has a title longer than the table).
+    None where rich must set it: a run of spaces, or a word longer than the width (rich folds it)."""
+    words = title.split(" ")
+    if any(not word or len(word) > width for word in words):
+        return None
+    lines, line = [], words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line)
+    return [text.ljust(width) for text in lines]
 
 
 def print_text(text: str) -> None:

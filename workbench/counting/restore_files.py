@@ -93,7 +93,7 @@ class _File:
                                         ("numbers", *key))
                 return billed + added, billed <= limit
             if billed is not None:
-                return _billed_size(self.path, [(part_text(raw), billed)], 1.0, count, limit)
+                return _billed_size(self.path, [(part_text(raw), billed, key)], 1.0, count, limit)
             if written:  # restored as the Read tool would show it: numbered
                 if count.by_length:
                     restored = count.of_length(lambda: read_attachment_len(self.path) + numbered_len(raw),
@@ -117,7 +117,7 @@ class _File:
             return None
         scale = max(1.0, self.total_lines / shown)
         if all(b is not None for *_, b in self.ranges):
-            reads = [(part_text(raw), b or 0) for raw, _, _, b in self.ranges]
+            reads = [(part_text(raw), b or 0, key) for raw, key, _, b in self.ranges]
             return _billed_size(self.path, reads, scale, count, limit)
         restored = notice = 0
         bodies = []
@@ -138,20 +138,20 @@ class _File:
         return whole + notice, round(bare * scale) <= limit
 
 
-def _billed_size(path: str, reads: list[tuple[str, int]], scale: float, count: _Counter,
+def _billed_size(path: str, reads: list[tuple[str, int, tuple[Any, ...]]], scale: float, count: _Counter,
                  limit: int) -> tuple[int, bool]:
     """(tokens as restored, whether within ``limit``) of a file from what the provider billed for its reads
-    (``reads``: each read's result text and billed tokens; ``scale``: whole file over the lines shown): the same
+    (``reads``: each read's result text, billed tokens and key; ``scale``: whole file over the lines shown): the same
     numbered lines the restore re-attaches, so their bill is its count, and the bare content's share of it (the
     text without line numbers and reminder) is what the limit is checked on."""
     restored = bare = 0.0
     notice = 0
-    for text, billed in reads:
-        body = without_reminders(text)
-        body_tokens = billed * len(body) / len(text) if text else 0.0
+    for text, billed, key in reads:
+        body_chars, bare_chars = count.bare_lengths(text, key)
+        body_tokens = billed * body_chars / len(text) if text else 0.0
         notice = max(notice, int(billed - body_tokens))  # a reminder is re-attached once, not scaled
         restored += body_tokens
-        bare += body_tokens * len(LINE_NUMBER.sub("", body)) / len(body) if body else 0.0
+        bare += body_tokens * bare_chars / body_chars if body_chars else 0.0
     header = count(read_attachment(path, ""), ("header", path))
     return round(restored * scale) + notice + header, round(bare * scale) <= limit
 
@@ -189,6 +189,18 @@ class _Counter:
         if found is None:
             found = self.store[key] = math.ceil(length() / self.cpt)
         return math.ceil(found * self.ratio)
+
+    def bare_lengths(self, text: str, key: tuple[Any, ...]) -> tuple[int, int]:
+        """(length of ``text`` without reminders, and without line numbers too), kept under ``key``: every compaction
+        after a file's read sizes it again from the same result (a regex pass over the file's text each time)."""
+        body_key, bare_key = ("body-chars", *key), ("bare-chars", *key)
+        body_chars = self.store.get(body_key)
+        bare_chars = self.store.get(bare_key)
+        if body_chars is None or bare_chars is None:
+            body = without_reminders(text)
+            body_chars = self.store[body_key] = len(body)
+            bare_chars = self.store[bare_key] = len(LINE_NUMBER.sub("", body))
+        return body_chars, bare_chars
 
     def floor(self, text: str) -> int:
         """A floor of the tokens of ``LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""

@@ -23,8 +23,10 @@ from workbench.counting.encodings import (
     get_encoding,
     render_for_tokenizer,
 )
+from workbench.history.jsjson import utf16_len
 from workbench.history.model import History, Message
 from workbench.stagewise.estimate import compute_content_chars, content_chars
+from workbench.stagewise.serialize import serialize_message
 
 # tiktoken encodes a batch on this many threads (it releases the GIL); more than the cores only adds switching.
 ENCODE_THREADS = max(1, min(os.cpu_count() or 1, 8))
@@ -214,8 +216,6 @@ class HistoryCounts:
         key = self.cache.key(msg)
         if key in store:
             return store[key]
-        from workbench.stagewise.serialize import serialize_message
-
         chunk = serialize_message(msg, host=True)
         store[key] = chunk
         return chunk
@@ -253,9 +253,6 @@ class HistoryCounts:
 
     def _chunk_length(self, key: Key, msg: Message) -> int:
         """UTF-16 length of a message's compact chunk (-1 for none), remembered under ``key``."""
-        from workbench.history.jsjson import utf16_len
-        from workbench.stagewise.serialize import serialize_message
-
         # Only the length: keeping every chunk's text (a second copy of the history) is left to
         # ``serialized``, which runs when a briefer really reads the transcript.
         store = self.cache.serialized

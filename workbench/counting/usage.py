@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.history.jsjson import utf16_len
+
 # User messages Codex injects as context, which do not start a user turn (codex-rs event_mapping.rs
 # is_contextual_user_message_content: AGENTS.md, environment context, aborted-turn notes, skills).
 CONTEXTUAL_USER_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<turn_aborted>",
@@ -118,8 +120,6 @@ def text_estimate(msg: Any, image_tokens: int = 0) -> int:
 
 def text_estimate_counts(msg: Any) -> tuple[int, int]:
     """(UTF-16 length of the text ``text_estimate`` counts, images in it): what does not depend on a knob."""
-    from workbench.history.jsjson import utf16_len
-
     chars = 0
     images = 0
     for part in msg.parts or ():

@@ -10,6 +10,7 @@ size; ``check_array_shape`` refuses a large array whose first item is no message
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 from workbench.history.errors import HistoryError
@@ -22,6 +23,7 @@ MIN_PARSE_BUDGET = 64 << 20
 _VALUE_BYTES = 40  # a number or short string (28-50 bytes in CPython) and its slot in a list or dict
 _OBJECT_BYTES = 200  # a small dict (184 bytes and up in CPython 3.11) with its first member
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b",{")
+_COUNT_SLICE_BYTES = 1 << 20  # the fast count's slices, with numpy
 _SLICE_BYTES = 1 << 16  # the exact count's slices: its arrays take ~60 times this
 _ARRAY_START_RE = re.compile(r"\s*\[\s*(.)", re.DOTALL)
 _SHAPE_CHECK_CHARS = 1 << 20
@@ -35,9 +37,7 @@ def parse_cost(data: bytes, *, exact: bool = False, stop_above: int | None = Non
     (numpy over slices of ``data``: memory stays a few MB whatever the file), stopping once over ``stop_above``.
     """
     if not exact:
-        skeleton = data.translate(None, _NOT_STRUCTURE)
-        braces = skeleton.count(b"{")
-        return (len(skeleton) - braces) * _VALUE_BYTES + braces * _OBJECT_BYTES
+        return _fast_cost(data)
     import numpy as np
 
     total, inside, start, size = 0, False, 0, len(data)
@@ -51,6 +51,23 @@ def parse_cost(data: bytes, *, exact: bool = False, stop_above: int | None = Non
             break
         start = end
     return total
+
+
+def _fast_cost(data: bytes) -> int:
+    """``parse_cost`` without ``exact``. numpy counts ~3x as fast as ``bytes.translate`` (a slice's mask at a time),
+    but only a process that has it already gains: importing it takes more time and ~30 MB (a file refused here
+    must not cost a reader that much: tests/test_hostile_logs.py)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        skeleton = data.translate(None, _NOT_STRUCTURE)
+        braces = skeleton.count(b"{")
+        return (len(skeleton) - braces) * _VALUE_BYTES + braces * _OBJECT_BYTES
+    commas = braces = 0
+    for start in range(0, len(data), _COUNT_SLICE_BYTES):
+        a = np.frombuffer(data, np.uint8, count=min(_COUNT_SLICE_BYTES, len(data) - start), offset=start)
+        commas += int(np.count_nonzero(a == 0x2C))
+        braces += int(np.count_nonzero(a == 0x7B))
+    return commas * _VALUE_BYTES + braces * _OBJECT_BYTES
 
 
 def _slice_cost(a: Any, inside: bool) -> tuple[int, bool]:
