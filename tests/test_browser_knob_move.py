@@ -1,0 +1,57 @@
+"""A knob move in Chromium reruns one fragment of the page (``knob_page`` in workbench/app.py), not the whole script:
+the context chart, the knob the trigger control writes and the control's caption follow it, and the parts drawn by
+full runs only (the history picker, the presets, the knob groups with their model pickers) stay on the page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_browser import ARGS, CHART, SETTLED, _chromium
+
+pytestmark = pytest.mark.browser
+
+TRIGGER = ".st-key-trigger_tokens input[type=range]"
+CAP = ".st-key-knob_trigger_hard_cap_tokens input[type=range]"  # what the move writes under the default knobs
+TRIGGER_Y = """() => { const gd = document.querySelector('.st-key-context_chart .js-plotly-plot');
+    const t = gd && gd._fullData && gd._fullData.find(d => d.name && d.name.startsWith('trigger'));
+    return t ? Array.from(t.y).find(v => v !== null && !Number.isNaN(v)) : null; }"""
+
+
+def _caption_tokens(page) -> int:  # noqa: ANN001 - a playwright Page
+    text = page.locator(".st-key-trigger_tokens").locator("xpath=following::*[@data-testid='stCaptionContainer'][1]")
+    found = re.match(r"([\d,]+) tokens", text.inner_text())
+    assert found, text.inner_text()
+    return int(found[1].replace(",", ""))
+
+
+def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(served_app):
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(served_app, wait_until="domcontentloaded")
+            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+            page.wait_for_function(SETTLED, timeout=90_000)
+            before = page.evaluate(TRIGGER_Y)
+            assert before is not None and _caption_tokens(page) == round(before)
+            thumb = page.locator(TRIGGER)
+            thumb.focus()
+            thumb.press("ArrowLeft")
+            page.wait_for_function(f"() => {{ const y = ({TRIGGER_Y})(); return y !== null && y !== {before}; }}",
+                                   timeout=60_000)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            after = page.evaluate(TRIGGER_Y)
+            assert after < before
+            assert int(float(page.locator(TRIGGER).input_value())) == round(after)
+            assert int(float(page.locator(CAP).input_value())) == round(after)  # the knob it writes
+            assert _caption_tokens(page) == round(after)
+            # drawn by full runs only: still on the page, with the knob groups and the open model group's picker
+            for key in ("history", "preset", "knob_group_policy", "knob_group_model", "knob_model"):
+                assert page.locator(f".st-key-{key}").count() == 1, key
+            assert page.locator(".stException").count() == 0
+        finally:
+            browser.close()
