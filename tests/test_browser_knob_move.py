@@ -55,3 +55,34 @@ def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(ser
             assert page.locator(".stException").count() == 0
         finally:
             browser.close()
+
+
+def test_an_open_knob_group_follows_a_trigger_move_that_writes_into_it(served_app):
+    """The knob groups are drawn by full runs only; a trigger move that changes what an open group shows (here the
+    trigger ratio, raised when the trigger goes above ratio × window) gets a full run, so the group shows it."""
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    ratio = ".st-key-knob_trigger_ratio input[type=range]"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(served_app, wait_until="domcontentloaded")
+            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+            page.wait_for_function(SETTLED, timeout=90_000)
+            page.locator(".st-key-knob_group_trigger summary").click()  # "When to compact": the ratio's group
+            page.wait_for_selector(ratio, timeout=60_000)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            before = float(page.locator(ratio).input_value())
+            thumb = page.locator(TRIGGER)
+            thumb.focus()
+            thumb.press("End")  # the top of the control's range: above ratio × window, so the ratio is raised
+            page.wait_for_function(f"() => parseFloat(document.querySelector('{ratio}')?.value) > {before}",
+                                   timeout=60_000)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            assert float(page.locator(ratio).input_value()) > before
+            assert _caption_tokens(page) == round(page.evaluate(TRIGGER_Y))  # the chart and the caption agree
+            assert page.locator(".stException").count() == 0
+        finally:
+            browser.close()
