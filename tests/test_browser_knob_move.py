@@ -49,8 +49,8 @@ def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(ser
             assert int(float(page.locator(TRIGGER).input_value())) == round(after)
             assert int(float(page.locator(CAP).input_value())) == round(after)  # the knob it writes
             assert _caption_tokens(page) == round(after)
-            # drawn by full runs only: still on the page, with the knob groups and the open model group's picker
-            for key in ("history", "preset", "knob_group_policy", "knob_group_model", "knob_model"):
+            # drawn by full runs only: still on the page, with the knob groups and the open strategy group's picker
+            for key in ("history", "preset", "knob_group_policy", "knob_group_model", "knob_strategy"):
                 assert page.locator(f".st-key-{key}").count() == 1, key
             assert page.locator(".stException").count() == 0
         finally:

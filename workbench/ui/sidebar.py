@@ -305,7 +305,10 @@ def knob_panel() -> KnobPanel:
         return KnobPanel(knobs=None, presets=presets, error=str(exc))
 
 
-OPEN_GROUPS = (KnobGroup.POLICY, KnobGroup.MODEL)  # the knob groups open on a first visit
+# The knob groups open on a first visit. Not the models group: its two pickers list litellm's ~3,500 chat models, and
+# rendering them took ~0.5 s of the browser's main thread at every full run (benchmarks/README.md, seventh round);
+# the cards' pricing line and the trigger's caption already name the model and the window.
+OPEN_GROUPS = (KnobGroup.POLICY,)
 
 
 def draw_presets(panel: KnobPanel) -> None:
