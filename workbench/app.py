@@ -1,10 +1,11 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
 Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
-queued uploads → the sidebar's values (history, briefer, knobs), read from session state → one cached replay → tabs,
-the Charts tab's context chart first → the history's line, metric cards and notes (into a place kept above the tabs)
-→ the open tab's content (``st.tabs(on_change="rerun")`` makes the others lazy) → the whole sidebar, whose knob ranges
-and notes come from the run. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
+queued uploads → the history and briefer, read from session state → the sidebar's places → ``knob_page``, the
+fragment a knob move reruns: the knobs from session state, one cached replay, tabs with the Charts tab's context chart
+first, the history's line, metric cards and notes (into a place kept above the tabs), the open tab's content
+(``st.tabs(on_change="rerun")`` makes the others lazy), the trigger control and mission sliders, whose ranges and notes
+come from the run → the rest of the sidebar (history picker, briefer, presets, knob groups), in full runs only. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
 ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM
 briefings sit behind a button in the Live runs tab.
 """
