@@ -117,16 +117,17 @@ BANDS_NOTE = (
 )
 
 
-def show(fig: go.Figure | dict, key: str, **kwargs: Any) -> Any:
+def show(fig: go.Figure | dict, key: str, *, after_paint: bool = False, **kwargs: Any) -> Any:
     """Draw a workbench figure as built (its own template, so the app and the notebooks look the same); ``fig`` may
     be its JSON structure (``plots.context_spec``: no plotly.py validation on every slider move).
 
     Returns what st.plotly_chart returns: the selection state when ``on_select`` is given, else the element (None
-    for a figure drawn with plotly.js's basic bundle: ``fast_chart``, the faster cold start).
+    for a figure drawn with plotly.js's basic bundle: ``fast_chart``, the faster cold start). ``after_paint``: with the
+    basic bundle, draw it after the browser's next frame (``fast_chart.chart``).
     """
     config = {"displaylogo": False}
     if not kwargs and fast_chart.available(fig):
-        fast_chart.chart(fig, key, config)
+        fast_chart.chart(fig, key, config, after_paint=after_paint)
         return None
     if isinstance(fig, dict):
         import plotly.graph_objects as go
@@ -153,9 +154,9 @@ def lower_charts(run: Run, cost: pl.DataFrame) -> None:
     before either is sent: on a cold start the browser draws the context chart alone first."""
     briefing, cost_chart = plots.briefing_spec(run), plots.cost_spec(cost)
     left, right = st.columns(2)
-    with left:
-        show(briefing, "briefing")
+    with left:  # drawn after the context chart is on screen (a knob move is watched on that one)
+        show(briefing, "briefing", after_paint=True)
         st.caption(BANDS_NOTE)
     with right:
-        show(cost_chart, "cost")
+        show(cost_chart, "cost", after_paint=True)
     st.caption(COUNTERFACTUAL)

@@ -57,8 +57,11 @@ export default function (component) {
   if (!fig) return;
   const height = fig.layout && fig.layout.height;
   if (height && !el.classList.contains("js-plotly-plot")) el.style.height = height + "px";
-  plotly().then((P) => {
-    P.react(el, fig.data || [], fig.layout || {}, Object.assign({responsive: true}, fig.config || {}));
+  const { wbAfterPaint, ...config } = fig.config || {};
+  // A chart below the first one waits for the next frame: the chart a knob move is watched on paints first.
+  const ready = wbAfterPaint ? new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))) : Promise.resolve();
+  Promise.all([plotly(), ready]).then(([P]) => {
+    P.react(el, fig.data || [], fig.layout || {}, Object.assign({responsive: true}, config));
     if (!el.__wbResize && window.ResizeObserver) {
       let last = el.clientWidth;
       el.__wbResize = new ResizeObserver(() => {
@@ -121,16 +124,19 @@ def _bundle_beside(main_script: str) -> bool:
     return (Path(main_script).parent / "static" / BUNDLE).is_file()
 
 
-def chart(fig: go.Figure | dict, key: str, config: dict[str, Any]) -> None:
+def chart(fig: go.Figure | dict, key: str, config: dict[str, Any], *, after_paint: bool = False) -> None:
     """Draw ``fig`` with the basic bundle, in an element keyed ``key`` (its figure JSON, as st.plotly_chart sends).
 
     ``fig`` may be the figure's JSON structure (``plots.context_spec``): its numeric arrays are packed as plotly.py
-    packs a figure's (``convert_to_base64``, what ``Figure.to_dict`` applies), so the browser gets the same JSON."""
+    packs a figure's (``convert_to_base64``, what ``Figure.to_dict`` applies), so the browser gets the same JSON.
+    ``after_paint``: draw once the browser has painted the next frame, so a chart above it that arrived in the same
+    batch is on screen first (the lower charts after a knob move: benchmarks/README.md, browser_slider)."""
     import plotly.io as pio
 
     if isinstance(fig, dict):
         pack(fig["data"])  # in place: a structure built for this one chart
     spec = pio.to_json(fig, validate=False)  # '{"data": [...], "layout": {...}}', never empty
+    config = {**config, "wbAfterPaint": True} if after_paint else config  # read (and dropped) by the script above
     payload = spec[: spec.rindex("}")] + ', "config": ' + json.dumps(config) + "}"  # no parse of the whole figure
     _mount()(key=key, data=payload.encode("utf-8"), width="stretch", height="content")
 

@@ -104,18 +104,18 @@ def choose_history() -> HistoryChoice:
 
 def draw_history_picker(choice: HistoryChoice) -> None:
     """The picker, the upload widgets and what reading the chosen history said."""
-    st.sidebar.subheader("History")
+    st.subheader("History")
     if not choice.options:
-        st.sidebar.info("No sample history found: upload one below.")
+        st.info("No sample history found: upload one below.")
         _upload_widget()
         return
-    st.sidebar.selectbox(
+    st.selectbox(
         "history", list(choice.options), key=ui_state.HISTORY,
         help="Shipped samples, folders named with `-- --histories DIR` or $WORKBENCH_HISTORIES, and uploads.",
     )
     _upload_widget()
     if choice.error is not None:
-        st.sidebar.error(choice.error)
+        st.error(choice.error)
     elif choice.history is not None:
         show_load_warnings(choice.history)
 
@@ -132,7 +132,7 @@ def show_load_warnings(history: History) -> None:
     """The reader's warnings (cut-off last line, skipped records), each naming file and line, folded away."""
     if not history.warnings:
         return
-    with st.sidebar.expander(f"⚠ {len(history.warnings)} load warning(s)"):
+    with st.expander(f"⚠ {len(history.warnings)} load warning(s)"):
         for w in history.warnings:  # they quote the file: shown as written
             st.caption(literal(w))
 
@@ -160,13 +160,13 @@ def _queue_history_upload(key: str = "history_upload") -> None:
 
 
 def _upload_widget() -> None:
-    st.sidebar.file_uploader(
+    st.file_uploader(
         "upload histories", key="history_upload", on_change=_queue_history_upload, accept_multiple_files=True,
         help="One file or several. Any supported format: canonical / OpenAI / Anthropic / Claude Code / Codex "
         "JSON(L), stagewise JSON or SQLite store. The format is detected; a file that cannot be read is named "
         "and skipped.",
     )
-    with st.sidebar.expander("or a whole folder"):
+    with st.expander("or a whole folder"):
         st.file_uploader(
             "folder", key="history_folder", on_change=_queue_history_upload, args=("history_folder",),
             accept_multiple_files="directory", label_visibility="collapsed",
@@ -278,8 +278,8 @@ UNREAD_GROUP = "knob_group_unread"  # the folded group of the knobs this run doe
 @dataclass(frozen=True)
 class KnobPanel:
     """The sidebar's knobs in two steps: the knobs from session state before the run (``knob_panel``), their
-    widgets after it (``draw_knobs``), whose ranges and notes come from the run (the history's peak, what binds,
-    which knobs the strategy reads)."""
+    widgets after it (``draw_mission``, ``draw_groups``), whose ranges and notes come from the run (the history's
+    peak, what binds, which knobs the strategy reads)."""
 
     knobs: Knobs | None
     presets: tuple[Any, ...]  # the presets offered (workbench.presets.Preset)
@@ -288,7 +288,7 @@ class KnobPanel:
 
 def knob_panel() -> KnobPanel:
     """The knobs as session state holds them (every knob keeps a value there, drawn or not), and the presets; the
-    widgets are drawn by ``draw_knobs`` once the run is known."""
+    widgets are drawn once the run is known."""
     from workbench.presets import list_presets
 
     for key, value in ui_state.widget_values(Knobs()).items():
@@ -305,76 +305,130 @@ def knob_panel() -> KnobPanel:
         return KnobPanel(knobs=None, presets=presets, error=str(exc))
 
 
-def draw_knobs(panel: KnobPanel, run: Run | None) -> None:
-    """The preset picker, then every knob's widget: the trigger control and the mission sliders (ranges from ``run``),
-    one expander per group, and the knobs ``run`` never reads folded into one "not read by <strategy>" group, each
-    saying why; under each knob that has no effect right now, why (``analysis.binding.knob_notes``); last, why the
-    knobs are invalid or what they warn about."""
+# The knob groups open on a first visit. Not the models group: its two pickers list litellm's ~3,500 chat models, and
+# rendering them took ~0.5 s of the browser's main thread at every full run (benchmarks/README.md, seventh round);
+# the cards' pricing line and the trigger's caption already name the model and the window.
+OPEN_GROUPS = (KnobGroup.POLICY,)
+
+
+def draw_presets(panel: KnobPanel) -> None:
+    """The "Knobs" heading and the preset picker (choosing one sets every knob: a full rerun)."""
     presets = panel.presets
-    st.sidebar.subheader("Knobs")
-    st.sidebar.selectbox(
+    st.subheader("Knobs")
+    st.selectbox(
         "preset", [p.name for p in presets], key="preset", on_change=_apply_preset,
         format_func=lambda n: next((p.title for p in presets if p.name == n), n),
         help="Choosing a preset sets every knob from it; then adjust from there.",
     )
+
+
+def draw_mission(panel: KnobPanel, run: Run | None) -> None:
+    """What changed from the preset, the trigger control and the mission sliders (ranges from ``run``), each with
+    why it has no effect right now (``analysis.binding.knob_notes``): what a knob move changes in the sidebar."""
+    from workbench.analysis.binding import trigger_note
+
+    view = _KnobView.of(panel, run)
     if panel.knobs is not None:
         _preset_caption(panel.knobs)
-    _draw_knob_widgets(panel, run)
+        _trigger_control(panel.knobs, run, trigger_note(run) if run is not None else None)
+    for name in MISSION_KNOBS:
+        if name != "trigger_ratio" and name not in view.unread:
+            view.draw(name)
+
+
+def draw_checks(panel: KnobPanel) -> None:
+    """Why the knobs are invalid, or what they warn about."""
     if panel.error is not None:
-        st.sidebar.error(panel.error)
+        st.error(panel.error)
     elif panel.knobs is not None:
         for warning in panel.knobs.warnings():
-            st.sidebar.warning(warning)
+            st.warning(warning)
 
 
-def _draw_knob_widgets(panel: KnobPanel, run: Run | None) -> None:
-    from workbench.analysis.binding import knob_notes, trigger_note, unread_knobs
+def draw_groups(panel: KnobPanel, run: Run | None) -> None:
+    """Every other knob, one expander per group (only an open one draws its widgets), and the knobs ``run`` never
+    reads folded into one "not read by <strategy>" group, each saying why."""
+    view = _KnobView.of(panel, run)
+    for group, names in view.groups().items():
+        box = st.expander(group.heading, expanded=group in OPEN_GROUPS, key=f"knob_group_{group}", on_change="rerun")
+        with box:
+            if box.open is not False:  # only an open group draws its widgets: a faster page
+                for name in names:
+                    view.draw(name)
+    if view.unread:
+        strategy = view.knobs.strategy
+        box = st.expander(f"{counted(len(view.unread), 'knob')} not read by {strategy}", expanded=False,
+                          key=UNREAD_GROUP, on_change="rerun")
+        with box:
+            if box.open is not False:
+                st.caption(f"Moving these changes nothing in this run ({strategy} on this history); each says why.")
+                for name in (n for n in view.fields if n in view.unread):
+                    view.draw(name, why=view.unread[name])
 
-    unread = unread_knobs(run) if run is not None else {}
-    notes = {n: note.text for n, note in knob_notes(run).items()} if run is not None else {}
-    fields = {f.name: f for f in dataclasses.fields(Knobs)}
-    default = Knobs()
-    knobs = panel.knobs or (run.knobs if run is not None else default)
 
-    def draw(name: str, *, why: str | None = None) -> None:
-        ftype = fields[name].type
+def groups_shown(panel: KnobPanel, run: Run | None) -> tuple[Any, ...]:
+    """What ``draw_groups`` shows for these knobs and this run: which knobs are unread and why, and in every open
+    group its widgets' values and notes. The app draws the groups in full runs only; a knob move reruns the rest
+    (a fragment) and asks for a full run when this changed (workbench/app.py)."""
+    view = _KnobView.of(panel, run)
+    state = st.session_state
+
+    def shown(names: list[str]) -> tuple[Any, ...]:
+        keys = [k for n in names for k in (ui_state.widget_key(n), ui_state.off_key(n))]
+        return (tuple(state.get(k) for k in keys), tuple(view.notes.get(n) for n in names))
+
+    out: list[Any] = [tuple(view.unread.items()), view.knobs.strategy]
+    for group, names in view.groups().items():
+        if _opened(f"knob_group_{group}", group in OPEN_GROUPS):
+            out.append((group, shown(names)))
+    if view.unread and _opened(UNREAD_GROUP, False):
+        out.append(shown(list(view.unread)))
+    return tuple(out)
+
+
+def _opened(key: str, default: bool) -> bool:
+    value = st.session_state.get(key)
+    return default if value is None else bool(value)
+
+
+@dataclass(frozen=True)
+class _KnobView:
+    """What the knob widgets are drawn from: the knobs, the run's unread knobs and notes, the fields' types."""
+
+    knobs: Knobs
+    run: Run | None
+    unread: dict[str, str]
+    notes: dict[str, str]
+    fields: dict[str, Any]
+
+    @classmethod
+    def of(cls, panel: KnobPanel, run: Run | None) -> _KnobView:
+        from workbench.analysis.binding import knob_notes, unread_knobs
+
+        return cls(knobs=panel.knobs or (run.knobs if run is not None else Knobs()), run=run,
+                   unread=unread_knobs(run) if run is not None else {},
+                   notes={n: note.text for n, note in knob_notes(run).items()} if run is not None else {},
+                   fields={f.name: f for f in dataclasses.fields(Knobs)})
+
+    def groups(self) -> dict[KnobGroup, list[str]]:
+        """Group → its knobs that are read and not mission sliders (the trigger ratio sits in its group)."""
+        out: dict[KnobGroup, list[str]] = {}
+        for name in self.fields:
+            if (name not in MISSION_KNOBS or name == "trigger_ratio") and name not in self.unread:
+                out.setdefault(KNOB_SPECS[name].group, []).append(name)
+        return out
+
+    def draw(self, name: str, *, why: str | None = None) -> None:
+        ftype = self.fields[name].type
         kind = ftype if isinstance(ftype, str) else ftype.__name__
         if name in MISSION_KNOBS and name != "trigger_ratio":  # the ratio is written by the trigger control
-            _mission_slider(name, kind, knobs, run)
+            _mission_slider(name, kind, self.knobs, self.run)
         else:
-            knob_widget(name, kind, getattr(default, name))
+            knob_widget(name, kind, getattr(Knobs(), name))
         if why is not None:
             st.caption(f"not read: {why}")
-        elif name in notes:
-            st.caption(f":orange[{notes[name]}]")
-
-    with st.sidebar:
-        if panel.knobs is not None:
-            _trigger_control(panel.knobs, run, trigger_note(run) if run is not None else None)
-        for name in MISSION_KNOBS:
-            if name != "trigger_ratio" and name not in unread:
-                draw(name)
-    groups: dict[KnobGroup, list[str]] = {}
-    for name in fields:
-        if (name not in MISSION_KNOBS or name == "trigger_ratio") and name not in unread:
-            groups.setdefault(KNOB_SPECS[name].group, []).append(name)
-    with st.sidebar:
-        for group, names in groups.items():
-            box = st.expander(group.heading, expanded=group in (KnobGroup.POLICY, KnobGroup.MODEL),
-                              key=f"knob_group_{group}", on_change="rerun")
-            with box:
-                if box.open is not False:  # only an open group draws its widgets: a faster page
-                    for name in names:
-                        draw(name)
-        if unread:
-            strategy = knobs.strategy
-            box = st.expander(f"{counted(len(unread), 'knob')} not read by {strategy}", expanded=False,
-                              key=UNREAD_GROUP, on_change="rerun")
-            with box:
-                if box.open is not False:
-                    st.caption(f"Moving these changes nothing in this run ({strategy} on this history); each says why.")
-                    for name in (n for n in fields if n in unread):
-                        draw(name, why=unread[name])
+        elif name in self.notes:
+            st.caption(f":orange[{self.notes[name]}]")
 
 
 def _nice_up(x: float) -> float:
@@ -473,7 +527,7 @@ def _preset_caption(knobs: Knobs) -> None:
         return
     changed = changed_knobs(knobs, get_preset(name))
     if changed:
-        st.sidebar.caption(f"Changed from preset {name}: {', '.join(changed)}")
+        st.caption(f"Changed from preset {name}: {', '.join(changed)}")
 
 
 def briefer_choice() -> str:
@@ -483,19 +537,26 @@ def briefer_choice() -> str:
 
 
 def _draw_briefer() -> None:
-    st.sidebar.subheader("Briefer")
-    st.sidebar.radio("briefer", list(BRIEFERS), format_func=BRIEFERS.get, key="briefer", label_visibility="collapsed",
+    st.subheader("Briefer")
+    st.radio("briefer", list(BRIEFERS), format_func=BRIEFERS.get, key="briefer", label_visibility="collapsed",
                      help="Live LLM briefings run in the Live runs tab, behind an explicit button.")
 
 
-def draw_sidebar(choice: HistoryChoice, panel: KnobPanel, run: Run | None) -> None:
-    """The whole sidebar, top to bottom. The app draws it last, after the context chart (its values were read from
-    session state first): on a slider move the browser draws the chart before it renders ~40 widgets
-    (benchmarks/README.md, "browser_slider")."""
-    st.sidebar.title("Compaction Workbench")
+def draw_top(choice: HistoryChoice, panel: KnobPanel) -> None:
+    """The sidebar above the knobs: title, history picker and uploads, briefer, preset picker (full runs only)."""
+    st.title("Compaction Workbench")
     draw_history_picker(choice)
     _draw_briefer()
-    draw_knobs(panel, run)
+    draw_presets(panel)
+
+
+def draw_sidebar(choice: HistoryChoice, panel: KnobPanel, run: Run | None) -> None:
+    """The whole sidebar, top to bottom, in one go (a page with no run: no history, or knobs that are not valid)."""
+    with st.sidebar:
+        draw_top(choice, panel)
+        draw_mission(panel, run)
+        draw_groups(panel, run)
+        draw_checks(panel)
 
 
 def flashes() -> None:

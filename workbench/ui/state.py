@@ -154,6 +154,11 @@ def history_files(files: list[tuple[str, bytes]]) -> tuple[list[tuple[str, bytes
     return keep, skipped
 
 
+def pending(state: ReadOnlyState) -> bool:
+    """Whether a YAML or history upload waits for ``consume_pending``."""
+    return PENDING_YAML in state or PENDING_HISTORY in state
+
+
 def consume_pending(state: SessionState) -> None:
     """Apply a queued YAML or history upload; problems become an error message, never an exception."""
     pending = state.pop(PENDING_YAML, None)
