@@ -496,15 +496,14 @@ def session_calls(history: History, windows: Iterable[BillWindow],
         return tuple(c for calls in per_window for c in calls)
     shifts = [anchor_shift(calls, model.anchor_share) if w.estimated else None
               for calls, w in zip(per_window, windows, strict=True)]
-    log = history.log
-    mid = log is not None and log.extra.get("starts_mid_session") is True
+    mid = history.log is not None and history.log.starts_mid_session
     lenders = [k for k, s in enumerate(shifts) if s is not None and not (k == 0 and mid)]
     out: list[ModelCall] = []
     for k, calls in enumerate(per_window):
         shift = shifts[k]
         if shift is None and windows[k].estimated and model.carry_share and lenders:
-            near = max((j for j in lenders if j < k), default=None)
-            lender = shifts[near if near is not None else min(j for j in lenders if j > k)]
+            before = max((j for j in lenders if j < k), default=None)
+            lender = shifts[before if before is not None else min(j for j in lenders if j > k)]
             assert lender is not None
             shift = model.carry_share * lender
         out += calls if shift is None else moved(calls, shift)
