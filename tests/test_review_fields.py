@@ -19,3 +19,18 @@ def test_a_plan_content_that_is_no_text_is_ignored_with_a_warning():
     assert w.source == "p.jsonl" and w.line == 1 and "not text" in w.message
     good = parse_history(ClaudeLog().user("Implement it", planContent="# Plan").text(), source="q.jsonl")
     assert good.messages[0].meta("planContent") == "# Plan" and not good.warnings
+
+
+def test_a_task_list_change_is_known_by_the_tools_name_in_either_shape():
+    """``changes_tasks`` reads the tool's name as ``Part.tool_name`` does: ``tool-TaskCreate`` or a dynamic tool named
+    ``TaskUpdate``; a name of another JSON type is no task tool."""
+    from workbench.analysis.real_logs.bill import changes_tasks
+    from workbench.history.model import Message, Part
+
+    def msg(*parts: dict) -> Message:
+        return Message(id="m", role="assistant", parts=tuple(Part(data=p) for p in parts))
+
+    assert changes_tasks(msg({"type": "tool-TaskCreate", "toolCallId": "t1", "input": {}}))
+    assert changes_tasks(msg({"type": "dynamic-tool", "toolName": "TaskUpdate", "toolCallId": "t2", "input": {}}))
+    assert not changes_tasks(msg({"type": "dynamic-tool", "toolName": ["TaskUpdate"], "toolCallId": "t3"}))
+    assert not changes_tasks(msg({"type": "tool-Bash", "toolCallId": "t4", "input": {}}))

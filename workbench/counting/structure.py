@@ -27,7 +27,7 @@ from workbench.counting.usage import is_user_turn
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
-    from workbench.history.model import Message
+    from workbench.history.model import Message, Part
     from workbench.knobs import KnobView
 
 # An encrypted form shorter than this is a placeholder, not a payload (public logs mask it, e.g. "REDACTED"):
@@ -61,21 +61,17 @@ def _encrypted(data: dict[str, Any]) -> str:
     return ""
 
 
-# Tool calls whose logged input carries text the model never sent: (tool name, input key). Claude Code's ExitPlanMode
+# Tool calls whose logged input carries text the model never sent: tool name -> input key. Claude Code's ExitPlanMode
 # (see the module docstring: 2.1.17 cli.js ``jn7`` has no ``plan``; the plan is the plan file's, added for the log).
-UNBILLED_INPUTS = (("ExitPlanMode", "plan"),)
+UNBILLED_INPUTS = {"ExitPlanMode": "plan"}
 
 
-def _unbilled(data: dict[str, Any]) -> str:
-    name = data.get("toolName") or str(data.get("type", ""))[5:]
-    found = data.get("input")
-    if not isinstance(found, dict):
-        return ""
-    for tool, key in UNBILLED_INPUTS:
-        value = found.get(key) if name == tool else None
-        if isinstance(value, str) and value:
-            return value
-    return ""
+def _unbilled(part: Part) -> str:
+    """The text of a tool call's logged input that the model never sent (``UNBILLED_INPUTS``); "" for none."""
+    key = UNBILLED_INPUTS.get(part.tool_name or "")
+    found = part.get("input") if key else None
+    value = found.get(key) if isinstance(found, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def message_structure(msg: Message) -> Structure:
@@ -99,7 +95,7 @@ def message_structure(msg: Message) -> Structure:
         elif msg.role == "assistant" and isinstance(kind, str) and (kind == "dynamic-tool" or (
                 kind.startswith("tool-") and kind != "tool-result")):
             calls += 1
-            text = _unbilled(data)
+            text = _unbilled(part)
             if text:
                 unbilled.append(text)
     return Structure(tool_calls=calls, user_turn=int(is_user_turn(msg)), reasoning_blocks=blocks,

@@ -356,12 +356,12 @@ SKILL_PREFIX = "Base directory for this skill"
 # first call of the user turn after a turn that called one missed the cache in 11 of 27 such turns of the Claude Code
 # sessions of ../shared/real_sessions_large of 2.1.20 and later (most reading only the system prompt and tools),
 # against 18 of 305 other plain user turns; TodoWrite's turns in 2.1.2-2.1.19 missed in 0 of 15.
-TASK_TOOLS = ("tool-TaskCreate", "tool-TaskUpdate")
+TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
-    return any(isinstance(p.data, dict) and p.data.get("type") in TASK_TOOLS for p in msg.parts or ())
+    return any(p.tool_name in TASK_TOOLS for p in msg.parts or ())
 
 
 def command_turn(msg: Message) -> bool:
