@@ -34,3 +34,27 @@ def test_a_task_list_change_is_known_by_the_tools_name_in_either_shape():
     assert changes_tasks(msg({"type": "dynamic-tool", "toolName": "TaskUpdate", "toolCallId": "t2", "input": {}}))
     assert not changes_tasks(msg({"type": "dynamic-tool", "toolName": ["TaskUpdate"], "toolCallId": "t3"}))
     assert not changes_tasks(msg({"type": "tool-Bash", "toolCallId": "t4", "input": {}}))
+
+
+def test_a_version_family_is_fitted_only_where_two_logs_have_it_and_takes_the_agents_carry_share():
+    """``fit_bill_models``, what ``workbench calibrate`` and the reality folds' shipped fits both call: the agent's
+    fit on every log, a family's on its own logs where ``FAMILY_MIN_LOGS`` have it, with the agent's carry share."""
+    from workbench.analysis.real_logs.bill import FAMILY_MIN_LOGS, bill_family, fit_bill_model, fit_bill_models
+    from workbench.analysis.real_logs.reality import follow_log
+
+    def session(version: str, prefix: int) -> tuple:
+        log = ClaudeLog(version=version)
+        for k in range(4):
+            log.user(f"question {k} " + "x" * 2_000)
+            log.assistant([text_block("answer " + "y" * 1_000)], input_total=prefix + 1_500 * k, output=30)
+        h = parse_history(log.text(), source=f"{version}-{prefix}.jsonl")
+        return h, follow_log(h).calls, version
+
+    sessions = [session("2.1.25", 20_000), session("2.1.29", 26_000), session("2.1.7", 31_000)]
+    fits = fit_bill_models("claude_code", sessions)
+    family = bill_family("claude_code", "2.1.25")
+    assert FAMILY_MIN_LOGS == 2 and set(fits) == {"claude_code", family}  # 2.1.7's family has one log
+    alone = fit_bill_model([s[:2] for s in sessions[:2]], agent="claude_code", family=family)
+    assert fits[family].sessions == 2 and fits[family].carry_share == fits["claude_code"].carry_share
+    assert fits[family].reset_cached_tokens == alone.reset_cached_tokens
+    assert fits["claude_code"].sessions == 3

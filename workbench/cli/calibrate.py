@@ -90,7 +90,7 @@ def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str
     """Per agent, the size model and restore fitted to its logged compactions; per agent and version family
     (when two logs or more have it), the bill model."""
     from workbench.analysis.real_logs.agent_settings import agent_settings
-    from workbench.analysis.real_logs.bill import bill_family, fit_bill_model, with_agent_carry
+    from workbench.analysis.real_logs.bill import fit_bill_models
     from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
     from workbench.explore.briefer_calibration import fit_after
@@ -104,11 +104,7 @@ def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str
         records = [a for _, r in mine for a in r.afters]
         if records:
             afters[agent] = fit_after(records, agent_settings(mine[-1][0], dollars=False).knobs)
-        bills[agent] = fit_bill_model([(h, r.calls) for h, r in mine], agent=agent, family=agent)
-        for family in sorted({bill_family(agent, r.version) for _, r in mine}):
-            fam = [(h, r.calls) for h, r in mine if bill_family(agent, r.version) == family]
-            if len(fam) >= 2:
-                bills[family] = with_agent_carry(fit_bill_model(fam, agent=agent, family=family), bills[agent])
+        bills.update(fit_bill_models(agent, [(h, r.calls, r.version) for h, r in mine]))
     return afters, bills
 
 

@@ -773,6 +773,23 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      carry_share=_carry_share(firsts, anchors, triggers), sessions=n)
 
 
+# A version family is fitted on its own where this many logs have it; with fewer, its sessions take the agent's fit.
+FAMILY_MIN_LOGS = 2
+
+
+def fit_bill_models(agent: str, sessions: Sequence[tuple[History, Sequence[ModelCall], str | None]]
+                    ) -> dict[str, BillModel]:
+    """The agent's bill model on every (history, calls, version) of ``sessions``, then each version family's that
+    ``FAMILY_MIN_LOGS`` of them have, on its own sessions with the agent's carry share (``with_agent_carry``)."""
+    fits = {agent: fit_bill_model([(h, calls) for h, calls, _ in sessions], agent=agent, family=agent)}
+    families = [bill_family(agent, version) for *_, version in sessions]
+    for family in sorted(set(families)):
+        mine = [(h, calls) for (h, calls, _), f in zip(sessions, families, strict=True) if f == family]
+        if len(mine) >= FAMILY_MIN_LOGS:
+            fits[family] = with_agent_carry(fit_bill_model(mine, agent=agent, family=family), fits[agent])
+    return fits
+
+
 def with_agent_carry(family: BillModel, agent: BillModel) -> BillModel:
     """A version family's fit with its agent's carry share: what it weighs, the spread of the hidden prefix between
     logs, is the users' (their CLAUDE.md, tools, MCP servers), not the version's, and a family holds too few users
