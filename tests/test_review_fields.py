@@ -58,3 +58,24 @@ def test_a_version_family_is_fitted_only_where_two_logs_have_it_and_takes_the_ag
     assert fits[family].sessions == 2 and fits[family].carry_share == fits["claude_code"].carry_share
     assert fits[family].reset_cached_tokens == alone.reset_cached_tokens
     assert fits["claude_code"].sessions == 3
+
+
+def test_unlogged_microcompaction_counts_a_result_as_claude_code_does():
+    """Claude Code's microcompaction counts a tool result as ``Math.round(chars / 4)`` of a string, and of a list of
+    blocks each text block so and 2,000 an image (2.1.7 cli.js ``js2``, ``l7``, ``_s2``): not the blocks' JSON, whose
+    base64 image data would count the image again by its length."""
+    from agent_log_builders import tool_use
+
+    from workbench.counting.structure import MICROCOMPACT_IMAGE_TOKENS, compactable_results
+    from workbench.counting.tokens import CountCache
+
+    text = 'line "quoted"\n' * 300  # 4,200 chars: 1,050 of Claude Code's tokens
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 40_000}}
+    log = ClaudeLog(version="2.1.7").user("look")
+    log.assistant([tool_use("r1", "Read", file_path="/a.png")], input_total=20_000, output=5)
+    log.user([{"type": "tool_result", "tool_use_id": "r1", "content": [{"type": "text", "text": text}, image]}])
+    log.assistant([tool_use("r2", "Bash", command="ls")], input_total=40_000, output=5)
+    log.tool_result("r2", "ab")  # 2 chars: Math.round(0.5) = 1
+    h = parse_history(log.text(), source="m.jsonl")
+    sizes = {c: n for _, results in compactable_results(CountCache().counts_for(h)) for c, n, _ in results}
+    assert sizes == {"r1": 1_050 + MICROCOMPACT_IMAGE_TOKENS, "r2": 1}

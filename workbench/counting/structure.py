@@ -208,36 +208,47 @@ MICROCOMPACT_IMAGE_TOKENS = 2_000
 
 def compactable_results(counts: HistoryCounts) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, int, float], ...]], ...]:
     """Per message, what Claude Code's microcompaction reads of it: the ids of the compactable tool calls it makes,
-    and the compactable results it holds as (call id, Claude Code's count of it: chars / 4, images 2,000 each, the
+    and the compactable results it holds as (call id, Claude Code's count of it: ``claude_code_result_tokens``, the
     result's share of the message's results). Found once per history."""
     found = counts.derived.get("compactable")
     if found is None:
-        from workbench.history.jsjson import js_stringify, utf16_len
-
         compactable: set[str] = set()
         rows = []
         for m in counts.history.messages:
             calls: list[str] = []
-            results: list[tuple[str, int]] = []
-            parts = [p.data for p in m.parts or () if isinstance(p.data, dict)]
-            for data in parts:
-                kind = data.get("type")
-                call_id = data.get("toolCallId")
-                if not isinstance(kind, str) or not isinstance(call_id, str):
+            results: list[tuple[str, int, float]] = []
+            parts = m.parts or ()
+            share = 1.0 / max(1, sum(1 for p in parts if p.kind == "tool-result"))
+            for p in parts:
+                call_id = p.tool_call_id
+                if call_id is None:
                     continue
-                if m.role == "assistant" and kind.startswith("tool-") and kind[5:] in MICROCOMPACT_TOOLS:
+                if m.role == "assistant" and p.kind == "tool" and p.tool_name in MICROCOMPACT_TOOLS:
                     calls.append(call_id)
                     compactable.add(call_id)
-                elif kind == "tool-result" and call_id in compactable:
-                    out = data.get("output")
-                    text = out if isinstance(out, str) else js_stringify(out) or ""
-                    results.append((call_id, round(utf16_len(text) / 4)))
-            share = 1.0 / max(1, sum(1 for d in parts if d.get("type") == "tool-result"))
-            images = len(m.images()) * MICROCOMPACT_IMAGE_TOKENS if results else 0
-            rows.append((tuple(calls), tuple((c, n + (images if k == 0 else 0), share)
-                                             for k, (c, n) in enumerate(results))))
+                elif p.kind == "tool-result" and call_id in compactable:
+                    results.append((call_id, claude_code_result_tokens(p.get("output")), share))
+            rows.append((tuple(calls), tuple(results)))
         found = counts.derived["compactable"] = tuple(rows)
     return found
+
+
+def claude_code_result_tokens(output: Any) -> int:
+    """Claude Code's count of a tool result (2.1.7 cli.js ``js2``): ``Math.round(chars / 4)`` of a string (``l7``),
+    of a list of blocks each text block's so and ``MICROCOMPACT_IMAGE_TOKENS`` an image (``_s2``), nothing else."""
+    from workbench.history.jsjson import utf16_len
+    from workbench.stagewise.core import js_round
+
+    if isinstance(output, str):
+        return js_round(utf16_len(output) / 4)
+    total = 0
+    for block in output if isinstance(output, list) else ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            total += js_round(utf16_len(block["text"]) / 4)
+        elif kind == "image":
+            total += MICROCOMPACT_IMAGE_TOKENS
+    return total
 
 
 def microcompacted_tokens(counts: HistoryCounts, tokens: np.ndarray, dropped: np.ndarray,
