@@ -79,3 +79,17 @@ def test_unlogged_microcompaction_counts_a_result_as_claude_code_does():
     h = parse_history(log.text(), source="m.jsonl")
     sizes = {c: n for _, results in compactable_results(CountCache().counts_for(h)) for c, n, _ in results}
     assert sizes == {"r1": 1_050 + MICROCOMPACT_IMAGE_TOKENS, "r2": 1}
+
+
+def test_the_bill_model_table_is_one_list_of_columns_for_calibrate_and_the_docs():
+    """``bill_model_table``: ``workbench calibrate``'s table, and docs/reality.md's with the uncached tokens per call
+    after the late hit (a dash for an agent other than Claude Code)."""
+    from workbench.analysis.real_logs.bill import SHIPPED, bill_model_table
+
+    models = {k: SHIPPED[k] for k in ("claude_code", "codex")}
+    headers, rows = bill_model_table(models)
+    docs, docs_rows = bill_model_table(models, uncached=True)
+    assert docs == headers[:9] + ["uncached / call"] + headers[9:] and headers[0] == "bill model"
+    assert [len(r) for r in rows] == [len(headers)] * 2 and [r[0] for r in rows] == ["claude_code", "codex"]
+    assert [r[9] for r in docs_rows] == [f"{SHIPPED['claude_code'].uncached_per_call:,.0f}", "–"]
+    assert rows[1][headers.index("carry")] == f"{SHIPPED['codex'].carry_share:.2f}"

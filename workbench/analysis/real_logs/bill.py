@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -273,6 +273,24 @@ class BillModel:
                 "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
                 "carry_share": round(self.carry_share, 4),
                 "sessions": self.sessions}
+
+
+def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows) of fitted bill models, one row each, as ``workbench calibrate`` prints them and
+    docs/reality.md shows them (``uncached``: with Anthropic's tokens after the last breakpoint, Claude Code's)."""
+    columns: list[tuple[str, Callable[[BillModel], Any]]] = [
+        ("logs", lambda m: m.sessions), ("cached after a reset", lambda m: f"{m.reset_cached_tokens:,}"),
+        ("turn miss", lambda m: f"{m.turn_miss_share:.3f}"), ("command miss", lambda m: f"{m.command_miss_share:.3f}"),
+        ("task miss", lambda m: f"{m.task_miss_share:.3f}"), ("call miss", lambda m: f"{m.call_miss_share:.4f}"),
+        ("edge hit", lambda m: f"{m.edge_hit_share:.2f}"), ("late hit", lambda m: f"{m.late_hit_share:.2f}")]
+    if uncached:
+        columns.append(("uncached / call",
+                        lambda m: f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–"))
+    columns += [("output / visible", lambda m: f"{m.output_ratio:.3f}"),
+                ("output / call", lambda m: f"{m.output_per_call:.1f}"),
+                ("anchor", lambda m: f"{m.anchor_share:.3f}"), ("carry", lambda m: f"{m.carry_share:.2f}")]
+    return (["bill model"] + [h for h, _ in columns],
+            [[name] + [cell(m) for _, cell in columns] for name, m in models.items()])
 
 
 # Fitted by ``fit_bill_model`` on every session of ../shared/real_sessions_large with usage (``python
