@@ -24,6 +24,7 @@ from workbench.analysis.real_logs.after_compaction import counting_knobs, measur
 from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
 from workbench.analysis.real_logs.bill import (  # noqa: E402
     BILL_UNITS,
+    bill_model_table,
     cache_rules,
     earlier_call,
     log_cache_rules,
@@ -424,15 +425,7 @@ def sections(large: Path, small: Path) -> list[str]:
                [[agent, a.pairs, a.compactions, f"{a.model.new_chars_ratio:.3f}", f"{a.model.min_chars:,}",
                  f"{a.restore_tokens:,}"] for agent, a in after_fits.items()]),
         "",
-        _table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "task miss", "call miss",
-                "edge hit", "late hit",
-                "uncached / call", "output / visible", "output / call", "anchor", "carry"],
-               [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.task_miss_share:.3f}", f"{m.call_miss_share:.4f}",
-                 f"{m.edge_hit_share:.2f}",
-                 f"{m.late_hit_share:.2f}", f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–", f"{m.output_ratio:.3f}",
-                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}", f"{m.carry_share:.2f}"]
-                for name, m in bill_fits.items()]),
+        _table(*bill_model_table(bill_fits, uncached=True)),
         "",
         "*Turn miss*, *command miss*, *task miss*, *call miss*: the share of the prefix the rules let a call read that "
         "it did not get, at a new user turn, after a slash command or a skill, at a new user turn after a turn that "

@@ -90,7 +90,7 @@ def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str
     """Per agent, the size model and restore fitted to its logged compactions; per agent and version family
     (when two logs or more have it), the bill model."""
     from workbench.analysis.real_logs.agent_settings import agent_settings
-    from workbench.analysis.real_logs.bill import bill_family, fit_bill_model, with_agent_carry
+    from workbench.analysis.real_logs.bill import fit_bill_models
     from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
     from workbench.explore.briefer_calibration import fit_after
@@ -104,11 +104,7 @@ def _after_and_bill_fits(histories: list[Any]) -> tuple[dict[str, Any], dict[str
         records = [a for _, r in mine for a in r.afters]
         if records:
             afters[agent] = fit_after(records, agent_settings(mine[-1][0], dollars=False).knobs)
-        bills[agent] = fit_bill_model([(h, r.calls) for h, r in mine], agent=agent, family=agent)
-        for family in sorted({bill_family(agent, r.version) for _, r in mine}):
-            fam = [(h, r.calls) for h, r in mine if bill_family(agent, r.version) == family]
-            if len(fam) >= 2:
-                bills[family] = with_agent_carry(fit_bill_model(fam, agent=agent, family=family), bills[agent])
+        bills.update(fit_bill_models(agent, [(h, r.calls, r.version) for h, r in mine]))
     return afters, bills
 
 
@@ -129,15 +125,11 @@ def _print_after_and_bills(afters: dict[str, Any], bills: dict[str, Any]) -> Non
                      "compaction_restore_tokens"], rows, title="Briefing size and restore, fitted to the logged "
                     "compactions (written into the YAML)", right=[False] + [True] * 6, width=200)
     if bills:
-        rows = [[name, m.sessions, f"{m.reset_cached_tokens:,}", f"{m.turn_miss_share:.3f}",
-                 f"{m.command_miss_share:.3f}", f"{m.task_miss_share:.3f}", f"{m.call_miss_share:.4f}",
-                 f"{m.edge_hit_share:.2f}", f"{m.late_hit_share:.2f}", f"{m.output_ratio:.3f}",
-                 f"{m.output_per_call:.1f}", f"{m.anchor_share:.3f}", f"{m.carry_share:.2f}"]
-                for name, m in bills.items()]
-        print_table(["bill model", "logs", "cached after a reset", "turn miss", "command miss", "task miss",
-                     "call miss", "edge hit", "late hit", "output / visible", "output / call", "anchor", "carry"],
-                    rows, title="Bill model (analysis.real_logs.bill): what the cache rules and the transcript do "
-                    "not tell", right=[False] + [True] * 12, width=240)
+        from workbench.analysis.real_logs.bill import bill_model_table
+
+        headers, rows = bill_model_table(bills)
+        print_table(headers, rows, title="Bill model (analysis.real_logs.bill): what the cache rules and the transcript "
+                    "do not tell", right=[False] + [True] * (len(headers) - 1), width=240)
 
 
 def _header(fit: Any, preset: str | None, held_out: dict[str, Any], after: Any = None) -> str:

@@ -27,7 +27,7 @@ from workbench.counting.usage import is_user_turn
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
-    from workbench.history.model import Message
+    from workbench.history.model import Message, Part
     from workbench.knobs import KnobView
 
 # An encrypted form shorter than this is a placeholder, not a payload (public logs mask it, e.g. "REDACTED"):
@@ -61,21 +61,17 @@ def _encrypted(data: dict[str, Any]) -> str:
     return ""
 
 
-# Tool calls whose logged input carries text the model never sent: (tool name, input key). Claude Code's ExitPlanMode
+# Tool calls whose logged input carries text the model never sent: tool name -> input key. Claude Code's ExitPlanMode
 # (see the module docstring: 2.1.17 cli.js ``jn7`` has no ``plan``; the plan is the plan file's, added for the log).
-UNBILLED_INPUTS = (("ExitPlanMode", "plan"),)
+UNBILLED_INPUTS = {"ExitPlanMode": "plan"}
 
 
-def _unbilled(data: dict[str, Any]) -> str:
-    name = data.get("toolName") or str(data.get("type", ""))[5:]
-    found = data.get("input")
-    if not isinstance(found, dict):
-        return ""
-    for tool, key in UNBILLED_INPUTS:
-        value = found.get(key) if name == tool else None
-        if isinstance(value, str) and value:
-            return value
-    return ""
+def _unbilled(part: Part) -> str:
+    """The text of a tool call's logged input that the model never sent (``UNBILLED_INPUTS``); "" for none."""
+    key = UNBILLED_INPUTS.get(part.tool_name or "")
+    found = part.get("input") if key else None
+    value = found.get(key) if isinstance(found, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def message_structure(msg: Message) -> Structure:
@@ -99,7 +95,7 @@ def message_structure(msg: Message) -> Structure:
         elif msg.role == "assistant" and isinstance(kind, str) and (kind == "dynamic-tool" or (
                 kind.startswith("tool-") and kind != "tool-result")):
             calls += 1
-            text = _unbilled(data)
+            text = _unbilled(part)
             if text:
                 unbilled.append(text)
     return Structure(tool_calls=calls, user_turn=int(is_user_turn(msg)), reasoning_blocks=blocks,
@@ -212,36 +208,47 @@ MICROCOMPACT_IMAGE_TOKENS = 2_000
 
 def compactable_results(counts: HistoryCounts) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, int, float], ...]], ...]:
     """Per message, what Claude Code's microcompaction reads of it: the ids of the compactable tool calls it makes,
-    and the compactable results it holds as (call id, Claude Code's count of it: chars / 4, images 2,000 each, the
+    and the compactable results it holds as (call id, Claude Code's count of it: ``claude_code_result_tokens``, the
     result's share of the message's results). Found once per history."""
     found = counts.derived.get("compactable")
     if found is None:
-        from workbench.history.jsjson import js_stringify, utf16_len
-
         compactable: set[str] = set()
         rows = []
         for m in counts.history.messages:
             calls: list[str] = []
-            results: list[tuple[str, int]] = []
-            parts = [p.data for p in m.parts or () if isinstance(p.data, dict)]
-            for data in parts:
-                kind = data.get("type")
-                call_id = data.get("toolCallId")
-                if not isinstance(kind, str) or not isinstance(call_id, str):
+            results: list[tuple[str, int, float]] = []
+            parts = m.parts or ()
+            share = 1.0 / max(1, sum(1 for p in parts if p.kind == "tool-result"))
+            for p in parts:
+                call_id = p.tool_call_id
+                if call_id is None:
                     continue
-                if m.role == "assistant" and kind.startswith("tool-") and kind[5:] in MICROCOMPACT_TOOLS:
+                if m.role == "assistant" and p.kind == "tool" and p.tool_name in MICROCOMPACT_TOOLS:
                     calls.append(call_id)
                     compactable.add(call_id)
-                elif kind == "tool-result" and call_id in compactable:
-                    out = data.get("output")
-                    text = out if isinstance(out, str) else js_stringify(out) or ""
-                    results.append((call_id, round(utf16_len(text) / 4)))
-            share = 1.0 / max(1, sum(1 for d in parts if d.get("type") == "tool-result"))
-            images = len(m.images()) * MICROCOMPACT_IMAGE_TOKENS if results else 0
-            rows.append((tuple(calls), tuple((c, n + (images if k == 0 else 0), share)
-                                             for k, (c, n) in enumerate(results))))
+                elif p.kind == "tool-result" and call_id in compactable:
+                    results.append((call_id, claude_code_result_tokens(p.get("output")), share))
+            rows.append((tuple(calls), tuple(results)))
         found = counts.derived["compactable"] = tuple(rows)
     return found
+
+
+def claude_code_result_tokens(output: Any) -> int:
+    """Claude Code's count of a tool result (2.1.7 cli.js ``js2``): ``Math.round(chars / 4)`` of a string (``l7``),
+    of a list of blocks each text block's so and ``MICROCOMPACT_IMAGE_TOKENS`` an image (``_s2``), nothing else."""
+    from workbench.history.jsjson import utf16_len
+    from workbench.stagewise.core import js_round
+
+    if isinstance(output, str):
+        return js_round(utf16_len(output) / 4)
+    total = 0
+    for block in output if isinstance(output, list) else ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            total += js_round(utf16_len(block["text"]) / 4)
+        elif kind == "image":
+            total += MICROCOMPACT_IMAGE_TOKENS
+    return total
 
 
 def microcompacted_tokens(counts: HistoryCounts, tokens: np.ndarray, dropped: np.ndarray,

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.analysis.real_logs.agent_settings import agent_settings
-from workbench.analysis.real_logs.bill import Bill, BillModel, bill_family, fit_bill_model, with_agent_carry
+from workbench.analysis.real_logs.bill import (
+    FAMILY_MIN_LOGS,
+    Bill,
+    BillModel,
+    bill_family,
+    fit_bill_model,
+    fit_bill_models,
+    with_agent_carry,
+)
 from workbench.analysis.real_logs.calibration import fit_agent
 from workbench.analysis.real_logs.estimate_fit import own_prefix as measured_own_prefix
 from workbench.analysis.real_logs.reality import SessionReality, follow_log
@@ -124,7 +132,7 @@ class Folds:
         """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2;
         its carry share always on its agent's (``with_agent_carry``)."""
         family = [s for s in train if s.family == test.family]
-        use, name = (family, test.family) if len(family) >= 2 else (train, test.agent)
+        use, name = (family, test.family) if len(family) >= FAMILY_MIN_LOGS else (train, test.agent)
         found = self._fit_bill(use, test.agent, name)
         if name == test.agent:
             return found
@@ -180,12 +188,7 @@ def shipped_fits(folds: Folds) -> tuple[dict[str, AfterFit], dict[str, BillModel
         mine = [s for s in large if s.agent == agent]
         after[agent] = fit_after([a for s in mine for a in s.reality.afters],
                                  agent_settings(mine[-1].history, dollars=False).knobs)
-        bills[agent] = fit_bill_model([(s.history, s.reality.calls) for s in mine], agent=agent, family=agent)
-        for family in sorted({s.family for s in mine}):
-            fam = [s for s in mine if s.family == family]
-            if len(fam) >= 2:
-                bills[family] = with_agent_carry(fit_bill_model([(s.history, s.reality.calls) for s in fam],
-                                                                agent=agent, family=family), bills[agent])
+        bills.update(fit_bill_models(agent, [(s.history, s.reality.calls, s.reality.version) for s in mine]))
     return after, bills
 
 

@@ -275,6 +275,24 @@ class BillModel:
                 "sessions": self.sessions}
 
 
+def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows) of fitted bill models, one row each, as ``workbench calibrate`` prints them and
+    docs/reality.md shows them (``uncached``: with Anthropic's tokens after the last breakpoint, Claude Code's)."""
+    columns: list[tuple[str, Callable[[BillModel], Any]]] = [
+        ("logs", lambda m: m.sessions), ("cached after a reset", lambda m: f"{m.reset_cached_tokens:,}"),
+        ("turn miss", lambda m: f"{m.turn_miss_share:.3f}"), ("command miss", lambda m: f"{m.command_miss_share:.3f}"),
+        ("task miss", lambda m: f"{m.task_miss_share:.3f}"), ("call miss", lambda m: f"{m.call_miss_share:.4f}"),
+        ("edge hit", lambda m: f"{m.edge_hit_share:.2f}"), ("late hit", lambda m: f"{m.late_hit_share:.2f}")]
+    if uncached:
+        columns.append(("uncached / call",
+                        lambda m: f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–"))
+    columns += [("output / visible", lambda m: f"{m.output_ratio:.3f}"),
+                ("output / call", lambda m: f"{m.output_per_call:.1f}"),
+                ("anchor", lambda m: f"{m.anchor_share:.3f}"), ("carry", lambda m: f"{m.carry_share:.2f}")]
+    return (["bill model"] + [h for h, _ in columns],
+            [[name] + [cell(m) for _, cell in columns] for name, m in models.items()])
+
+
 # Fitted by ``fit_bill_model`` on every session of ../shared/real_sessions_large with usage (``python
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
@@ -356,12 +374,12 @@ SKILL_PREFIX = "Base directory for this skill"
 # first call of the user turn after a turn that called one missed the cache in 11 of 27 such turns of the Claude Code
 # sessions of ../shared/real_sessions_large of 2.1.20 and later (most reading only the system prompt and tools),
 # against 18 of 305 other plain user turns; TodoWrite's turns in 2.1.2-2.1.19 missed in 0 of 15.
-TASK_TOOLS = ("tool-TaskCreate", "tool-TaskUpdate")
+TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
-    return any(isinstance(p.data, dict) and p.data.get("type") in TASK_TOOLS for p in msg.parts or ())
+    return any(p.tool_name in TASK_TOOLS for p in msg.parts or ())
 
 
 def command_turn(msg: Message) -> bool:
@@ -557,15 +575,14 @@ def session_calls(history: History, windows: Iterable[BillWindow],
         return tuple(c for calls in per_window for c in calls)
     shifts = [anchor_shift(calls, model.anchor_share) if w.estimated else None
               for calls, w in zip(per_window, windows, strict=True)]
-    log = history.log
-    mid = log is not None and log.extra.get("starts_mid_session") is True
+    mid = history.log is not None and history.log.starts_mid_session
     lenders = [k for k, s in enumerate(shifts) if s is not None and not (k == 0 and mid)]
     out: list[ModelCall] = []
     for k, calls in enumerate(per_window):
         shift = shifts[k]
         if shift is None and windows[k].estimated and model.carry_share and lenders:
-            near = max((j for j in lenders if j < k), default=None)
-            lender = shifts[near if near is not None else min(j for j in lenders if j > k)]
+            before = max((j for j in lenders if j < k), default=None)
+            lender = shifts[before if before is not None else min(j for j in lenders if j > k)]
             assert lender is not None
             shift = model.carry_share * lender
         out += calls if shift is None else moved(calls, shift)
@@ -833,6 +850,23 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      output_ratio=ratio, output_per_call=per_call,
                      anchor_share=float(np.median(anchors)) if anchors else 1.0,
                      carry_share=_carry_share(firsts, anchors, triggers), sessions=n)
+
+
+# A version family is fitted on its own where this many logs have it; with fewer, its sessions take the agent's fit.
+FAMILY_MIN_LOGS = 2
+
+
+def fit_bill_models(agent: str, sessions: Sequence[tuple[History, Sequence[ModelCall], str | None]]
+                    ) -> dict[str, BillModel]:
+    """The agent's bill model on every (history, calls, version) of ``sessions``, then each version family's that
+    ``FAMILY_MIN_LOGS`` of them have, on its own sessions with the agent's carry share (``with_agent_carry``)."""
+    fits = {agent: fit_bill_model([(h, calls) for h, calls, _ in sessions], agent=agent, family=agent)}
+    families = [bill_family(agent, version) for *_, version in sessions]
+    for family in sorted(set(families)):
+        mine = [(h, calls) for (h, calls, _), f in zip(sessions, families, strict=True) if f == family]
+        if len(mine) >= FAMILY_MIN_LOGS:
+            fits[family] = with_agent_carry(fit_bill_model(mine, agent=agent, family=family), fits[agent])
+    return fits
 
 
 def with_agent_carry(family: BillModel, agent: BillModel) -> BillModel:

@@ -228,8 +228,11 @@ class _ClaudeCode:
         for flag in ("isMeta", "isCompactSummary"):
             if obj.get(flag) is True:
                 metadata[flag] = True
-        if isinstance(obj.get("planContent"), str):  # a session started from a plan approved with "clear context"
-            metadata["planContent"] = obj["planContent"]  # (its plan file goes on: counting.restore re-attaches it)
+        plan = obj.get("planContent")
+        if isinstance(plan, str):  # a session started from a plan approved with "clear context"
+            metadata["planContent"] = plan  # (its plan file goes on: counting.restore re-attaches it)
+        elif plan is not None:
+            self.warn("planContent", f"not text ({shown(plan, 40)}): no approved plan is re-attached")
         lines = _read_lines(obj.get("toolUseResult"))
         if lines == ():
             self.warn("toolUseResult.file", f"line counts that are no line counts (over {MAX_FILE_LINES:,}): the "
