@@ -45,6 +45,13 @@ fi
 # PYTHONDONTWRITEBYTECODE is set (as on our CI machine) no import writes it, so every process the suite starts
 # (AppTest, the CLI, `streamlit run`) would compile ~110 modules again (~0.2 s each; stale files are ignored).
 .venv/bin/python -m compileall -q workbench
+# The installed packages' bytecode, checked: uv writes it at install, but a venv can lose it while its install stamp
+# still matches (a developer's .venv on 2026-12-03 held 718 .pyc for 15,683 .py), and then under
+# PYTHONDONTWRITEBYTECODE every process compiles every import again: `import litellm` took 9.3 CPU-s instead of 4.5
+# (3 runs each), and the suite imports it in dozens of processes (live runs, kernels). Up to date, this pass only
+# reads headers (~1 CPU-s).
+.venv/bin/python -m compileall -qq -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+  || true  # a package's own test data may hold files that do not compile: nothing imports them
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 echo "[test.sh] installed in ${SECONDS} s"
 # Types beside the tests, so CI keeps `mypy workbench` clean (settings in pyproject.toml; ~1 s warm, ~40 s cold):

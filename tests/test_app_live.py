@@ -53,9 +53,11 @@ def _prefix_baseline(messages: int):
                     Knobs(context_window_tokens=20_000))
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_the_request_cap_is_compared_with_the_same_messages():
     """Two requests, then the cap: the cards' deltas are against the size model's replay of the messages the live
-    run covers; against the whole replay the tokens per task would show a large gain that is only the cut."""
+    run covers; against the whole replay the tokens per task would show a large gain that is only the cut. Its
+    table's headers are words from the label table (checked on this run: each live run is a served page and litellm)."""
     from fake_provider import FakeProvider
 
     with FakeProvider() as provider:
@@ -75,7 +77,14 @@ def test_a_run_stopped_by_the_request_cap_is_compared_with_the_same_messages():
     assert abs(diff) < abs(cut)
     assert any(f"covers {covered:,} messages of {whole.metrics.messages:,}" in c.value for c in at.caption)
 
+    config = next(c for c in (json.loads(d.proto.columns) for d in at.dataframe) if "briefer_cache_hit" in c)
+    headers = {col: c.get("label") for col, c in config.items()}
+    assert headers["briefer_cache_hit"] == labels.COLUMNS["briefer_cache_hit"] == "from cache"
+    assert all(headers[c] == labels.COLUMNS[c] for c in LIVE_COLUMNS if c in headers)
+    assert not any("_" in (h or "") for h in headers.values())
 
+
+@pytest.mark.slow
 def test_a_failing_model_shows_one_line_of_error_and_counts_its_requests():
     """HTTP 500 three times: the provider saw three requests; the error is its words, with no traceback."""
     from fake_provider import FakeProvider
@@ -105,18 +114,6 @@ def test_calls_that_never_reach_a_provider_are_not_counted_as_requests():
     assert "3 compressions failed in a row" in errors
     assert "0 provider requests" in errors and "3 calls never reached a provider" in errors
     assert "not sent" in errors and "HTTP 500" not in errors and "Traceback" not in errors
-
-
-def test_the_live_table_headers_are_words_from_the_label_table():
-    from fake_provider import FakeProvider
-
-    with FakeProvider() as provider:
-        at = _run(provider.api_base, "openai/fake-good", cap=2)
-    config = next(c for c in (json.loads(d.proto.columns) for d in at.dataframe) if "briefer_cache_hit" in c)
-    headers = {col: c.get("label") for col, c in config.items()}
-    assert headers["briefer_cache_hit"] == labels.COLUMNS["briefer_cache_hit"] == "from cache"
-    assert all(headers[c] == labels.COLUMNS[c] for c in LIVE_COLUMNS if c in headers)
-    assert not any("_" in (h or "") for h in headers.values())
 
 
 class _Wrapped(Exception):

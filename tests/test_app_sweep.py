@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from conftest import need_shared, shared_dir
 from test_app import app, no_errors, widget
 
@@ -114,6 +115,7 @@ def test_the_sweep_tab_opens_a_real_log_on_those_axes():
 # -- auto-tune on the long sample (issue 21 item 6) ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_auto_tune_on_the_long_sample_recommends_no_degenerate_config(long_history):
     """The app's defaults on the long sample: the winner compacts at most twice as often as the sidebar's config
     (122 compactions at a 0.096 trigger before, against 18), keeps the retention floor, names the briefer that scored

@@ -129,6 +129,7 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
     """One real mouse click on a sweep heatmap cell loads that cell into the sidebar, as its tooltip says; the form
     above the heatmap keeps the ranges it was swept over."""
     executable = _chromium()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -160,9 +161,15 @@ def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
             page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
             assert before != expected
             assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
-            sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
             tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
-            assert any(v in sidebar for v in (f"{x:.2f}", f"{tokens:,}", str(tokens))), sidebar[:2000]
+            shown = [f"{x:.2f}", f"{tokens:,}", str(tokens)]
+            # The sidebar is sent after the message and the chart, so its new value is waited for, not read at once.
+            sidebar_shows = f"""() => {{ const s = document.querySelector('[data-testid="stSidebar"]');
+                return !!s && {shown!r}.some(v => s.innerText.includes(v)); }}"""
+            with contextlib.suppress(PlaywrightTimeout):
+                page.wait_for_function(sidebar_shows, timeout=30_000)
+            sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+            assert any(v in sidebar for v in shown), sidebar[:2000]
             assert page.locator(".stException").count() == 0
             page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
             page.wait_for_timeout(500)

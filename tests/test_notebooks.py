@@ -10,7 +10,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from queue import Empty
+from typing import Any
 
 import nbformat
 import pytest
@@ -26,6 +29,10 @@ ENVIRONMENT_WORDS = ("os.environ", "getenv", "WORKBENCH_", "shared", "real_", "S
 # Kernels start one at a time, across xdist workers and concurrent runs: concurrent starts raced for ports and
 # stalled. A lock file, as xdist_group no longer groups under pytest 9.2 (pytest-dev/pytest-xdist#1386).
 KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "pytest-workbench-kernel-start.lock"
+# How long one cell may run. The heaviest (03's sweep of every preset over the real transcripts) is ~15 CPU-s; at
+# a load of 7 on 2 cores it ran past the 45 s this was before (an nbclient timeout in a full run). 180 s tolerates a
+# load of ~20 and still fails a hang.
+CELL_TIMEOUT_S = 180
 # What a notebook may import: the engine's public modules and the display stack, nothing private.
 ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib", "tempfile"}
 
@@ -104,15 +111,36 @@ def _kernel_start_lock():  # noqa: ANN202 - a context manager
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _poll_in_slices(channel: Any, slice_s: float = 1.0) -> None:
+    """Make ``channel.get_msg`` wait in slices of a second up to its timeout, instead of in one poll.
+
+    An execute reply that has arrived is now and then not seen until the poll's timeout runs out, and is then read
+    as if nothing had happened (zmq.asyncio's poll missing a wakeup, cf. zeromq/pyzmq#1065): after notebook 01's
+    widget cell the next cell started exactly one cell timeout late in 4 of 21 runs, and in 0 of 10 with the slices
+    (2026-12-03, jupyter_client 8.10.0, pyzmq 27.3.0). Each new poll sees the reply; a cell that really runs too long
+    still raises Empty at its timeout, as before (checked with a sleeping cell)."""
+    get_msg = channel.get_msg
+
+    async def get_msg_in_slices(timeout: float | None = None) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return await get_msg(timeout=slice_s if left is None else min(slice_s, left))
+            except Empty:
+                if left is not None and left <= slice_s:
+                    raise
+
+    channel.get_msg = get_msg_in_slices
+
+
 def _execute(path: Path) -> nbformat.NotebookNode:
     """Run the notebook in a fresh kernel (nbclient) from notebooks/, as JupyterLab would; returns it with outputs."""
     from nbclient import NotebookClient
 
     _ensure_kernel()
     book = nbformat.read(path, as_version=4)
-    # The longest cell takes seconds. A widget cell (notebook 01) now and then loses its reply until the
-    # timeout runs out and then finishes normally (jupyter_client/zmq), so the timeout is kept short.
-    client = NotebookClient(book, timeout=45, kernel_name="python3",
+    client = NotebookClient(book, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     start_kernel = client.async_start_new_kernel
 
@@ -121,6 +149,7 @@ def _execute(path: Path) -> nbformat.NotebookNode:
         with _kernel_start_lock():
             await start_kernel(**kwargs)
             await client.async_start_new_kernel_client()
+        _poll_in_slices(client.kc.shell_channel)
 
     client.async_start_new_kernel = start_alone  # type: ignore[method-assign]
     client.execute()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from agent_log_builders import ClaudeLog, tool_use
 from conftest import need_shared, shared_dir
 
@@ -169,6 +170,7 @@ def test_on_the_dev_set_the_worked_out_restore_leaves_little_to_fit() -> None:
     assert fit.residual_tokens_p90 < 6_000  # measured 5,121 (8,980 with the earlier rule)
 
 
+@pytest.mark.slow
 def test_a_resumed_walk_gives_what_a_walk_from_the_start_gives_at_every_compaction_and_any_order() -> None:
     """With a CountCache the walk of a log is kept and resumed for a longer prefix of the same messages; each
     restore must be what a fresh walk (no cache) of that prefix gives, also when prefixes come out of order or

@@ -3,6 +3,7 @@ at most the bare text's, so the restore decides as if the texts were built and c
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ PIECES = ["     1\u2192", "  12\t", "\n", " ", "\t", "7", "\u0663", "\u2192", "a
 texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(texts)
 def test_the_floor_of_a_bare_text_is_never_above_its_length(text: str) -> None:

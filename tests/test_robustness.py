@@ -203,6 +203,7 @@ def test_a_yaml_alias_bomb_is_refused_before_expansion(tmp_path):
         load_knobs(bomb)
 
 
+@pytest.mark.slow
 def test_a_catastrophic_pin_pattern_stops_with_a_clear_error(tmp_path):
     msgs = [{"role": "user", "content": "a" * 34 + "!"}, {"role": "assistant", "content": "ok"}] * 3
     history = tmp_path / "p.jsonl"

@@ -152,6 +152,7 @@ def test_folders_expand_to_their_history_files(tmp_path, history_files):
         expand_history_paths([tmp_path / "missing.jsonl"])
 
 
+@pytest.mark.slow
 def test_a_thousand_runs_over_the_real_histories_with_two_processes(tmp_path):
     """>= 1,000 replays (with probes) on two processes report their progress, and the parquet loads (their speed:
     benchmarks/run.py's ``sweep`` row)."""
