@@ -16,6 +16,7 @@ from workbench.counting.attachments import (
     part_text_len,
     read_attachment,
     read_attachment_len,
+    without_line_numbers,
 )
 from workbench.history.jsjson import utf16_len
 
@@ -30,6 +31,12 @@ texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 @given(texts)
 def test_the_floor_of_a_bare_text_is_never_above_its_length(text: str) -> None:
     assert bare_floor(text) <= utf16_len(LINE_NUMBER.sub("", text))
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts)
+def test_line_numbers_are_cut_as_the_regex_cuts_them(text: str) -> None:
+    assert without_line_numbers(text) == LINE_NUMBER.sub("", text)
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,7 +14,10 @@ from typing import Any
 
 from workbench.history.jsjson import utf16_len
 
-LINE_NUMBER = re.compile(r"^ *\d+(?:\u2192|\t)", re.M)  # the Read tool's "   445→" (older builds: a tab)
+_NUMBER = r" *\d+(?:\u2192|\t)"  # the Read tool's "   445→" (older builds: a tab)
+LINE_NUMBER = re.compile("^" + _NUMBER, re.M)
+_NUMBER_AT = re.compile(_NUMBER)
+_NUMBER_AFTER_BREAK = re.compile("\n" + _NUMBER)
 REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
 _READ_CALL = "Called the Read tool with the following input: "
 _READ_RESULT = "Result of calling the Read tool: "
@@ -53,6 +56,16 @@ def without_reminders(text: str) -> str:
         at = text.find("<system-reminder>", done)
     out.append(text[done:])
     return "".join(out)
+
+
+def without_line_numbers(text: str) -> str:
+    r"""``LINE_NUMBER.sub("", text)``: a match at the start, then each one after a ``\n`` found by the regex's literal
+    prefix search instead of ``^`` tried at every position of a file's text (7.7 -> 4.2 ms over the restores of
+    ../shared/real_sessions). A match holds no line break, so each line holds at most one, at its start."""
+    first = _NUMBER_AT.match(text)
+    if first is not None:
+        text = text[first.end():]
+    return _NUMBER_AFTER_BREAK.sub("\n", text)
 
 
 def read_attachment(path: str, body: str) -> str:

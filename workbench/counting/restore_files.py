@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from workbench.counting.attachments import (
-    LINE_NUMBER,
     bare_floor,
     numbered,
     numbered_len,
@@ -22,6 +21,7 @@ from workbench.counting.attachments import (
     part_text_len,
     read_attachment,
     read_attachment_len,
+    without_line_numbers,
     without_reminders,
 )
 from workbench.counting.encodings import count_text_tokens
@@ -74,11 +74,11 @@ class _File:
         if self.whole is not None:
             raw, _, written, _ = self.whole
             text = part_text(raw)
-            return len(text) if written else len(LINE_NUMBER.sub("", without_reminders(text)))
+            return len(text) if written else len(without_line_numbers(without_reminders(text)))
         shown = sum(lines for _, _, lines, _ in self.ranges)
         if not shown or not self.total_lines:
             return 0.0
-        bare = sum(len(LINE_NUMBER.sub("", without_reminders(part_text(raw)))) for raw, *_ in self.ranges)
+        bare = sum(len(without_line_numbers(without_reminders(part_text(raw)))) for raw, *_ in self.ranges)
         return bare * max(1.0, self.total_lines / shown)
 
     def _tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
@@ -111,7 +111,7 @@ class _File:
             body = without_reminders(part_text(raw))
             if ("bare", *key) not in count.store and count.floor(body) > limit:
                 return restored, False
-            return restored, count(lambda: LINE_NUMBER.sub("", body), ("bare", *key)) <= limit
+            return restored, count(lambda: without_line_numbers(body), ("bare", *key)) <= limit
         shown = sum(lines for _, _, lines, _ in self.ranges)
         if not shown or not self.total_lines:
             return None
@@ -134,7 +134,7 @@ class _File:
         if (all(("range-bare", *key) not in count.store for _, key in bodies)
                 and round(sum(count.floor(body) for body, _ in bodies) * scale) > limit):
             return whole + notice, False
-        bare = sum(count(LINE_NUMBER.sub("", body), ("range-bare", *key)) for body, key in bodies)
+        bare = sum(count(without_line_numbers(body), ("range-bare", *key)) for body, key in bodies)
         return whole + notice, round(bare * scale) <= limit
 
 
@@ -199,11 +199,11 @@ class _Counter:
         if body_chars is None or bare_chars is None:
             body = without_reminders(text)
             body_chars = self.store[body_key] = len(body)
-            bare_chars = self.store[bare_key] = len(LINE_NUMBER.sub("", body))
+            bare_chars = self.store[bare_key] = len(without_line_numbers(body))
         return body_chars, bare_chars
 
     def floor(self, text: str) -> int:
-        """A floor of the tokens of ``LINE_NUMBER.sub("", text)`` (0 for a counter not counting lengths)."""
+        """A floor of the tokens of ``without_line_numbers(text)`` (0 for a counter not counting lengths)."""
         return math.ceil(math.ceil(bare_floor(text) / self.cpt) * self.ratio) if self.by_length else 0
 
 
