@@ -118,3 +118,22 @@ def test_identity_keys_share_parts_with_metadata_copies_and_hold_what_they_keyed
     assert cache.key(copy) != cache.key(h.messages[0])  # stagewise's count reads metadata too
     assert all(cache._held[k] is obj for k, obj in ((cache.key(copy), copy), (id(copy.parts), copy.parts)))
     assert CountCache().key(copy) == copy.digest
+
+
+def test_a_metadata_copy_counts_its_parts_once_and_its_own_metadata(monkeypatch):
+    import workbench.counting.tokens as tokens_module
+    from workbench.history.model import History
+    from workbench.stagewise.estimate import content_chars
+
+    h = uniform_history(4)
+    first = h.messages[0]
+    copies = [first.with_metadata(usage={"input_tokens": 5}), first.with_metadata(compressedHistory="x" * 40)]
+    both = History(id="copies", messages=(*h.messages, *copies))
+    counted = []
+    real = tokens_module.parts_chars
+    monkeypatch.setattr(tokens_module, "parts_chars", lambda parts: counted.append(parts) or real(parts))
+    for cache in (CountCache(by_identity=True), CountCache()):
+        counted.clear()
+        chars = cache.counts_for(both).content_chars
+        assert chars.tolist() == [content_chars(m) for m in both.messages]  # the briefing's 40 chars counted
+        assert len(counted) == (4 if cache.by_identity else 6)  # by content, each copy is another key

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from workbench.history.jsjson import UNDEFINED, js_stringify_len, js_truthy, utf16_len
-from workbench.history.model import Message
+from workbench.history.model import Message, Part
 
 PER_MESSAGE_OVERHEAD_CHARS = 400
 ATTACHMENT_CHARS_EACH = 100
@@ -126,10 +126,21 @@ def compute_content_chars(msg: Message) -> int | float | None:
     parts = msg.parts
     if parts is None:
         return None
+    return parts_chars(parts) + _metadata_chars(msg.metadata)
+
+
+def parts_chars(parts: tuple[Part, ...]) -> int | float:
+    """The parts' share of ``compute_content_chars``: a copy of a message with other metadata (its usage taken
+    off) shares the parts tuple, so a cache keyed by it counts them once."""
     chars: int | float = 0
     for p in parts:
         chars += _part_chars(p.data)
-    return chars + _metadata_chars(msg.metadata)
+    return chars
+
+
+def metadata_chars(metadata: Any) -> int | float:
+    """The metadata's share of ``compute_content_chars`` (of a message with parts)."""
+    return _metadata_chars(metadata)
 
 
 def stagewise_total_chars(msg: Message | None, overhead_chars: int = PER_MESSAGE_OVERHEAD_CHARS) -> int | None:
