@@ -4,7 +4,10 @@ full runs only (the history picker, the presets, the knob groups with their mode
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from test_browser import ARGS, CHART, SETTLED, _chromium
@@ -25,7 +28,9 @@ def _caption_tokens(page) -> int:  # noqa: ANN001 - a playwright Page
     return int(found[1].replace(",", ""))
 
 
-def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(served_app):
+@contextlib.contextmanager
+def _settled_page(served_app: str) -> Iterator[Any]:
+    """The served app in a fresh Chromium page, its context chart drawn and the page settled."""
     executable = _chromium()
     from playwright.sync_api import sync_playwright
 
@@ -36,53 +41,47 @@ def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(ser
             page.goto(served_app, wait_until="domcontentloaded")
             page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
             page.wait_for_function(SETTLED, timeout=90_000)
-            before = page.evaluate(TRIGGER_Y)
-            assert before is not None and _caption_tokens(page) == round(before)
-            thumb = page.locator(TRIGGER)
-            thumb.focus()
-            thumb.press("ArrowLeft")
-            page.wait_for_function(f"() => {{ const y = ({TRIGGER_Y})(); return y !== null && y !== {before}; }}",
-                                   timeout=60_000)
-            page.wait_for_function(SETTLED, timeout=60_000)
-            after = page.evaluate(TRIGGER_Y)
-            assert after < before
-            assert int(float(page.locator(TRIGGER).input_value())) == round(after)
-            assert int(float(page.locator(CAP).input_value())) == round(after)  # the knob it writes
-            assert _caption_tokens(page) == round(after)
-            # drawn by full runs only: still on the page, with the knob groups and the open strategy group's picker
-            for key in ("history", "preset", "knob_group_policy", "knob_group_model", "knob_strategy"):
-                assert page.locator(f".st-key-{key}").count() == 1, key
-            assert page.locator(".stException").count() == 0
+            yield page
         finally:
             browser.close()
+
+
+def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(served_app):
+    with _settled_page(served_app) as page:
+        before = page.evaluate(TRIGGER_Y)
+        assert before is not None and _caption_tokens(page) == round(before)
+        thumb = page.locator(TRIGGER)
+        thumb.focus()
+        thumb.press("ArrowLeft")
+        page.wait_for_function(f"() => {{ const y = ({TRIGGER_Y})(); return y !== null && y !== {before}; }}",
+                               timeout=60_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+        after = page.evaluate(TRIGGER_Y)
+        assert after < before
+        assert int(float(page.locator(TRIGGER).input_value())) == round(after)
+        assert int(float(page.locator(CAP).input_value())) == round(after)  # the knob it writes
+        assert _caption_tokens(page) == round(after)
+        # drawn by full runs only: still on the page, with the knob groups and the open strategy group's picker
+        for key in ("history", "preset", "knob_group_policy", "knob_group_model", "knob_strategy"):
+            assert page.locator(f".st-key-{key}").count() == 1, key
+        assert page.locator(".stException").count() == 0
 
 
 def test_an_open_knob_group_follows_a_trigger_move_that_writes_into_it(served_app):
     """The knob groups are drawn by full runs only; a trigger move that changes what an open group shows (here the
     trigger ratio, raised when the trigger goes above ratio × window) gets a full run, so the group shows it."""
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
     ratio = ".st-key-knob_trigger_ratio input[type=range]"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
-            page.wait_for_function(SETTLED, timeout=90_000)
-            page.locator(".st-key-knob_group_trigger summary").click()  # "When to compact": the ratio's group
-            page.wait_for_selector(ratio, timeout=60_000)
-            page.wait_for_function(SETTLED, timeout=60_000)
-            before = float(page.locator(ratio).input_value())
-            thumb = page.locator(TRIGGER)
-            thumb.focus()
-            thumb.press("End")  # the top of the control's range: above ratio × window, so the ratio is raised
-            page.wait_for_function(f"() => parseFloat(document.querySelector('{ratio}')?.value) > {before}",
-                                   timeout=60_000)
-            page.wait_for_function(SETTLED, timeout=60_000)
-            assert float(page.locator(ratio).input_value()) > before
-            assert _caption_tokens(page) == round(page.evaluate(TRIGGER_Y))  # the chart and the caption agree
-            assert page.locator(".stException").count() == 0
-        finally:
-            browser.close()
+    with _settled_page(served_app) as page:
+        page.locator(".st-key-knob_group_trigger summary").click()  # "When to compact": the ratio's group
+        page.wait_for_selector(ratio, timeout=60_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+        before = float(page.locator(ratio).input_value())
+        thumb = page.locator(TRIGGER)
+        thumb.focus()
+        thumb.press("End")  # the top of the control's range: above ratio × window, so the ratio is raised
+        page.wait_for_function(f"() => parseFloat(document.querySelector('{ratio}')?.value) > {before}",
+                               timeout=60_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+        assert float(page.locator(ratio).input_value()) > before
+        assert _caption_tokens(page) == round(page.evaluate(TRIGGER_Y))  # the chart and the caption agree
+        assert page.locator(".stException").count() == 0
