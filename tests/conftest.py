@@ -152,6 +152,101 @@ def served_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield url
 
 
+@pytest.fixture(scope="session")
+def served_logs(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The app with one folder of logs for test_browser_untrusted.py and test_browser_reality.py: a hostile log
+    whose links point at a recording listener, and the real Claude Code log from ../shared when it is there (the
+    reality test skips without it). One server for both: each start is a cold start and a first replay (~5 s).
+    Yields (URL, listener)."""
+    import shutil
+
+    from hostile_log import hostile_claude_log, hostile_name
+    from test_browser import serve
+    from test_browser_reality import LOG
+    from test_browser_untrusted import Listener
+
+    listener = Listener()
+    folder = tmp_path_factory.mktemp("logs")
+    (folder / f"{hostile_name()}.jsonl").write_bytes(hostile_claude_log(listener.host))
+    real = shared_dir() / "real_sessions" / LOG
+    if real.exists():
+        shutil.copy(real, folder / LOG)
+    try:
+        with serve(tmp_path_factory.mktemp("streamlit"), "--histories", str(folder)) as url:
+            yield url, listener
+    finally:
+        listener.close()
+
+
+# ── Chromium: one per worker for each run of consecutive browser tests, a fresh page per test ──────────────────
+# Starting playwright's driver and Chromium took ~1.5 s and ~1 CPU-s a test, and a page in a fresh browser context
+# loads Streamlit's scripts again (~7 s to a drawn chart against ~3.5 s in a context that has them cached, at load
+# 5 on 2 cores, 2026-12-03). Playwright's sync API marks its event loop as running between its calls, so an
+# asyncio.run() in a later test of the worker would fail: the browser stops as soon as the next test is not a
+# browser test (pytest_runtest_teardown below), and the next browser test starts another.
+
+
+class Chromium:
+    """Debian's chromium under playwright's sync API, started on first use; ``context`` is shared by the tests
+    for its HTTP cache (each page is still its own Streamlit session)."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._context: Any = None
+
+    @property
+    def browser(self) -> Any:
+        if self._browser is None or not self._browser.is_connected():
+            self.close()
+            from test_browser import ARGS, _chromium
+
+            executable = _chromium()  # skips, or fails under CI, without chromium
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(executable_path=executable, args=ARGS)
+        return self._browser
+
+    @property
+    def context(self) -> Any:
+        if self._context is None or self._browser is None or not self._browser.is_connected():
+            from test_browser import COUNT_RUNS
+
+            self._context = self.browser.new_context()
+            self._context.add_init_script(COUNT_RUNS)  # after_rerun's count of the script runs
+        return self._context
+
+    def close(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._playwright = self._browser = self._context = None
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+
+BROWSER = Chromium()
+
+
+@pytest.fixture
+def chromium() -> Chromium:
+    """The worker's Chromium (started by the first browser test of a run of them)."""
+    BROWSER.browser  # noqa: B018 - starts it here, so a missing chromium skips before a server starts
+    return BROWSER
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    try:
+        return (yield)  # the test's fixtures (its pages) are torn down first
+    finally:
+        if nextitem is None or nextitem.get_closest_marker("browser") is None:
+            BROWSER.close()
+
+
 # ── AppTest: the scan for installed Streamlit components, once per worker ─────────────────────────────────────
 # Each new AppTest (streamlit 1.67) builds a BidiComponentManager that scans the metadata of every installed
 # distribution for component manifests (streamlit/components/v2/manifest_scanner.py): ~370 packages, most of

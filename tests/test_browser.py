@@ -11,8 +11,9 @@ import contextlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -30,12 +31,82 @@ IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptS
 # then, and the sidebar's widgets are sent after the context chart (workbench/app.py), so they may still be loading.
 SETTLED = ("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
            " && !document.querySelector('[data-testid=stSkeleton]')")
-ARGS, CHROMIUM, chromium, served = _bench.ARGS, _bench.CHROMIUM, _bench.chromium, _bench.served
+ARGS, CHROMIUM, chromium_path, served = _bench.ARGS, _bench.CHROMIUM, _bench.chromium, _bench.served
 CHART = ".st-key-context_chart .js-plotly-plot"
+# Every chart on screen drawn by plotly and as wide as its box: after a first draw, a tab's charts or a new viewport
+# width (fast_chart.py resizes a chart when its box changes; plotly's resize is asynchronous). Charts in a hidden
+# tab (no width) are left out. Waited for instead of a fixed pause before a layout check or a picture.
+CHARTS_FIT = """() => Array.from(document.querySelectorAll('[data-testid=stMain] .wb-plot, [data-testid=stMain] .js-plotly-plot'))
+    .every(gd => gd.clientWidth === 0 || (gd._fullLayout && gd.querySelector('.main-svg')
+        && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1))"""
+# Resolves after the next two frames: what the last change of the page made is painted.
+FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+# Counts the script runs that have ended (a ForwardMsg with script_finished, field 6 of streamlit/proto/ForwardMsg.proto
+# in streamlit 1.67, a varint) among the messages the page's websocket receives, before the app handles them. The app's
+# script state alone cannot tell a run that has not begun from one that has ended: under load, the browser may get
+# a short run's first and last messages in one go and never show it running.
+COUNT_RUNS = """(() => { const Socket = window.WebSocket; window.__wbRuns = 0;
+    const finished = (buffer) => { const b = new Uint8Array(buffer); let i = 0;
+        const varint = () => { let v = 0, s = 0, c; do { c = b[i++]; v += (c & 0x7f) * 2 ** s; s += 7; } while (c & 0x80);
+                               return v; };
+        while (i < b.length) { const tag = varint(), field = Math.floor(tag / 8), wire = tag & 7;
+            if (field === 6 && wire === 0) return true;
+            if (wire === 0) varint(); else if (wire === 2) i += varint(); else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4; else return false; }
+        return false; };
+    window.WebSocket = class extends Socket { constructor(...args) { super(...args);
+        this.addEventListener('message', (e) => { if (e.data instanceof ArrayBuffer && finished(e.data)) window.__wbRuns += 1; });
+    } }; })();"""
+
+
+def after_rerun(page, action: Callable[[], Any], timeout: float = 90_000) -> None:  # noqa: ANN001 - a Page
+    """Do ``action`` (a click, a key press, an upload) and wait until the script run it starts has ended and the page
+    shows it: a run has finished since (COUNT_RUNS), the app is idle, and two frames are painted."""
+    runs = page.evaluate("() => window.__wbRuns")
+    action()
+    page.wait_for_function(f"() => window.__wbRuns > {runs} && ({IDLE})()", timeout=timeout)
+    page.evaluate(FRAMES)
+
+
+def pick(page, key: str, option: str) -> None:  # noqa: ANN001 - a Page
+    """Choose ``option`` (part of its name) in the select box with key ``key``, and wait for the script run that starts
+    (none when it was already chosen, as a folder's first log is the default history) and for the list to close."""
+    box = page.locator(f".st-key-{key}")
+    chosen = option in box.locator("input[role=combobox]").input_value()
+    box.click()  # the list opens (and draws every option's name) either way
+    choose = page.get_by_role("option", name=option).first.click
+    if chosen:
+        choose()
+    else:
+        after_rerun(page, choose)
+    page.get_by_role("listbox").wait_for(state="detached", timeout=30_000)  # closed: it takes no later click
+
+
+def settle_charts(page, timeout: float = 60_000) -> None:  # noqa: ANN001 - a Page
+    """Wait until every chart on screen is drawn at its box's width, and painted."""
+    page.wait_for_function(CHARTS_FIT, timeout=timeout)
+    page.evaluate(FRAMES)
+
+
+@contextlib.contextmanager
+def open_page(chromium: Any, url: str, width: int, height: int, *, own_context: bool = False) -> Iterator[Any]:
+    """A new page (a new Streamlit session) of the worker's Chromium (tests/conftest.py) at ``url``, closed after.
+    ``own_context``: in a browser context of its own, with no cache shared with the other tests."""
+    if own_context:
+        context = chromium.browser.new_context()
+        context.add_init_script(COUNT_RUNS)
+    else:
+        context = chromium.context
+    page = context.new_page()
+    try:
+        page.set_viewport_size({"width": width, "height": height})
+        yield page
+    finally:
+        (context if own_context else page).close()
 
 
 def _chromium() -> str:
-    path = chromium()
+    path = chromium_path()
     if path is None:
         reason = f"Debian's chromium is not installed ({CHROMIUM}); apt-get install -y chromium"
         if os.environ.get("CI", "").lower() == "true":
@@ -57,37 +128,44 @@ def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
         pytest.fail(str(exc))
 
 
-def test_the_context_chart_renders_in_chromium(served_app, tmp_path):
-    """Opening the app shows the context chart (a plotly plot in its container) with no exception box."""
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
+@pytest.fixture(scope="module")
+def default_page(served_app: str) -> Iterator[Any]:
+    """The default app in one page, its context chart drawn and the page settled, for the tests that only look at it
+    and set its size: one page load for the three of them (a load is ~4 CPU-s of Chromium's)."""
+    from conftest import BROWSER
 
+    BROWSER.browser  # noqa: B018 - skips, or fails under CI, without chromium
+    with open_page(BROWSER, served_app, 1600, 1400) as page:
+        page.goto(served_app, wait_until="domcontentloaded")
+        page.wait_for_selector(CHART, state="visible", timeout=90_000)
+        page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=30_000)
+        # the cards and the sidebar are sent after the context chart (app.py): their code loads after it
+        page.wait_for_function(SETTLED, timeout=90_000)
+        yield page
+
+
+def test_the_context_chart_renders_in_chromium(default_page, tmp_path):
+    """Opening the app shows the context chart (a plotly plot in its container) with no exception box."""
+    page = default_page
     shot = _shot("screenshot.png", tmp_path)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1400})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(CHART, state="visible", timeout=90_000)
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=30_000)
-            # the cards and the sidebar are sent after the context chart (app.py): their code loads after it
-            page.wait_for_function(SETTLED, timeout=90_000)
-            page.wait_for_timeout(1_500)  # let the other charts finish drawing for the picture
-            assert page.locator(CHART).count() == 1
-            assert page.locator(".stException").count() == 0
-            assert "compressions" in page.inner_text("body")
-            # drawn by plotly.js's basic bundle (workbench/ui/fast_chart.py), never Streamlit's full one
-            scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-            assert any(s.endswith("/app/static/plotly-basic.min.js") for s in scripts)
-            assert not any("PlotlyChart" in s for s in scripts)
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot))
-            box = page.locator(CHART).bounding_box()
-            page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
-            page.wait_for_function(f"() => document.querySelectorAll('{CHART} .hoverlayer .legend').length > 0",
-                                   timeout=10_000)  # the unified hover box ("x unified"), as before
-        finally:
-            browser.close()
+    page.set_viewport_size({"width": 1600, "height": 1400})
+    settle_charts(page)  # the other charts drawn too, for the picture
+    assert page.locator(CHART).count() == 1
+    assert page.locator(".stException").count() == 0
+    assert "compressions" in page.inner_text("body")
+    # drawn by plotly.js's basic bundle (workbench/ui/fast_chart.py), never Streamlit's full one
+    scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    assert any(s.endswith("/app/static/plotly-basic.min.js") for s in scripts)
+    assert not any("PlotlyChart" in s for s in scripts)
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot))
+    box = page.locator(CHART).bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    try:
+        page.wait_for_function(f"() => document.querySelectorAll('{CHART} .hoverlayer .legend').length > 0",
+                               timeout=10_000)  # the unified hover box ("x unified"), as before
+    finally:
+        page.mouse.move(0, 0)  # no hover box in the next test's picture
     assert shot.stat().st_size > 20_000
 
 
@@ -102,77 +180,60 @@ TRUNCATED = """() => Array.from(document.querySelectorAll('[data-testid="stMetri
 
 
 @pytest.mark.parametrize("width", [1280, 1500])
-def test_metric_cards_fit_at_laptop_widths(served_app, tmp_path, width):
+def test_metric_cards_fit_at_laptop_widths(default_page, tmp_path, width):
     """No card label or value is cut off ("10…", "$2…") at 1280 or 1500 px with the sidebar open."""
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            # tall enough for the sidebar's six knob sliders and the groups below them in the picture
-            page = browser.new_page(viewport={"width": width, "height": 1700})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
-            page.wait_for_function(SETTLED, timeout=90_000)  # the cards come after the context chart (app.py)
-            page.wait_for_timeout(1_500)
-            cards = page.locator('[data-testid="stMetric"]')
-            assert cards.count() == 10
-            assert page.evaluate(TRUNCATED) == []
-            assert page.locator(".stException").count() == 0
-            page.screenshot(path=str(_shot(f"app-{width}.png", tmp_path)), full_page=True)
-        finally:
-            browser.close()
+    page = default_page
+    # tall enough for the sidebar's six knob sliders and the groups below them in the picture
+    page.set_viewport_size({"width": width, "height": 1700})
+    settle_charts(page)  # the page laid out again at this width
+    cards = page.locator('[data-testid="stMetric"]')
+    assert cards.count() == 10
+    assert page.evaluate(TRUNCATED) == []
+    assert page.locator(".stException").count() == 0
+    page.screenshot(path=str(_shot(f"app-{width}.png", tmp_path)), full_page=True)
 
 
-def test_clicking_a_heatmap_cell_loads_that_config(served_app, tmp_path):
+def test_clicking_a_heatmap_cell_loads_that_config(chromium, served_app, tmp_path):
     """One real mouse click on a sweep heatmap cell loads that cell into the sidebar, as its tooltip says; the form
     above the heatmap keeps the ranges it was swept over."""
-    executable = _chromium()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(CHART, state="visible", timeout=90_000)
-            page.get_by_role("tab", name="Sweep").click()
-            page.click(".st-key-sweep_go button", timeout=30_000)
-            heatmap = ".st-key-sweep_heatmap .js-plotly-plot"
-            page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
-            page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
-            page.wait_for_timeout(1_000)
-            form = ".st-key-sweep_x_from input, .st-key-sweep_x_to input, .st-key-sweep_y_from input, " \
-                ".st-key-sweep_y_to input"
-            ranges = page.eval_on_selector_all(form, "els => els.map(e => e.value)")
-            cell = ".st-key-sweep_cell input"
-            before = page.locator(cell).input_value()
-            where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
-                const L = gd._fullLayout, r = gd.getBoundingClientRect();
-                return {x: r.left + L.xaxis._offset + L.xaxis.l2p(3), y: r.top + L.yaxis._offset + L.yaxis.l2p(1),
-                        xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
-            page.mouse.move(where["x"], where["y"])
-            page.mouse.click(where["x"], where["y"])
-            x, y = float(where["xs"][3]), float(where["ys"][1])
-            expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
-            page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
-            page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
-            assert before != expected
-            assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
-            tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
-            shown = [f"{x:.2f}", f"{tokens:,}", str(tokens)]
-            # The sidebar is sent after the message and the chart, so its new value is waited for, not read at once.
-            sidebar_shows = f"""() => {{ const s = document.querySelector('[data-testid="stSidebar"]');
-                return !!s && {shown!r}.some(v => s.innerText.includes(v)); }}"""
-            with contextlib.suppress(PlaywrightTimeout):
-                page.wait_for_function(sidebar_shows, timeout=30_000)
-            sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-            assert any(v in sidebar for v in shown), sidebar[:2000]
-            assert page.locator(".stException").count() == 0
-            page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
-        finally:
-            browser.close()
+    with open_page(chromium, served_app, 1280, 1100) as page:
+        page.goto(served_app, wait_until="domcontentloaded")
+        page.wait_for_selector(CHART, state="visible", timeout=90_000)
+        page.get_by_role("tab", name="Sweep").click()
+        page.click(".st-key-sweep_go button", timeout=30_000)
+        heatmap = ".st-key-sweep_heatmap .js-plotly-plot"
+        page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
+        page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
+        settle_charts(page)  # the heatmap at its width: the click is aimed from its layout
+        form = ".st-key-sweep_x_from input, .st-key-sweep_x_to input, .st-key-sweep_y_from input, " \
+            ".st-key-sweep_y_to input"
+        ranges = page.eval_on_selector_all(form, "els => els.map(e => e.value)")
+        cell = ".st-key-sweep_cell input"
+        before = page.locator(cell).input_value()
+        where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
+            const L = gd._fullLayout, r = gd.getBoundingClientRect();
+            return {x: r.left + L.xaxis._offset + L.xaxis.l2p(3), y: r.top + L.yaxis._offset + L.yaxis.l2p(1),
+                    xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
+        page.mouse.move(where["x"], where["y"])
+        page.mouse.click(where["x"], where["y"])
+        x, y = float(where["xs"][3]), float(where["ys"][1])
+        expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
+        page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
+        page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
+        assert before != expected
+        assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
+        tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
+        shown = [f"{x:.2f}", f"{tokens:,}", str(tokens)]
+        # The sidebar is sent after the message and the chart, so its new value is waited for, not read at once.
+        sidebar_shows = f"""() => {{ const s = document.querySelector('[data-testid="stSidebar"]');
+            return !!s && {shown!r}.some(v => s.innerText.includes(v)); }}"""
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(sidebar_shows, timeout=30_000)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert any(v in sidebar for v in shown), sidebar[:2000]
+        assert page.locator(".stException").count() == 0
+        page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
+        page.evaluate(FRAMES)
+        page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)

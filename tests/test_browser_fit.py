@@ -6,7 +6,7 @@ runs past its chart. ``UPDATE_SCREENSHOT=1`` writes docs/tune-1280.png, docs/tun
 from __future__ import annotations
 
 import pytest
-from test_browser import ARGS, CHART, IDLE, SETTLED, _chromium, _shot
+from test_browser import CHART, SETTLED, _shot, after_rerun, open_page, settle_charts
 
 pytestmark = pytest.mark.browser
 
@@ -27,63 +27,53 @@ SIDEWAYS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] [
     .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
 
 
-def test_nothing_is_cut_at_1280_px(served_app, tmp_path):
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
+def test_nothing_is_cut_at_1280_px(chromium, served_app, tmp_path):
+    with open_page(chromium, served_app, WIDTH, 1000) as page:
+        page.goto(served_app, wait_until="domcontentloaded")
+        page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+        page.wait_for_function("() => Array.from(document.querySelectorAll('.annotation-text'))"
+                               ".some(t => t.textContent.startsWith('dollars'))", timeout=60_000)
+        page.wait_for_function(SETTLED, timeout=60_000)  # the cards and the sidebar follow the chart
+        settle_charts(page)
+        assert page.evaluate(ELLIPSIS) == []
+        assert page.evaluate(OVERFLOWING_TITLES) == []  # the cost chart's subplot titles
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
-            page.wait_for_function("() => Array.from(document.querySelectorAll('.annotation-text'))"
-                                   ".some(t => t.textContent.startsWith('dollars'))", timeout=60_000)
-            page.wait_for_function(SETTLED, timeout=60_000)  # the cards and the sidebar follow the chart
-            page.wait_for_timeout(1_000)
-            assert page.evaluate(ELLIPSIS) == []
-            assert page.evaluate(OVERFLOWING_TITLES) == []  # the cost chart's subplot titles
+        page.get_by_role("tab", name="Live runs").click()
+        page.wait_for_selector(".st-key-live_go button", timeout=30_000)
+        page.click(".st-key-live_go button")  # no key in this environment: the pre-flight check says so
+        page.wait_for_selector("text=Nothing was sent", timeout=60_000)
+        assert page.evaluate(ELLIPSIS) == []
+        page.set_viewport_size({"width": WIDTH, "height": 1400})
+        settle_charts(page)
+        page.screenshot(path=str(_shot("live-runs-no-key.png", tmp_path)))
+        page.set_viewport_size({"width": WIDTH, "height": 1000})
 
-            page.get_by_role("tab", name="Live runs").click()
-            page.wait_for_selector(".st-key-live_go button", timeout=30_000)
-            page.click(".st-key-live_go button")  # no key in this environment: the pre-flight check says so
-            page.wait_for_selector("text=Nothing was sent", timeout=60_000)
-            assert page.evaluate(ELLIPSIS) == []
-            page.set_viewport_size({"width": WIDTH, "height": 1400})
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(_shot("live-runs-no-key.png", tmp_path)))
-            page.set_viewport_size({"width": WIDTH, "height": 1000})
-
-            page.get_by_role("tab", name="Sweep").click()
-            # Two grid points a knob: 21 replays, not 66 (3 points and a refinement round, the app's default; ~10 s
-            # of the server's CPU). The winner's cards, table and front are the same widgets; what this test checks
-            # is their layout, and the search itself is tests/test_tune.py's.
-            page.get_by_text("Search space").click()
-            points = page.locator(".st-key-tune_points input")
-            points.fill("2")
-            points.press("Enter")
-            page.wait_for_timeout(300)
-            page.wait_for_function(IDLE, timeout=60_000)
-            assert points.input_value() == "2"
-            page.get_by_text("Search space").click()  # closed again, as in the pictures
-            page.click(".st-key-tune_go button", timeout=30_000)
-            page.wait_for_selector(".st-key-tune_pareto .js-plotly-plot", timeout=240_000)
-            page.wait_for_function(SETTLED, timeout=60_000)
-            page.wait_for_timeout(1_500)
-            cut = page.evaluate(ELLIPSIS)
-            assert cut == [], cut  # "retention floor from th…", "fact reten…", "92.…" before
-            assert page.evaluate(OVERFLOWING_TITLES) == []
-            assert page.evaluate(SIDEWAYS) == 0  # the winner's table on each history ("sidebar: fact reten…")
-            assert page.locator('[data-testid="stMetric"]').count() >= 16  # ten above the tabs, six for the winner
-            assert page.locator(".stException").count() == 0
-            page.set_viewport_size({"width": WIDTH, "height": 2600})
-            page.locator(".st-key-tune_go").scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(_shot("tune-1280.png", tmp_path)))
-            page.set_viewport_size({"width": 1500, "height": 2400})  # the same winner at 1500 px
-            page.wait_for_timeout(1_000)
-            assert page.evaluate(ELLIPSIS) == []
-            page.locator(".st-key-tune_go").scroll_into_view_if_needed()
-            page.screenshot(path=str(_shot("tune-1500.png", tmp_path)))
-        finally:
-            browser.close()
+        page.get_by_role("tab", name="Sweep").click()
+        # Two grid points a knob: 21 replays, not 66 (3 points and a refinement round, the app's default; ~10 s
+        # of the server's CPU). The winner's cards, table and front are the same widgets; what this test checks
+        # is their layout, and the search itself is tests/test_tune.py's.
+        page.get_by_text("Search space").click()
+        points = page.locator(".st-key-tune_points input")
+        points.fill("2")
+        after_rerun(page, lambda: points.press("Enter"), timeout=60_000)
+        assert points.input_value() == "2"
+        page.get_by_text("Search space").click()  # closed again, as in the pictures
+        page.click(".st-key-tune_go button", timeout=30_000)
+        page.wait_for_selector(".st-key-tune_pareto .js-plotly-plot", timeout=240_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+        settle_charts(page)
+        cut = page.evaluate(ELLIPSIS)
+        assert cut == [], cut  # "retention floor from th…", "fact reten…", "92.…" before
+        assert page.evaluate(OVERFLOWING_TITLES) == []
+        assert page.evaluate(SIDEWAYS) == 0  # the winner's table on each history ("sidebar: fact reten…")
+        assert page.locator('[data-testid="stMetric"]').count() >= 16  # ten above the tabs, six for the winner
+        assert page.locator(".stException").count() == 0
+        page.set_viewport_size({"width": WIDTH, "height": 2600})
+        page.locator(".st-key-tune_go").scroll_into_view_if_needed()
+        settle_charts(page)
+        page.screenshot(path=str(_shot("tune-1280.png", tmp_path)))
+        page.set_viewport_size({"width": 1500, "height": 2400})  # the same winner at 1500 px
+        settle_charts(page)  # every chart drawn again at the new width
+        assert page.evaluate(ELLIPSIS) == []
+        page.locator(".st-key-tune_go").scroll_into_view_if_needed()
+        page.screenshot(path=str(_shot("tune-1500.png", tmp_path)))

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_browser import ARGS, CHART, SETTLED, _chromium
+from test_browser import CHART, SETTLED, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -29,25 +29,17 @@ def _caption_tokens(page) -> int:  # noqa: ANN001 - a playwright Page
 
 
 @contextlib.contextmanager
-def _settled_page(served_app: str) -> Iterator[Any]:
-    """The served app in a fresh Chromium page, its context chart drawn and the page settled."""
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            page.goto(served_app, wait_until="domcontentloaded")
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
-            page.wait_for_function(SETTLED, timeout=90_000)
-            yield page
-        finally:
-            browser.close()
+def _settled_page(chromium: Any, served_app: str) -> Iterator[Any]:
+    """The served app in a fresh page (a new Streamlit session), its context chart drawn and the page settled."""
+    with open_page(chromium, served_app, 1500, 1100) as page:
+        page.goto(served_app, wait_until="domcontentloaded")
+        page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=90_000)
+        page.wait_for_function(SETTLED, timeout=90_000)
+        yield page
 
 
-def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(served_app):
-    with _settled_page(served_app) as page:
+def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(chromium, served_app):
+    with _settled_page(chromium, served_app) as page:
         before = page.evaluate(TRIGGER_Y)
         assert before is not None and _caption_tokens(page) == round(before)
         thumb = page.locator(TRIGGER)
@@ -67,11 +59,11 @@ def test_a_trigger_move_updates_what_depends_on_the_knobs_and_keeps_the_rest(ser
         assert page.locator(".stException").count() == 0
 
 
-def test_an_open_knob_group_follows_a_trigger_move_that_writes_into_it(served_app):
+def test_an_open_knob_group_follows_a_trigger_move_that_writes_into_it(chromium, served_app):
     """The knob groups are drawn by full runs only; a trigger move that changes what an open group shows (here the
     trigger ratio, raised when the trigger goes above ratio × window) gets a full run, so the group shows it."""
     ratio = ".st-key-knob_trigger_ratio input[type=range]"
-    with _settled_page(served_app) as page:
+    with _settled_page(chromium, served_app) as page:
         page.locator(".st-key-knob_group_trigger summary").click()  # "When to compact": the ratio's group
         page.wait_for_selector(ratio, timeout=60_000)
         page.wait_for_function(SETTLED, timeout=60_000)

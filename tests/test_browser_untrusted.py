@@ -9,12 +9,19 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from hostile_log import hostile, hostile_claude_log, hostile_name, hostile_upload
-from test_browser import ARGS, IDLE, SETTLED, _chromium, serve
+from hostile_log import hostile, hostile_upload
+from test_browser import SETTLED, after_rerun, open_page, pick
 
 pytestmark = pytest.mark.browser
 CHART = ".st-key-context_chart .js-plotly-plot"
 TABS = ("Compressions", "Reality", "Charts")
+# Where to hover: the context chart's points a fifth, two, three and four fifths along its longest trace (distinct
+# messages, so each hover box differs from the last), in page coordinates.
+POINTS = f"""() => {{ const gd = document.querySelector('{CHART}'), L = gd._fullLayout, r = gd.getBoundingClientRect();
+    const xs = gd._fullData.reduce((a, t) => (t.x && t.x.length > a.length ? Array.from(t.x) : a), []);
+    const picked = [...new Set([0.2, 0.4, 0.6, 0.8].map(q => xs[Math.floor(q * (xs.length - 1))]))];
+    return picked.map(x => [r.left + L.xaxis._offset + L.xaxis.l2p(L.xaxis.d2l(x)),
+                            r.top + L.yaxis._offset + L.yaxis._length * 0.5]); }}"""
 UPLOAD_NAME = "![t](md-up.png) <img src=tag-up.png>.jsonl"
 
 
@@ -47,30 +54,20 @@ class Listener:
         self.server.server_close()
 
 
-@pytest.fixture
-def listener():
-    found = Listener()
-    yield found
-    found.close()
-
-
-def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_function(IDLE, timeout=90_000)
-
-
 def _visit_tabs(page) -> str:
     """Open each tab that shows the log's own text, hover the context chart; the page's text after each."""
     texts = []
     for tab in TABS:
-        page.get_by_role("tab", name=tab).click()
-        _idle(page)
+        after_rerun(page, page.get_by_role("tab", name=tab).click)  # a tab runs the script (it draws lazily)
         texts.append(page.inner_text("body"))
     page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=60_000)
-    box = page.locator(CHART).bounding_box()
-    for share in (0.2, 0.4, 0.6, 0.8):  # the hover box quotes the message at that point
-        page.mouse.move(box["x"] + box["width"] * share, box["y"] + box["height"] * 0.5)
-        page.wait_for_timeout(300)
+    hover = f"document.querySelector('{CHART} .hoverlayer')?.textContent ?? ''"
+    for x, y in page.evaluate(POINTS):  # the hover box quotes the message at that point
+        before = page.evaluate(f"() => {hover}")
+        page.mouse.move(x, y)
+        # drawn: the box shows this point's message, not the last one's
+        page.wait_for_function(f"last => {{ const t = {hover}; return t !== '' && t !== last; }}", arg=before,
+                               timeout=30_000)
     return "\n".join(texts)
 
 
@@ -84,37 +81,24 @@ def _rendered_from_the_log(page) -> dict[str, int]:
     })""")
 
 
-def test_a_hostile_log_and_upload_fetch_nothing_and_show_their_text(tmp_path, listener):
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    name = f"{hostile_name()}.jsonl"
-    (folder / name).write_bytes(hostile_claude_log(listener.host))
+def test_a_hostile_log_and_upload_fetch_nothing_and_show_their_text(chromium, served_logs):
+    url, listener = served_logs  # the log's payload points at the listener (tests/conftest.py)
     payload = hostile(listener.host)
     requested: list[str] = []
-    with serve(tmp_path, "--histories", str(folder)) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto(url, wait_until="domcontentloaded")
-            page.wait_for_selector(f"{CHART} .scatterlayer .trace", state="visible", timeout=90_000)
-            page.wait_for_function(SETTLED, timeout=90_000)  # the sidebar comes after the chart
-            page.locator(".st-key-history").click()
-            page.get_by_role("option", name="tag-name.png").first.click()
-            _idle(page)
-            log_text = _visit_tabs(page)
-            log_found = _rendered_from_the_log(page)
-            page.locator(".st-key-history_upload input[type=file]").set_input_files(
-                files=[{"name": UPLOAD_NAME, "mimeType": "application/json", "buffer": hostile_upload(listener.host)}])
-            _idle(page)
-            upload_text = _visit_tabs(page)
-            upload_found = _rendered_from_the_log(page)
-            assert page.locator(".stException").count() == 0
-        finally:
-            browser.close()
+    # a browser context of its own: no response cached by another test's pages, every request recorded
+    with open_page(chromium, url, 1500, 1400, own_context=True) as page:
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(url, wait_until="domcontentloaded")
+        page.wait_for_selector(f"{CHART} .scatterlayer .trace", state="visible", timeout=90_000)
+        page.wait_for_function(SETTLED, timeout=90_000)  # the sidebar comes after the chart
+        pick(page, "history", "tag-name.png")
+        log_text = _visit_tabs(page)
+        log_found = _rendered_from_the_log(page)
+        after_rerun(page, lambda: page.locator(".st-key-history_upload input[type=file]").set_input_files(
+            files=[{"name": UPLOAD_NAME, "mimeType": "application/json", "buffer": hostile_upload(listener.host)}]))
+        upload_text = _visit_tabs(page)
+        upload_found = _rendered_from_the_log(page)
+        assert page.locator(".stException").count() == 0
     assert listener.seen == []  # nothing fetched from the payload's host
     assert not [u for u in requested if listener.host in u or "md-" in u or "tag-" in u]
     assert log_found == upload_found == {"images": 0, "links": 0, "hover_tags": 0}
