@@ -5,11 +5,13 @@ results, a previous file is never destroyed, no torn section or half bundle, req
 A full disk is a real 1 MiB tmpfs when this process may mount one (root: CI and the dev machines); if
 not, ENOSPC is injected at diskcache's write (``_enospc``), and the test says which in its output.
 Kills are ``SIGKILL`` sent by the process to itself at a chosen point of the writer (tests/kill_driver.py),
-plus kills from outside at random moments; SIGKILL runs no cleanup either way.
+plus kills from outside at random moments; SIGKILL runs no cleanup either way. The runs that are not killed,
+not limited and not concurrent run in this process (``here``): the filesystem faults are real either way.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -18,8 +20,9 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
 from pathlib import Path
 
 import pytest
@@ -41,6 +44,26 @@ def _env() -> dict[str, str]:
 def cli(*args: str, point: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, str(DRIVER), point, "--", *args] if point else [sys.executable, "-m", "workbench", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=GUARD_S, env=env or _env(), cwd=REPO)
+
+
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI run in this process, its output captured: for the runs where a process of its own is not what is
+    tested (a cache on a real faulty filesystem, a run before or after a kill). A child process would import the
+    engine again and, for a live run, litellm (~5 CPU-s each, of ~7 for a whole live ``simulate`` subprocess,
+    measured 2026-12-03); this process imports them once. Kills, rlimits and concurrent runs keep their own
+    processes (``cli``, ``cli_full``)."""
+    from workbench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["workbench", *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake provider's key, as ``_env`` gives a child process."""
+    monkeypatch.setenv("OPENAI_API_KEY", _env()["OPENAI_API_KEY"])
 
 
 def killed(done: subprocess.CompletedProcess[str]) -> bool:
@@ -91,28 +114,30 @@ def _assert_went_on(done: subprocess.CompletedProcess[str], fake, cache: Path) -
 
 
 @pytest.mark.slow
-def test_cache_under_a_regular_file(history, tmp_path, fake_provider):
+def test_cache_under_a_regular_file(history, tmp_path, fake_provider, key):
     blocker = tmp_path / "file.txt"
     blocker.write_text("not a folder")
     cache = blocker / "cache"
-    _assert_went_on(cli(*live_args(history, fake_provider, cache)), fake_provider, cache)
+    _assert_went_on(here(*live_args(history, fake_provider, cache)), fake_provider, cache)
 
 
 @pytest.mark.slow
-def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history, tmp_path, fake_provider):
+def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history, tmp_path, fake_provider, key,
+                                                                         monkeypatch):
     """The answers of a run whose cache cannot be written go to a fallback folder (named in the warning), so the
     same command run again reads them there and pays for nothing."""
     blocker = tmp_path / "file.txt"
     blocker.write_text("not a folder")
     cache = blocker / "cache"
-    env = {**_env(), "TMPDIR": str(tmp_path / "tmp")}
     (tmp_path / "tmp").mkdir()
-    first = cli(*live_args(history, fake_provider, cache), env=env)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # looked up again from $TMPDIR, as a new process would
+    first = here(*live_args(history, fake_provider, cache))
     data = _assert_went_on(first, fake_provider, cache)
     paid = fake_provider.total_requests
     (warning,) = [line for line in first.stderr.splitlines() if "briefing cache" in line]
     assert "answers go to " + str(tmp_path / "tmp") in warning and "a rerun" in warning
-    again = cli(*live_args(history, fake_provider, cache), env=env)
+    again = here(*live_args(history, fake_provider, cache))
     assert again.returncode == 0, again.stderr[-2000:]
     assert fake_provider.total_requests == paid  # nothing paid twice
     comps = json.loads(again.stdout)["compressions"]
@@ -121,13 +146,13 @@ def test_an_unwritable_cache_keeps_paid_answers_where_a_rerun_finds_them(history
 
 
 @pytest.mark.slow
-def test_cache_on_a_read_only_filesystem(history, tmp_path, fake_provider):
+def test_cache_on_a_read_only_filesystem(history, tmp_path, fake_provider, key):
     mount = tmp_path / "ro"
     with tmpfs(mount, "ro,size=1m") as mounted:
         if not mounted:  # not root: a folder we cannot create in stands in (it fails the same way)
             pytest.skip("cannot mount a read-only tmpfs here (needs root)")
         cache = mount / "cache"
-        _assert_went_on(cli(*live_args(history, fake_provider, cache)), fake_provider, cache)
+        _assert_went_on(here(*live_args(history, fake_provider, cache)), fake_provider, cache)
 
 
 def _fill(folder: Path, leave_bytes: int) -> None:
@@ -139,7 +164,8 @@ def _fill(folder: Path, leave_bytes: int) -> None:
 
 
 @pytest.mark.slow
-def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_provider, capsys):
+def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_provider, capsys, key,
+                                                       monkeypatch):
     """The disk fills mid-run: earlier answers went to disk, later ones stay in memory; nothing is lost."""
     mount = tmp_path / "tiny"
     with tmpfs(mount, "size=1m") as mounted:
@@ -147,10 +173,10 @@ def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_p
         if mounted:
             BriefingCache(cache).set("warm-up", {"text": "creates the database"})
             _fill(mount, leave_bytes=24_000)
-            done = cli(*live_args(history, fake_provider, cache))
+            done = here(*live_args(history, fake_provider, cache))
             how = "a real 1 MiB tmpfs"
         else:
-            done = _enospc_run(history, fake_provider, tmp_path / "cache")
+            done = _enospc_run(history, fake_provider, tmp_path / "cache", monkeypatch)
             cache = tmp_path / "cache"
             how = "ENOSPC injected at diskcache's write"
         _assert_went_on(done, fake_provider, cache)
@@ -159,14 +185,22 @@ def test_cache_on_a_full_disk_after_some_paid_requests(history, tmp_path, fake_p
         print(f"\n[full disk simulated with {how}]")
 
 
-def _enospc_run(history: Path, fake, cache: Path) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
-    code = ("import errno, sys, diskcache; real = diskcache.Cache.set; n = {'k': 0}\n"
-            "def full(self, *a, **k):\n    n['k'] += 1\n"
-            "    if n['k'] > 2: raise OSError(errno.ENOSPC, 'No space left on device')\n"
-            "    return real(self, *a, **k)\n"
-            "diskcache.Cache.set = full\nfrom workbench.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-    return subprocess.run([sys.executable, "-c", code, *live_args(history, fake, cache)], capture_output=True,
-                          text=True, timeout=GUARD_S, env=_env(), cwd=REPO)
+def _enospc_run(history: Path, fake, cache: Path, monkeypatch: pytest.MonkeyPatch) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
+    """The live run with diskcache's third write and later failing as on a full disk (ENOSPC)."""
+    import errno
+
+    import diskcache
+
+    real, calls = diskcache.Cache.set, {"n": 0}
+
+    def full(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - diskcache's signature
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(diskcache.Cache, "set", full)
+    return here(*live_args(history, fake, cache))
 
 
 # ── a full disk under the outputs ──────────────────────────────────────────────────────────────
@@ -214,7 +248,7 @@ def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(his
     target = tmp_path / "prev.parquet"
     args = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
             "--out", str(target)]
-    assert cli(*args).returncode == 0
+    assert here(*args).returncode == 0
     before = target.read_bytes()
     done = cli_full([*args[:-1], str(target), "--grid", "kept_budget_ratio=0.1,0.2,0.3"], len(before) // 2)
     assert done.returncode == 1
@@ -228,14 +262,24 @@ def test_sweep_out_on_a_full_disk_fails_with_one_line_and_keeps_the_old_file(his
 
 
 @pytest.mark.slow
-def test_two_concurrent_live_runs_pay_once_per_distinct_prompt(history, tmp_path, fake_provider):
-    fake_provider.set_behaviour("openai/fake-good", "slow")  # 1.5 s an answer: the two runs overlap
+def test_two_concurrent_live_runs_pay_once_per_distinct_prompt(history, tmp_path, fake_provider, key):
+    """Two processes share one cache, a child and this one: the child starts first, and this run starts once the
+    child's first request is at the provider (1.5 s an answer), so the two overlap whichever is faster to import.
+    (Two children paid litellm's import twice, ~5 CPU-s each; this process has it once.)"""
+    from workbench.briefing.provider import import_litellm
+
+    import_litellm()  # before the child starts: this run can then begin within the child's first answer
+    fake_provider.set_behaviour("openai/fake-good", "slow")
     cache = tmp_path / "shared-cache"
     args = live_args(history, fake_provider, cache)
-    procs = [subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO) for _ in range(2)]
-    outs = [p.communicate(timeout=GUARD_S) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], [o[1][-1000:] for o in outs]
+    child = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+    deadline = time.monotonic() + GUARD_S
+    while not fake_provider.total_requests and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    mine = here(*args)
+    outs = [child.communicate(timeout=GUARD_S), (mine.stdout, mine.stderr)]
+    assert [child.returncode, mine.returncode] == [0, 0], [o[1][-1000:] for o in outs]
     runs = [json.loads(o[0]) for o in outs]
     texts = [[c["briefing_text"] for c in r["compressions"]] for r in runs]
     assert texts[0] == texts[1] and texts[0]
@@ -286,7 +330,7 @@ def test_kill_during_the_offload_append_is_rolled_back_by_the_next_run(history, 
     out = tmp_path / "off"
     base = ["simulate", str(history), "--preset", "msagent", "--set", "context_window_tokens=32000",
             "--offload-dir", str(out), "--thread-id", "t1"]
-    first = cli(*base)
+    first = here(*base)
     assert first.returncode == 0
     log = out / "conversation_history" / "t1.md"
     good = log.read_bytes()
@@ -294,7 +338,7 @@ def test_kill_during_the_offload_append_is_rolled_back_by_the_next_run(history, 
     torn = log.read_bytes()
     assert torn.startswith(good) and len(torn) > len(good) and not torn.endswith(b"\n\n")
     torn_line = good.count(b"\n") + 1
-    again = cli(*base)
+    again = here(*base)
     assert again.returncode == 0
     assert f"t1.md:{torn_line}: an append cut off by a crash ({len(torn) - len(good):,} of " in again.stderr
     final = log.read_bytes()
@@ -312,7 +356,7 @@ def test_kill_during_sweep_out_keeps_the_previous_file(history, tmp_path, point,
     target = tmp_path / f"prev{suffix}"
     args = ["sweep", str(history), "--grid", "trigger_ratio=0.5,0.6", "--workers", "1", "--no-progress",
             "--out", str(target)]
-    assert cli(*args).returncode == 0
+    assert here(*args).returncode == 0
     before = target.read_bytes()
     assert killed(cli(*args[:-1], str(target), "--grid", "kept_budget_ratio=0.1,0.2", point=point))
     assert target.read_bytes() == before
@@ -341,7 +385,7 @@ def test_kill_during_bundles_leaves_no_half_bundle(history, tmp_path, point):
     args = ["bundles", str(history), "--set", "context_window_tokens=32000", "--out", str(out)]
     assert killed(cli(*args, point=point))
     assert not out.exists()  # all or nothing: the temp folder was never put in place
-    done = cli(*args)
+    done = here(*args)
     assert done.returncode == 0
     folders = [p for p in out.rglob("compression-*") if p.is_dir()]
     assert folders and all(len(list(p.iterdir())) == 5 for p in folders)
@@ -351,7 +395,7 @@ def test_kill_during_bundles_leaves_no_half_bundle(history, tmp_path, point):
 def test_kill_during_bundles_force_keeps_every_file_whole(history, tmp_path):
     out = tmp_path / "bundles"
     args = ["bundles", str(history), "--set", "context_window_tokens=32000", "--out", str(out), "--force"]
-    assert cli(*args).returncode == 0
+    assert here(*args).returncode == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert killed(cli(*args, point="nth-file-3"))
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
@@ -374,10 +418,10 @@ def _bundle_args(history: Path, out: Path, window: int) -> list[str]:
 def test_bundles_force_over_bundles_of_other_knobs_leaves_exactly_the_new_ones(history, tmp_path):
     """A completed --force replaces the whole folder: no compression folder of the earlier knobs stays."""
     out, fresh = tmp_path / "bundles", tmp_path / "fresh"
-    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
-    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    assert here(*_bundle_args(history, out, 16_000)).returncode == 0
+    assert here(*_bundle_args(history, fresh, 48_000)).returncode == 0
     assert len(_tree(out)) > len(_tree(fresh)) > 0  # the earlier knobs made more compressions
-    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert here(*_bundle_args(history, out, 48_000)).returncode == 0
     assert _tree(out) == _tree(fresh)
     assert _leftovers(tmp_path) == []
 
@@ -388,9 +432,9 @@ def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp
     """Killed as the new folder goes in (with the atomic exchange, and with the two renames used where there is
     none): the folder is all old or all new, and the next run puts things right and leaves nothing hidden."""
     out, fresh = tmp_path / "bundles", tmp_path / "fresh"
-    assert cli(*_bundle_args(history, out, 16_000)).returncode == 0
+    assert here(*_bundle_args(history, out, 16_000)).returncode == 0
     old = _tree(out)
-    assert cli(*_bundle_args(history, fresh, 48_000)).returncode == 0
+    assert here(*_bundle_args(history, fresh, 48_000)).returncode == 0
     new = _tree(fresh)
     assert killed(cli(*_bundle_args(history, out, 48_000), point=point))
     if out.exists():
@@ -398,7 +442,7 @@ def test_kill_during_the_bundles_swap_leaves_old_or_new_never_mixed(history, tmp
     else:  # between the two renames: the old folder waits beside, hidden, until the next run puts it back
         assert [n for n in _leftovers(tmp_path) if n.endswith(".old")]
     assert _leftovers(tmp_path)  # what the killed run left
-    assert cli(*_bundle_args(history, out, 48_000)).returncode == 0
+    assert here(*_bundle_args(history, out, 48_000)).returncode == 0
     assert _tree(out) == new and _leftovers(tmp_path) == []
 
 
@@ -413,8 +457,8 @@ def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_r
     assert killed(cli(*sweep, point="write-half"))
     assert len([n for n in _leftovers(tmp_path) if n.endswith(".tmpdir")]) == 1  # the 2nd run removed the 1st's
     assert [n for n in _leftovers(tmp_path) if n.startswith(".prev.parquet.")]
-    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
-    assert cli(*sweep).returncode == 0
+    assert here(*_bundle_args(history, out, 32_000)).returncode == 0
+    assert here(*sweep).returncode == 0
     assert _leftovers(tmp_path) == []
 
 
@@ -422,10 +466,10 @@ def test_temporary_files_and_folders_of_killed_writers_are_removed_by_the_next_r
 def test_bundles_force_refuses_a_folder_holding_other_files(history, tmp_path):
     """--force replaces a bundles folder whole, so it will not touch a folder that holds anything else."""
     out = tmp_path / "bundles"
-    assert cli(*_bundle_args(history, out, 32_000)).returncode == 0
+    assert here(*_bundle_args(history, out, 32_000)).returncode == 0
     (out / "notes.txt").write_text("mine")
     before = _tree(out)
-    done = cli(*_bundle_args(history, out, 48_000))
+    done = here(*_bundle_args(history, out, 48_000))
     assert done.returncode == 2
     assert "notes.txt" in one_error_line(done, "bundles")
     assert _tree(out) == before

@@ -33,6 +33,9 @@ KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "pytest-workbench-kernel-start
 # a load of 7 on 2 cores it ran past the 45 s this was before (an nbclient timeout in a full run). 180 s tolerates a
 # load of ~20 and still fails a hang.
 CELL_TIMEOUT_S = 180
+# Notebook 05 sweeps the presets at 32k as 03 does (same briefer, probes; 05 repeated 03's 32k half, ~40 s of a full
+# run): the suite runs 03 with every preset, and 05's own code (its table by probe, its detail) on these three.
+PROBE_PRESETS = ("stagewise", "msagent", "claude_code")
 # What a notebook may import: the engine's public modules and the display stack, nothing private.
 ALLOWED_IMPORTS = {"workbench", "polars", "plotly", "ipywidgets", "IPython", "os", "pathlib", "tempfile"}
 
@@ -164,9 +167,21 @@ def _errors(book: nbformat.NotebookNode) -> list:
     return [o for c in book.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
 
 
+def _assert_presets(path: Path, text: str, *, histories: int) -> None:
+    """03 swept every preset (and no compaction) at both windows, 05 the PROBE_PRESETS only: what 05 leaves out
+    the suite still runs, in 03."""
+    from workbench.presets import list_presets
+
+    if path.name == "03_strategy_shootout.ipynb":
+        assert f"{(len(list_presets()) + 1) * 2 * histories} runs, briefer: " in text
+    if path.name == "05_probes_by_strategy.ipynb":
+        assert f"{len(PROBE_PRESETS)} presets: {', '.join(PROBE_PRESETS)}" in text
+
+
 @pytest.fixture
 def notebook_env(monkeypatch, fake_provider):
-    """The LLM is the local fake provider; litellm uses its bundled price map; no judge."""
+    """The LLM is the local fake provider; litellm uses its bundled price map; no judge; 05 on PROBE_PRESETS."""
+    monkeypatch.setenv("WORKBENCH_NOTEBOOK_PRESETS", ",".join(PROBE_PRESETS))
     monkeypatch.setenv("WORKBENCH_LIVE_MODEL", "openai/fake-good")
     monkeypatch.setenv("WORKBENCH_LIVE_API_BASE", fake_provider.api_base)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -194,6 +209,7 @@ def test_the_notebook_runs_top_to_bottom_offline(path, tmp_path, monkeypatch, no
     text = _text(book)
     if path.name in ("02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"):
         assert "2 generated samples + 14 real transcripts" in text
+    _assert_presets(path, text, histories=16)
     if path.name == "02_sweep_threshold_kept.ipynb":
         assert (tmp_path / "picked_knobs.yaml").is_file()
         assert (tmp_path / "threshold_kept_sweep.parquet").is_file()
@@ -230,6 +246,7 @@ def test_the_notebook_runs_from_a_fresh_clone_without_shared_data_or_a_key(path,
     assert not [p.name for p in temp.iterdir() if p.name.startswith("workbench-")]  # nor left in the temp folder
     if path.name in ("02_sweep_threshold_kept.ipynb", "03_strategy_shootout.ipynb", "05_probes_by_strategy.ipynb"):
         assert "2 histories: 2 generated samples (no real transcripts" in text
+    _assert_presets(path, text, histories=2)
     if path.name == "02_sweep_threshold_kept.ipynb":
         line = next(line for line in text.splitlines() if line.startswith("exports go to "))
         out = Path(line[len("exports go to "):].split(" (a temporary folder", 1)[0])
