@@ -66,7 +66,8 @@ def _fresh(history, knobs: Knobs) -> Run:  # noqa: ANN001
 
 def _differs(a: Run, b: Run) -> list[str]:
     """What differs between two runs: metrics (by name), compressions, timeline."""
-    out = [k for k, v in dataclasses.asdict(a.metrics).items() if dataclasses.asdict(b.metrics)[k] != v]
+    theirs = dataclasses.asdict(b.metrics)  # once, not once per metric: asdict deep-copies every field
+    out = [k for k, v in dataclasses.asdict(a.metrics).items() if theirs[k] != v]
     if not a.compressions_frame().equals(b.compressions_frame()):
         out.append("compressions")
     if not a.timeline.equals(b.timeline):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import importlib.util
 import os
 import shutil
 import signal
@@ -19,17 +20,26 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 from conftest import REPO
 
-distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (the dask extra)")
-
 DASK = Path(sys.executable).with_name("dask")
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(REPO)}
 pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                 reason="dask.distributed not installed (the dask extra)"),
               pytest.mark.skipif(not DASK.exists(), reason=f"no dask command beside {sys.executable}")]
+
+
+def _distributed() -> Any:
+    """dask.distributed, imported by the test that uses it: imported at collection, it cost every xdist worker
+    ~1 CPU-s, and most workers run none of these tests."""
+    import distributed
+
+    return distributed
 
 
 def _free_port() -> int:
@@ -65,7 +75,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         for _ in range(2):
             start("worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard",
                   "--death-timeout", "60", "--preload", "workbench.explore.sweep")
-        with distributed.Client(address, timeout=60) as client:
+        with _distributed().Client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=60)
         yield address
     finally:
@@ -121,7 +131,7 @@ def test_the_cluster_sweep_has_the_local_rows_and_loads_each_history_once_per_wo
 
     from workbench.explore.sweep import worker_loads
 
-    with distributed.Client(scheduler, timeout=30) as client:
+    with _distributed().Client(scheduler, timeout=30) as client:
         loads = client.run(worker_loads)
         assert len(loads) == 2
         assert all(k.startswith("sha256:") for per in loads.values() for k in per)  # from the shipped bytes
@@ -157,7 +167,7 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_exits_promptly(scheduler: str, his
         while line and "shipped" not in line:
             line = proc.stderr.readline()
         assert "shipped" in line, "the sweep never reached the cluster"
-        with distributed.Client(scheduler, timeout=30) as client:
+        with _distributed().Client(scheduler, timeout=30) as client:
             deadline = time.monotonic() + 30
             while not client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
                 assert time.monotonic() < deadline, "no task reached the scheduler"

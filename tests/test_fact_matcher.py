@@ -24,8 +24,9 @@ from workbench.history.readers import load_history
 def _brute(history):
     facts = extract_facts(history)
     texts = [render_for_tokenizer(m).lower() for m in history.messages]
+    words = [word_set(t) for t in texts]  # once per text, not once per (fact, text): the same sets, ~2x faster
     return {(k, j) for j, t in enumerate(texts) for k, f in enumerate(facts)
-            if f.index <= j and fact_found(f, t, word_set(t))}
+            if f.index <= j and fact_found(f, t, words[j])}
 
 
 def _sparse(history):
@@ -90,7 +91,8 @@ def test_briefings_line_by_line_find_what_the_whole_text_finds(long_history):
     assert len(texts) > 100
     for text in texts[::50] + texts[-1:]:  # the brute force costs ~1 s a briefing here
         low = text.lower()
-        brute = [k for k, f in enumerate(index.facts) if fact_found(f, low, word_set(low))]
+        words = word_set(low)
+        brute = [k for k, f in enumerate(index.facts) if fact_found(f, low, words)]
         assert index.matcher.found_in_lines(low).tolist() == brute
         assert index.matcher.found_in_lines(low).tolist() == brute  # again, from the line cache
 

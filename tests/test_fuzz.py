@@ -22,11 +22,19 @@ from test_faults import tmpfs
 FAMILIES = ("samples", "shared", "histories", "knob-values", "knob-yaml", "provider", *MUTATORS, "full-disk")
 
 
-@pytest.fixture
-def worker():
-    w = Worker()
+@pytest.fixture(scope="session")
+def _fuzz_worker(tmp_path_factory):
+    """One worker process for every family an xdist worker runs: starting one and importing the CLI into it costs
+    ~3 s, once per family before. Each case sets its own cwd and arguments, and ``Worker.run`` replaces a hung or
+    dead process and recycles it every ``RECYCLE_EVERY`` cases, as within one family."""
+    w = Worker(env={"WORKBENCH_CACHE_DIR": str(tmp_path_factory.mktemp("fuzz-briefing-cache"))})
     yield w
     w.close()
+
+
+@pytest.fixture
+def worker(_fuzz_worker):
+    return _fuzz_worker
 
 
 def _run(family: str, budget: str, tmp_path, worker, fake=None):  # noqa: ANN001
