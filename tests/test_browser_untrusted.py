@@ -15,6 +15,8 @@ from test_browser import SETTLED, after_rerun, open_page, pick
 pytestmark = pytest.mark.browser
 CHART = ".st-key-context_chart .js-plotly-plot"
 TABS = ("Compressions", "Reality", "Charts")
+# Text each tab draws once its content is on the page (workbench/ui/reality_tab.py: the log's own line).
+DRAWN = {"Reality": " logged calls · "}
 # Where to hover: the context chart's points a fifth, two, three and four fifths along its longest trace (distinct
 # messages, so each hover box differs from the last), in page coordinates.
 POINTS = f"""() => {{ const gd = document.querySelector('{CHART}'), L = gd._fullLayout, r = gd.getBoundingClientRect();
@@ -59,6 +61,8 @@ def _visit_tabs(page) -> str:
     texts = []
     for tab in TABS:
         after_rerun(page, page.get_by_role("tab", name=tab).click)  # a tab runs the script (it draws lazily)
+        if tab in DRAWN:  # under load the run's end can reach the page before the tab's last element is drawn
+            page.wait_for_function(f"() => document.body.innerText.includes({DRAWN[tab]!r})", timeout=60_000)
         texts.append(page.inner_text("body"))
     page.wait_for_selector(f"{CHART} .scatterlayer .trace", timeout=60_000)
     hover = f"document.querySelector('{CHART} .hoverlayer')?.textContent ?? ''"
