@@ -100,7 +100,7 @@ class Folds:
     rows_of: dict[int, Any] = field(default_factory=dict)
     _counting: dict[frozenset[str], Any] = field(default_factory=dict)
     _after: dict[frozenset[str], AfterFit] = field(default_factory=dict)
-    _bill: dict[tuple[frozenset[str], str], BillModel] = field(default_factory=dict)
+    _bill: dict[tuple[frozenset[str], str, BillModel | None], BillModel] = field(default_factory=dict)
 
     def train(self, test: Session, fold: str) -> list[Session]:
         """The sessions a fold fits ``test``'s models on: the large set's of its agent, less it (or its repo)."""
@@ -131,19 +131,18 @@ class Folds:
     def bill_model(self, test: Session, train: list[Session]) -> BillModel:
         """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2;
         its carry share always on its agent's (``with_agent_carry``)."""
+        pooled = self._fit_bill(train, test.agent, test.agent)
         family = [s for s in train if s.family == test.family]
-        use, name = (family, test.family) if len(family) >= FAMILY_MIN_LOGS else (train, test.agent)
-        found = self._fit_bill(use, test.agent, name)
-        if name == test.agent:
-            return found
-        return with_agent_carry(found, self._fit_bill(train, test.agent, test.agent))
+        if len(family) < FAMILY_MIN_LOGS:
+            return pooled
+        return with_agent_carry(self._fit_bill(family, test.agent, test.family, pooled), pooled)
 
-    def _fit_bill(self, use: list[Session], agent: str, name: str) -> BillModel:
-        key = (frozenset(s.file for s in use), name)
+    def _fit_bill(self, use: list[Session], agent: str, name: str, prior: BillModel | None = None) -> BillModel:
+        key = (frozenset(s.file for s in use), name, prior)
         found = self._bill.get(key)
         if found is None:
             found = self._bill[key] = fit_bill_model([(s.history, s.reality.calls) for s in use], agent=agent,
-                                                     family=name)
+                                                     family=name, prior=prior)
         return found
 
     def held_out(self, *, usage: bool, fold: str, groups: Sequence[str] = ("large", "small"),
