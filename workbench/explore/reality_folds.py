@@ -146,8 +146,10 @@ class Folds:
         return found
 
     def held_out(self, *, usage: bool, fold: str, groups: Sequence[str] = ("large", "small"),
-                 own_prefix: bool = False) -> list[Held]:
-        """Every session of ``groups`` predicted by the fold's fits (``own_prefix``: see ``knobs``)."""
+                 own_prefix: bool = False, bill_fold: str | None = None) -> list[Held]:
+        """Every session of ``groups`` predicted by the fold's fits (``own_prefix``: see ``knobs``; ``bill_fold``:
+        the bill model of another fold, a diagnostic: ``"session"`` under the repository fold bills its context with
+        a model that saw the rest of the session's repository, how far the bill model alone could take that fold)."""
         out = []
         for test in self.sessions:
             if test.group not in groups:
@@ -156,7 +158,8 @@ class Folds:
             run = None
             if train:
                 knobs = self.knobs(test, train, usage=usage, own_prefix=own_prefix)
-                run = follow_log(test.history, knobs=knobs, usage=usage, bill_model=self.bill_model(test, train),
+                billed_on = train if bill_fold is None else self.train(test, bill_fold)
+                run = follow_log(test.history, knobs=knobs, usage=usage, bill_model=self.bill_model(test, billed_on),
                                  cache=self.cache)
             out.append(Held(file=test.file, repo=test.repo, group=test.group, agent=test.agent, family=test.family,
                             usage=usage, fold=fold, mid_session=test.mid_session, reality=run,
