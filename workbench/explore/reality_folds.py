@@ -130,7 +130,8 @@ class Folds:
 
     def bill_model(self, test: Session, train: list[Session]) -> BillModel:
         """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2;
-        its carry share always on its agent's (``with_agent_carry``)."""
+        its carry share always on its agent's (``with_agent_carry``), and so is a share its family's calls do not
+        measure (``fit_bill_model``'s ``prior``)."""
         pooled = self._fit_bill(train, test.agent, test.agent)
         family = [s for s in train if s.family == test.family]
         if len(family) < FAMILY_MIN_LOGS:
