@@ -2,7 +2,8 @@
 
 ``python scripts/reality_targets.py`` prints, for ../shared/real_sessions_large: the estimate alone within ±5
 messages (item 4), the context after a compaction within ±10% with usage (item 2) and the bill within ±10% in
-bill units with usage ignored (item 3), each with the session left out and with its repository left out. The
+bill units with usage ignored (item 3), each with the session left out and with its repository left out (and the
+bill of the repository fold's context by the session fold's bill model: how far a bill model alone can take it). The
 same folds as docs/reality.md (``scripts/reality_after_bill.py``), without the rest of the report: the command
 each step of the work measured itself with.
 """
@@ -39,6 +40,11 @@ def targets(large: Path, small: Path) -> dict[str, tuple[int, int]]:
         out[f"item3 bill ±10% usage ignored, {fold} out"] = _target_line({(False, fold): ignored}, _bill_count,
                                                                         (False, fold), "large")
         out[f"bill, cache model on logged context, {fold} out"] = _oracle(folds, ignored)
+    # The repository fold's context billed by the session fold's bill model (fitted with the rest of the repository):
+    # what any bill model could reach on that fold's context.
+    seen = folds.held_out(usage=False, fold="repository", groups=("large",), bill_fold="session")
+    out["bill, repository out, bill model session out"] = _target_line({(False, "repository"): seen}, _bill_count,
+                                                                      (False, "repository"), "large")
     return out
 
 

@@ -60,6 +60,35 @@ def test_a_version_family_is_fitted_only_where_two_logs_have_it_and_takes_the_ag
     assert fits["claude_code"].sessions == 3
 
 
+
+def test_a_share_no_call_of_a_family_measures_is_its_agents_not_zero():
+    """A version family whose logs have no call at the edge of the cache's lifetime, after a command or after a task
+    list change (here: four quick plain turns) measures nothing of those shares: it takes its agent's fit's (review:
+    "a version family with no edge calls gets edge share 0"), while a share it measures stays its own, and one its
+    rules rule out stays 0 (late hits past a known lifetime; the edge of a 1-hour lifetime, past which nothing is
+    read)."""
+    from workbench.analysis.real_logs.bill import BillModel, fit_bill_model
+    from workbench.analysis.real_logs.reality import follow_log
+
+    def quick(version: str) -> tuple:
+        log = ClaudeLog(version=version)
+        for k in range(4):
+            log.user(f"question {k} " + "x" * 2_000)
+            log.assistant([text_block("answer " + "y" * 1_000)], input_total=20_000 + 1_500 * k, output=30)
+        h = parse_history(log.text(), source=f"{version}.jsonl")
+        return h, follow_log(h).calls
+
+    agent = BillModel(agent="claude_code", family="claude_code", edge_hit_share=0.55, late_hit_share=0.43,
+                      command_miss_share=0.44, task_miss_share=0.33, turn_miss_share=0.9)
+    five_minutes = [quick("2.1.7")]
+    family = fit_bill_model(five_minutes, agent="claude_code", family="f", prior=agent)
+    assert (family.edge_hit_share, family.late_hit_share) == (0.55, 0.0)
+    assert (family.command_miss_share, family.task_miss_share) == (0.44, 0.33)
+    alone = fit_bill_model(five_minutes, agent="claude_code", family="f")
+    assert family.turn_miss_share == alone.turn_miss_share != 0.9
+    assert alone.edge_hit_share == 0.0 and alone.task_miss_share == alone.turn_miss_share  # no prior: as before
+    assert fit_bill_model([quick("2.1.25")], agent="claude_code", family="f", prior=agent).edge_hit_share == 0.0
+
 def test_unlogged_microcompaction_counts_a_result_as_claude_code_does():
     """Claude Code's microcompaction counts a tool result as ``Math.round(chars / 4)`` of a string, and of a list of
     blocks each text block so and 2,000 an image (2.1.7 cli.js ``js2``, ``l7``, ``_s2``): not the blocks' JSON, whose

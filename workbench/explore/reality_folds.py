@@ -100,7 +100,7 @@ class Folds:
     rows_of: dict[int, Any] = field(default_factory=dict)
     _counting: dict[frozenset[str], Any] = field(default_factory=dict)
     _after: dict[frozenset[str], AfterFit] = field(default_factory=dict)
-    _bill: dict[tuple[frozenset[str], str], BillModel] = field(default_factory=dict)
+    _bill: dict[tuple[frozenset[str], str, BillModel | None], BillModel] = field(default_factory=dict)
 
     def train(self, test: Session, fold: str) -> list[Session]:
         """The sessions a fold fits ``test``'s models on: the large set's of its agent, less it (or its repo)."""
@@ -130,25 +130,27 @@ class Folds:
 
     def bill_model(self, test: Session, train: list[Session]) -> BillModel:
         """The fold's bill model: on the sessions of ``test``'s version family, or of its agent when fewer than 2;
-        its carry share always on its agent's (``with_agent_carry``)."""
+        its carry share always on its agent's (``with_agent_carry``), and so is a share its family's calls do not
+        measure (``fit_bill_model``'s ``prior``)."""
+        pooled = self._fit_bill(train, test.agent, test.agent)
         family = [s for s in train if s.family == test.family]
-        use, name = (family, test.family) if len(family) >= FAMILY_MIN_LOGS else (train, test.agent)
-        found = self._fit_bill(use, test.agent, name)
-        if name == test.agent:
-            return found
-        return with_agent_carry(found, self._fit_bill(train, test.agent, test.agent))
+        if len(family) < FAMILY_MIN_LOGS:
+            return pooled
+        return with_agent_carry(self._fit_bill(family, test.agent, test.family, pooled), pooled)
 
-    def _fit_bill(self, use: list[Session], agent: str, name: str) -> BillModel:
-        key = (frozenset(s.file for s in use), name)
+    def _fit_bill(self, use: list[Session], agent: str, name: str, prior: BillModel | None = None) -> BillModel:
+        key = (frozenset(s.file for s in use), name, prior)
         found = self._bill.get(key)
         if found is None:
             found = self._bill[key] = fit_bill_model([(s.history, s.reality.calls) for s in use], agent=agent,
-                                                     family=name)
+                                                     family=name, prior=prior)
         return found
 
     def held_out(self, *, usage: bool, fold: str, groups: Sequence[str] = ("large", "small"),
-                 own_prefix: bool = False) -> list[Held]:
-        """Every session of ``groups`` predicted by the fold's fits (``own_prefix``: see ``knobs``)."""
+                 own_prefix: bool = False, bill_fold: str | None = None) -> list[Held]:
+        """Every session of ``groups`` predicted by the fold's fits (``own_prefix``: see ``knobs``; ``bill_fold``:
+        the bill model of another fold, a diagnostic: ``"session"`` under the repository fold bills its context with
+        a model that saw the rest of the session's repository, how far the bill model alone could take that fold)."""
         out = []
         for test in self.sessions:
             if test.group not in groups:
@@ -157,7 +159,8 @@ class Folds:
             run = None
             if train:
                 knobs = self.knobs(test, train, usage=usage, own_prefix=own_prefix)
-                run = follow_log(test.history, knobs=knobs, usage=usage, bill_model=self.bill_model(test, train),
+                billed_on = train if bill_fold is None else self.train(test, bill_fold)
+                run = follow_log(test.history, knobs=knobs, usage=usage, bill_model=self.bill_model(test, billed_on),
                                  cache=self.cache)
             out.append(Held(file=test.file, repo=test.repo, group=test.group, agent=test.agent, family=test.family,
                             usage=usage, fold=fold, mid_session=test.mid_session, reality=run,

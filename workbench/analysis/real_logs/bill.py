@@ -299,14 +299,14 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
 SHIPPED: dict[str, BillModel] = {
     "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0396, call_miss_share=0.0023, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
     "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.2648, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.0000, task_miss_share=0.0169, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
     "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1018, call_miss_share=0.0005, command_miss_share=0.3468, task_miss_share=0.5038, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
     "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0375, call_miss_share=0.0007, command_miss_share=0.6593, task_miss_share=0.4676, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
     "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.0000, task_miss_share=0.3838, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
     "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
-    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0684, late_hit_share=0.7427, edge_hit_share=0.0000, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
-    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0036, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
 }
 
 
@@ -768,7 +768,8 @@ def logged_calls_as_modelled(history: History, calls: Sequence[ModelCall]) -> li
     return out
 
 
-def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, agent: str, family: str) -> BillModel:
+def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, agent: str, family: str,
+                   prior: BillModel | None = None) -> BillModel:
     """Fit the bill model to sessions with usage: (history, its modelled calls) pairs of one agent (and family).
 
     Each quantity is measured on the logged calls against the cache rules: the reset part as the median cache
@@ -776,12 +777,17 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     not get (new user turns and other calls apart, calls past the lifetime left out), the uncached tokens as a
     mean, output as least squares of the logged output on the visible size and a constant, and the anchor share as
     the median of what the last call before each automatic compaction billed over the agent's trigger. A miss share
-    is the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total)."""
+    is the tokens missed over the tokens expected (summed over calls, so that it predicts a session's total).
+
+    A share no call of ``sessions`` measures (a family with no call at the edge of its lifetime, none after a
+    command) is ``prior``'s, the agent's fit over all its families (``fit_bill_models``), not 0: no call measured
+    is no evidence that none would read (``_measured``)."""
     resets: list[int] = []
     lost = {"command": 0.0, "task": 0.0, "turn": 0.0, "call": 0.0}  # what the expected read did not get, by kind
     expected = {"command": 0.0, "task": 0.0, "turn": 0.0, "call": 0.0}
     late_read = late_expected = edge_read = edge_expected = 0.0
     arms: list[bool] = []  # per session of one lifetime per session: whether its late calls read the cache
+    edges = lates = False  # whether any session's rules let a call come past the sure lifetime, and read then
     uncached: list[int] = []
     anchors: list[float] = []
     triggers: list[float] = []
@@ -795,6 +801,8 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             continue
         n += 1
         rules = log_cache_rules(log)
+        edges = edges or (rules.sure_seconds or rules.ttl_seconds) < rules.ttl_seconds
+        lates = lates or rules.late_hits
         logged = logged_calls_as_modelled(history, calls)
         if logged and not log.starts_mid_session and logged[0].index == calls[0].index:
             firsts.append(logged[0].context)
@@ -836,20 +844,29 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             arms.append(own_read >= own_expected / 2)
     kept = int(np.median(resets)) if resets else 0
     ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs))
-    turn_miss = lost["turn"] / expected["turn"] if expected["turn"] else 0.0
+    base = prior or BillModel(agent=agent, family=family)
+    turn_miss = _measured(lost["turn"], expected["turn"], base.turn_miss_share)
     return BillModel(agent=agent, family=family, reset_cached_tokens=kept, turn_miss_share=turn_miss,
-                     # no turn after a task list change to measure on: a plain turn's
-                     task_miss_share=lost["task"] / expected["task"] if expected["task"] else turn_miss,
-                     call_miss_share=lost["call"] / expected["call"] if expected["call"] else 0.0,
-                     command_miss_share=lost["command"] / expected["command"] if expected["command"] else 0.0,
-                     # one lifetime per session: the share of sessions whose late calls read the cache
-                     late_hit_share=(float(np.mean(arms)) if arms else late_read / late_expected if late_expected
+                     # no turn after a task list change to measure on: the prior's, else a plain turn's
+                     task_miss_share=_measured(lost["task"], expected["task"],
+                                               base.task_miss_share if prior is not None else turn_miss),
+                     call_miss_share=_measured(lost["call"], expected["call"], base.call_miss_share),
+                     command_miss_share=_measured(lost["command"], expected["command"], base.command_miss_share),
+                     # one lifetime per session: the share of sessions whose late calls read the cache; none
+                     # where the rules let no call read past the sure lifetime (1 hour, a known lifetime)
+                     late_hit_share=(float(np.mean(arms)) if arms
+                                     else _measured(late_read, late_expected, base.late_hit_share) if lates
                                      else 0.0),
-                     edge_hit_share=edge_read / edge_expected if edge_expected else 0.0,
+                     edge_hit_share=_measured(edge_read, edge_expected, base.edge_hit_share) if edges else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
                      output_ratio=ratio, output_per_call=per_call,
                      anchor_share=float(np.median(anchors)) if anchors else 1.0,
                      carry_share=_carry_share(firsts, anchors, triggers), sessions=n)
+
+
+def _measured(part: float, expected: float, prior: float) -> float:
+    """The share ``part`` of ``expected`` (tokens missed, or read), or ``prior`` where no call measured it."""
+    return part / expected if expected else prior
 
 
 # A version family is fitted on its own where this many logs have it; with fewer, its sessions take the agent's fit.
@@ -859,13 +876,15 @@ FAMILY_MIN_LOGS = 2
 def fit_bill_models(agent: str, sessions: Sequence[tuple[History, Sequence[ModelCall], str | None]]
                     ) -> dict[str, BillModel]:
     """The agent's bill model on every (history, calls, version) of ``sessions``, then each version family's that
-    ``FAMILY_MIN_LOGS`` of them have, on its own sessions with the agent's carry share (``with_agent_carry``)."""
+    ``FAMILY_MIN_LOGS`` of them have, on its own sessions with the agent's carry share (``with_agent_carry``) and
+    the agent's shares where its own calls measure none (``fit_bill_model``'s ``prior``)."""
     fits = {agent: fit_bill_model([(h, calls) for h, calls, _ in sessions], agent=agent, family=agent)}
     families = [bill_family(agent, version) for *_, version in sessions]
     for family in sorted(set(families)):
         mine = [(h, calls) for (h, calls, _), f in zip(sessions, families, strict=True) if f == family]
         if len(mine) >= FAMILY_MIN_LOGS:
-            fits[family] = with_agent_carry(fit_bill_model(mine, agent=agent, family=family), fits[agent])
+            fits[family] = with_agent_carry(fit_bill_model(mine, agent=agent, family=family, prior=fits[agent]),
+                                            fits[agent])
     return fits
 
 
