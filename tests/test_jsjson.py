@@ -61,6 +61,14 @@ def test_utf16_len_counts_code_units(s: str) -> None:
     assert utf16_len(s) == len(_utf16(s)) // 2
 
 
+@pytest.mark.parametrize("s", ["caf\xe9", "\u0115" * 3, "a\u4e2d", "\ud800x", "x\udfff", "\ud83d\ude00", "\U0001f600",
+                               "\xe9\U0001f600", ("\u4e2d" * 500)[1:], ("\U0001f600" + "\u4e2d" * 9)[1:]])
+def test_utf16_len_by_storage_width(s: str) -> None:
+    """Each width CPython stores a str in (1, 2, 4 bytes a character; a slice of a wide str is narrowed): the
+    size check counts only a str that cannot hold an astral character."""
+    assert utf16_len(s) == len(_utf16(s)) // 2
+
+
 @given(any_text, st.integers(min_value=-2, max_value=45))
 def test_js_slice_takes_code_units(s: str, n: int) -> None:
     """slice(0, n) keeps the first n UTF-16 units, even when that splits a surrogate pair."""

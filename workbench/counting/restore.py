@@ -146,6 +146,9 @@ def _resumable(cache: CountCache, messages: Sequence[Any], params: tuple[Any, ..
     return best
 
 
+_NO_METADATA: Any = {}.get  # the metadata view of a message without any
+
+
 class _Walk:
     """What the transcript has told so far, message by message: the files, readFileState, skills, todo list and
     plan. ``result`` is the restore at the end of the messages walked; it changes nothing, so a walk goes on."""
@@ -179,19 +182,21 @@ class _Walk:
         for i in range(start, end):
             msg = messages[i]
             role = msg.role
-            if msg.meta("resumed") is True:
+            md = msg.metadata
+            meta = md.get if isinstance(md, dict) else _NO_METADATA  # msg.meta, its test made once a message
+            if meta("resumed") is True:
                 state = self._resumed()
                 skills.clear()
-            approved = msg.meta("planContent")
+            approved = meta("planContent")
             if isinstance(approved, str) and approved:  # a plan approved with "clear context": its file goes on
                 plan = (plan[0] if plan is not None else _APPROVED_PLAN, approved)
-            if msg.meta("isCompactSummary"):
+            if meta("isCompactSummary"):
                 state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
                 for kept in state:  # re-read: stored with its mtime again
                     known[kept].resumed_at = 0
                 self.compacted = order
                 continue
-            if role == "assistant" or (role == "user" and not msg.meta("isMeta")):
+            if role == "assistant" or (role == "user" and not meta("isMeta")):
                 skill_call = None  # the Skill tool's messages follow its result directly, marked isMeta
             elif role == "user" and skill_call is not None:
                 size = _billed_message(billed, i)

@@ -268,21 +268,28 @@ def microcompacted_tokens(counts: HistoryCounts, tokens: np.ndarray, dropped: np
     ids: list[str] = []  # compactable calls not cleared, in order
     size: dict[str, int] = {}
     holder: dict[str, tuple[int, float]] = {}
+    # sum(size.get(c, 0) for c in ids), kept as ids and sizes change: summing it at every call past the threshold
+    # made a long log's walk quadratic. ``listed`` counts each id's entries in ids (an id may repeat).
+    total = 0
+    listed: dict[str, int] = {}
     context = float(knobs.hidden_prefix_tokens)
     measure = None  # the context through the last call and its answer
     for i, (calls, results) in enumerate(rows):
         if roles[i] == "assistant" and measure is not None and measure >= threshold:
             keep = set(ids[-MICROCOMPACT_KEEP:])
-            total = sum(size.get(c, 0) for c in ids)
             freed = 0
             chosen = []
             for c in ids:
-                if c not in keep and total - freed > MICROCOMPACT_LEAVE_TOKENS:
+                if total - freed <= MICROCOMPACT_LEAVE_TOKENS:
+                    break  # sizes are not negative: freed only grows, so no later id is chosen
+                if c not in keep:
                     chosen.append(c)
                     freed += size.get(c, 0)
             if chosen and freed >= MICROCOMPACT_MIN_FREED:
                 gone = set(chosen)
                 ids = [c for c in ids if c not in gone]
+                for c in gone:
+                    total -= size.get(c, 0) * listed.pop(c, 0)
                 for c in chosen:
                     j, share = holder.get(c, (-1, 0.0))
                     if j >= 0:
@@ -290,7 +297,11 @@ def microcompacted_tokens(counts: HistoryCounts, tokens: np.ndarray, dropped: np
                 context -= out[i]
         context += float(tokens[i]) - float(dropped[i])
         ids.extend(calls)
+        for c in calls:
+            listed[c] = listed.get(c, 0) + 1
+            total += size.get(c, 0)
         for c, n, share in results:
+            total += (n - size.get(c, 0)) * listed.get(c, 0)
             size[c] = n
             holder[c] = (i, share)
         if roles[i] == "assistant":

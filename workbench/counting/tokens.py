@@ -66,8 +66,7 @@ class CountCache:
         if not self.by_identity:
             return msg.digest
         k = id(msg)
-        if k not in self._held:
-            self._held[k] = msg
+        self._held.setdefault(k, msg)
         return k
 
     def parts_key(self, msg: Message) -> Key:
@@ -77,8 +76,7 @@ class CountCache:
             return msg.digest
         parts = msg.parts
         k = id(parts)
-        if k not in self._held:
-            self._held[k] = parts
+        self._held.setdefault(k, parts)
         return k
 
     def counts_for(self, history: History) -> HistoryCounts:

@@ -50,8 +50,10 @@ def agent_measure(
     for i in range(n):
         msg = messages[i]
         usage = msg.usage if msg.role == "assistant" else None
-        logged = msg.logged_context
-        if logged is not None:  # the agent's own count of everything up to here (it outranks a call's bill)
+        md = msg.metadata  # msg.logged_context, inlined: every message of every replayed window
+        logged = md.get("loggedContextTokens") if isinstance(md, dict) else None
+        # the agent's own count of everything up to here (it outranks a call's bill)
+        if isinstance(logged, int) and not isinstance(logged, bool):
             total = logged - hidden_prefix
             reasoning_open = reasoning_carried = 0
         elif usage is not None:

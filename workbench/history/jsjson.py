@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 
@@ -87,12 +88,27 @@ _FAST_TYPES = (str, dict, list)
 _ENCODE_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_reject).encode
 
 
+def _compact_header() -> int | None:
+    """The bytes ``sys.getsizeof`` counts for a non-ASCII str besides its characters (CPython's compact strings:
+    header + (length + 1) x the width of its widest character, 1, 2 or 4 bytes); None where that does not hold."""
+    header = sys.getsizeof("\xe9") - 2
+    return header if sys.getsizeof("\u0115") - 4 == header == sys.getsizeof("\U0001f600") - 8 else None
+
+
+_COMPACT_HEADER = _compact_header()
+
+
 def utf16_len(s: str) -> int:
     """Return JavaScript ``s.length``: astral characters count 2, lone surrogates 1.
 
-    The UTF-16 encoder counts in C (3x a regex count of astral characters on real tool outputs).
+    A str whose characters all fit in 2 bytes (CPython stores it so, which its size tells: ``_compact_header``)
+    has no astral character, so its length is JavaScript's; a str that may have one is counted by the UTF-16
+    encoder, in C (3x a regex count of astral characters on real tool outputs). A str stored otherwise (larger)
+    only takes the encoder too.
     """
     if s.isascii():
+        return len(s)
+    if _COMPACT_HEADER is not None and sys.getsizeof(s) <= _COMPACT_HEADER + 2 * (len(s) + 1):
         return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
@@ -101,7 +117,7 @@ def _utf8_utf16_len(data: bytes) -> int:
     """JavaScript length of the text whose UTF-8 encoding is ``data``."""
     if data.isascii():
         return len(data)
-    return len(data.decode("utf-8").encode("utf-16-le", "surrogatepass")) >> 1
+    return utf16_len(data.decode("utf-8"))
 
 
 def js_slice(s: str, n: int) -> str:

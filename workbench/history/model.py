@@ -185,6 +185,10 @@ def tool_result_part(name: str | None, call_id: str | None, output: Any, *, is_e
     return Part(data=data)
 
 
+# What a Message remembers of its parts alone (``text``, ``images``): a copy with other metadata keeps it.
+_PARTS_MEMOS = ("_text", "_images")
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Message:
     """One message. ``parts`` is None when the source had no parts array (stagewise tolerates it).
@@ -306,7 +310,11 @@ class Message:
             else:
                 meta[key] = value
         extra = {k: v for k, v in self.extra.items() if k != "metadata"}  # a kept `metadata: null` would win
-        return Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
+        copy = Message(id=self.id, role=self.role, parts=self.parts, metadata=meta or None, extra=extra)
+        for memo in _PARTS_MEMOS:  # read from the parts alone, which the copy shares: not worked out again
+            if memo in self.__dict__:
+                object.__setattr__(copy, memo, self.__dict__[memo])
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         """The UIMessage object: the canonical on-disk form (one per JSONL line)."""

@@ -379,7 +379,18 @@ TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
-    return any(p.tool_name in TASK_TOOLS for p in msg.parts or ())
+    for p in msg.parts or ():
+        data = p.data
+        if not isinstance(data, dict):
+            continue
+        # p.tool_name, inlined (every assistant message of every window asks): toolName, else tool-<name>
+        name = data.get("toolName")
+        if not isinstance(name, str):
+            kind = str(data.get("type", ""))
+            name = kind[5:] if kind.startswith("tool-") and kind != "tool-result" else None
+        if name in TASK_TOOLS:
+            return True
+    return False
 
 
 def command_turn(msg: Message) -> bool:
