@@ -37,7 +37,7 @@ from workbench.counting.prices import Prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
-from workbench.history.session_log import LoggedCompaction
+from workbench.history.session_log import LoggedCompaction, SessionLog
 from workbench.knobs import Knobs, clamp_knob
 from workbench.policies.limits import trigger_limit
 from workbench.replay import Run, simulate
@@ -205,7 +205,8 @@ def follow_log(
                                          use_usage=use_usage))
         run, first = _first_compaction(seg, _shifted(seg_knobs, carried), cache,
                                        whole=real is not None and real.trigger == "manual")
-        trigger = None if use_usage or (window.after is None and log.starts_mid_session) else _trigger_at(real, base)
+        pins = not use_usage and real is not None and pins_estimate(log, real, first=window.after is None)
+        trigger = _trigger_at(real, base) if pins else None
         if real is not None and trigger is not None:
             pinned = pinned_shifts(seg, real.index - offset, seg_knobs, trigger, cache)
             if pinned is not None:  # the shift closest to the one carried that puts the replay's crossing there
@@ -240,6 +241,13 @@ def follow_log(
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
                           bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+
+
+def pins_estimate(log: SessionLog, compaction: LoggedCompaction, *, first: bool) -> bool:
+    """Whether a logged compaction pins the estimate's error (``pinned_shifts``) for the windows after it: an
+    automatic one (the agent compacted where its measure crossed its trigger), but the one that closes the first
+    window (``first``) of a log that starts mid-session, whose error is mostly the earlier context the file lacks."""
+    return compaction.trigger == "auto" and not (first and log.starts_mid_session)
 
 
 def _shifted(knobs: Knobs, tokens: int) -> Knobs:
