@@ -30,7 +30,15 @@ from workbench.analysis.real_logs.after_compaction import (
     predict_after,
 )
 from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_settings
-from workbench.analysis.real_logs.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
+from workbench.analysis.real_logs.bill import (
+    Bill,
+    BillModel,
+    BillWindow,
+    ModelCall,
+    first_call_own,
+    logged_bill,
+    session_bill,
+)
 from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.counters import context_tokens
 from workbench.counting.prices import Prices
@@ -99,6 +107,7 @@ class SessionReality:
     logged_bill: Bill | None = None  # the same classes summed from the log's usage
     afters: tuple[AfterCompaction, ...] = ()  # each logged compaction's after-prediction, with what fits it
     calls: tuple[ModelCall, ...] = ()  # the model calls the bill was computed on
+    first_call_own: int = 0  # the file's own tokens before its first call (``bill.first_call_own``)
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "agent": self.agent, "version": self.version, "model": self.model,
@@ -152,11 +161,11 @@ def follow_log(
     notes = list(settings.warnings)
     if log is None or not log.compactions:
         notes.append("the log records no compaction")
-        bill, logged, calls = (None, None, ()) if log is None else _bill_without_compactions(
+        bill, logged, calls, own = (None, None, (), 0) if log is None else _bill_without_compactions(
             history, settings, usage=usage and bool(log.calls), knobs=knobs, cache=cache, bill_model=bill_model)
         return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                               window=settings.window, preset=settings.preset, usage=usage, compactions=(),
-                              notes=tuple(notes), bill=bill, logged_bill=logged, calls=calls)
+                              notes=tuple(notes), bill=bill, logged_bill=logged, calls=calls, first_call_own=own)
     use_usage = usage and bool(log.calls)
     if usage and not log.calls:
         notes.append("the log has no billed usage: the estimate alone is used")
@@ -240,7 +249,8 @@ def follow_log(
     return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
-                          bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+                          bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls,
+                          first_call_own=first_call_own(bill_windows, calls))
 
 
 def pins_estimate(log: SessionLog, compaction: LoggedCompaction, *, first: bool) -> bool:
@@ -328,15 +338,15 @@ def _trigger_at(real: LoggedCompaction | None, knobs: Knobs) -> float | None:
 
 def _bill_without_compactions(history: History, settings: AgentSettings, *, usage: bool, knobs: Knobs | None,
                               cache: CountCache | None,
-                              bill_model: BillModel | None) -> tuple[Bill | None, Bill | None, tuple[ModelCall, ...]]:
-    """The bill of a log that never compacted: one window, the whole log."""
+                              bill_model: BillModel | None) -> tuple[Bill | None, Bill | None, tuple[ModelCall, ...], int]:
+    """The bill of a log that never compacted: one window, the whole log (and the calls, ``first_call_own``)."""
     cache = cache or CountCache(by_identity=True)
     base = reality_knobs(history, settings, usage=usage, overrides=knobs and settings.knobs)
     window = _Window(start=0, end=len(history.messages))
     seg, offset = _segment(history, window, use_usage=usage)
-    bill, calls = session_bill(history, [_bill_window(history, window, seg, offset, base, cache, None,
-                                                      use_usage=usage)], bill_model)
-    return bill, logged_bill(history), calls
+    windows = [_bill_window(history, window, seg, offset, base, cache, None, use_usage=usage)]
+    bill, calls = session_bill(history, windows, bill_model)
+    return bill, logged_bill(history), calls, first_call_own(windows, calls)
 
 
 def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: bool) -> tuple[Run | None, Any]:
