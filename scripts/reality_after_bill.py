@@ -24,6 +24,8 @@ from workbench.analysis.real_logs.after_compaction import counting_knobs, measur
 from workbench.analysis.real_logs.agent_settings import agent_settings  # noqa: E402
 from workbench.analysis.real_logs.bill import (  # noqa: E402
     BILL_UNITS,
+    Bill,
+    BillModel,
     bill_model_table,
     cache_rules,
     earlier_call,
@@ -31,10 +33,16 @@ from workbench.analysis.real_logs.bill import (  # noqa: E402
     logged_calls_as_modelled,
     modelled_bill,
 )
-from workbench.analysis.real_logs.reality import AFTER_TOLERANCE, BILL_TOLERANCE, follow_log  # noqa: E402
+from workbench.analysis.real_logs.reality import (  # noqa: E402
+    AFTER_TOLERANCE,
+    BILL_TOLERANCE,
+    SessionReality,
+    follow_log,
+)
 from workbench.counting.tokens import CountCache  # noqa: E402
 from workbench.explore.reality_folds import Folds, Held, prepare, shipped_fits  # noqa: E402
 from workbench.history.errors import HistoryError  # noqa: E402
+from workbench.history.model import History  # noqa: E402
 from workbench.history.readers import load_history  # noqa: E402
 
 # The context after each compaction within ±10%, usage ignored (session / repository left out), before it was
@@ -159,6 +167,17 @@ def _bill_rows_small(runs: list[Any]) -> list[list[Any]]:
     return rows
 
 
+def logged_context_bill(history: History, reality: SessionReality, model: BillModel) -> Bill:
+    """The bill of a followed log when the model is given every call's logged context. A log that starts
+    mid-session reads what its earlier part cached less the file's own messages before its first call, as the
+    modelled bill does (``bill.first_call_own``): the earlier call never sent them."""
+    log = history.log
+    assert log is not None
+    calls = logged_calls_as_modelled(history, reality.calls)
+    earlier = earlier_call(history, calls, reality.first_call_own)
+    return modelled_bill(calls, log_cache_rules(log), model, earlier=earlier)
+
+
 def _oracle(folds: Folds, held: list[Held]) -> tuple[int, int]:
     """Sessions of the large set whose bill is within the tolerance when the model is given every call's logged
     context: how far the cache model alone goes."""
@@ -167,11 +186,7 @@ def _oracle(folds: Folds, held: list[Held]) -> tuple[int, int]:
         if h.group != "large" or h.reality is None or h.reality.logged_bill is None:
             continue
         test = next(s for s in folds.sessions if s.file == h.file and s.group == h.group)
-        log = test.history.log
-        assert log is not None
-        model = folds.bill_model(test, folds.train(test, h.fold))
-        calls = logged_calls_as_modelled(test.history, h.reality.calls)
-        bill = modelled_bill(calls, log_cache_rules(log), model, earlier=earlier_call(test.history, calls))
+        bill = logged_context_bill(test.history, h.reality, folds.bill_model(test, folds.train(test, h.fold)))
         logged = h.reality.logged_bill.units(h.agent)
         n += 1
         hit += int(logged > 0 and abs(bill.units(h.agent) / logged - 1) <= BILL_TOLERANCE)

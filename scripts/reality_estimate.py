@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from workbench.analysis.real_logs.agent_prefix import CLAUDE_CODE_PACKAGE_PREFIX  # noqa: E402
 from workbench.analysis.real_logs.calibration import fit_agent  # noqa: E402
 from workbench.analysis.real_logs.estimate_fit import STRUCTURE_KNOBS  # noqa: E402
+from workbench.analysis.real_logs.reality import pins_estimate  # noqa: E402
 from workbench.explore.reality_folds import Folds, Held  # noqa: E402
 
 TOLERANCE = 5  # messages: the issue's yardstick for the estimate alone
@@ -201,18 +202,17 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
 
 def _pinned_count(large: Sequence[Any]) -> tuple[int, int]:
     """(automatic compactions with an earlier automatic one that pins their window, the rest) of these logs
-    (``follow_log`` carries the pin of each automatic compaction but the one that closes a mid-session log's first
-    window)."""
+    (``follow_log`` carries the pin of each compaction ``pins_estimate`` accepts)."""
     pinned = rest = 0
     for s in large:
         log = s.history.log
-        compactions = sorted(log.compactions, key=lambda c: c.index) if log is not None else []
+        if log is None:
+            continue
         pins = False
-        for k, c in enumerate(compactions):
+        for k, c in enumerate(sorted(log.compactions, key=lambda c: c.index)):
             if c.trigger == "auto" and c.index > 0:
                 pinned, rest = (pinned + 1, rest) if pins else (pinned, rest + 1)
-            if c.trigger == "auto" and not (k == 0 and log is not None and log.starts_mid_session):
-                pins = True
+            pins = pins or pins_estimate(log, c, first=k == 0)
     return pinned, rest
 
 

@@ -160,6 +160,26 @@ def test_a_log_that_starts_mid_session_reads_what_its_earlier_part_cached_if_it_
     assert modelled_bill([first], rules, NO_MISS).cache_read == 20_000  # without it: only the reset part
 
 
+def test_given_the_logged_context_a_mid_session_log_reads_its_earlier_part_less_its_own_messages():
+    """The check of the cache model alone (every call's logged context, scripts/reality_after_bill.py) finds the
+    earlier part's prefix in the cache as the modelled bill does: less the file's own messages before its first call,
+    which the earlier call never sent."""
+    import sys
+
+    from conftest import REPO
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from reality_after_bill import logged_context_bill
+
+    log = ClaudeLog(version="2.1.7", first_parent="u-earlier")
+    log.user("go on " * 2_000).assistant([text_block("Going on.")], input_total=120_000, output=40)
+    history = parse_history(log.text(), source="c.jsonl")
+    reality = follow_log(history, usage=False)
+    assert reality.first_call_own > 1_000  # the long user message
+    bill = logged_context_bill(history, reality, NO_MISS)
+    assert bill.cache_read == 120_000 - reality.first_call_own
+
+
 def test_past_the_edge_a_known_lifetime_reads_nothing_and_an_experiments_session_takes_the_likelier_arm():
     """Claude Code 2.1.7 writes 5-minute entries: past the edge nothing is read, whatever the fit says. 2.1.17's
     sessions each have one lifetime (its experiment's arm): all or nothing by the arm most fitted sessions had.

@@ -138,6 +138,23 @@ def test_without_usage_an_earlier_automatic_compaction_pins_the_estimate_of_the_
     assert follow_log(h, knobs=wrong).compactions == follow_log(h).compactions  # with usage: the log's own measure
 
 
+def test_which_logged_compactions_pin_the_estimate_is_one_rule(monkeypatch):
+    """``follow_log`` pins the windows after the compactions ``pins_estimate`` accepts (the count docs/reality.md
+    gives, scripts/reality_estimate.py, reads the same rule): where it accepts none, nothing is pinned."""
+    from workbench.analysis.real_logs import reality
+
+    h = parse_history(claude_steps(20, 40).text(), source="c.jsonl")
+    assert h.log is not None and not h.log.starts_mid_session
+    first, second = sorted(h.log.compactions, key=lambda c: c.index)
+    assert reality.pins_estimate(h.log, first, first=True) and reality.pins_estimate(h.log, second, first=False)
+    shipped = agent_settings(h).knobs
+    wrong = shipped.replace(hidden_prefix_tokens=shipped.hidden_prefix_tokens - 12_000)
+    pinned = [c.error for c in follow_log(h, usage=False, knobs=wrong).compactions]
+    monkeypatch.setattr(reality, "pins_estimate", lambda *args, **kwargs: False)
+    unpinned = [c.error for c in follow_log(h, usage=False, knobs=wrong).compactions]
+    assert unpinned == [pinned[0], pinned[0]] != pinned
+
+
 # -- Codex ----------------------------------------------------------------------------------------------------
 
 def codex_crossing(reasoning: int) -> CodexLog:

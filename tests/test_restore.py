@@ -312,6 +312,18 @@ def test_a_session_started_from_an_approved_plan_re_attaches_it() -> None:
     assert [r.kind for r in _items(_read(ClaudeLog().user("go"), "r1", "/repo/src/a.py", 1, 5, 5))] == ["file"]
 
 
+@pytest.mark.parametrize(("slug", "path"), [("shimmying-forging-eich", "~/.claude/plans/shimmying-forging-eich.md"),
+                                            (None, "~/.claude/plans/"), ("../../x y", "~/.claude/plans/")],
+                         ids=["slug", "no-slug", "not-a-slug"])
+def test_the_approved_plan_is_re_attached_from_the_plan_file_of_the_sessions_slug(slug: str | None, path: str) -> None:
+    """The new session takes over the old one's slug, and its plan file is ``~/.claude/plans/<slug>.md`` (2.1.39 cli.js
+    ``mW``); the log records the slug on the plan's message. What is no slug names no file."""
+    plan = "# Plan\n\n1. Parse the input.\n" * 10
+    flags = {"planContent": plan} | ({"slug": slug} if slug is not None else {})
+    (item,) = _items(ClaudeLog().user(f"Implement the following plan:\n\n{plan}", **flags))
+    assert item.kind == "plan" and item.name == path
+
+
 def test_a_file_is_restored_as_its_edits_since_the_read_left_it() -> None:
     """The restore reads the file as it is then: what the edits since its read added grows it (a failed edit adds
     nothing), and the limit is checked on that size."""

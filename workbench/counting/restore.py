@@ -62,10 +62,14 @@ _REFERENCE = ("Note: {path} was read before the last conversation was summarized
 _SKILLS = "The following skills were invoked in this session. Continue to follow these guidelines:\n\n"
 _TODO = ("Your todo list has changed. DO NOT mention this explicitly to the user. Here are the latest contents of "
          "your todo list:\n\n{todos}. Continue on with the tasks at hand if applicable.")
-# Where a session that starts from an approved plan keeps it: the plan file of its slug, which the new session
-# takes over (2.1.39 cli.js: accepting a plan with "clear context" starts the session with ``Implement the following
-# plan:`` and ``planContent``; the log's later reads of ``~/.claude/plans/<its slug>.md`` find it). Its length only.
-_APPROVED_PLAN = "~/.claude/plans/plan.md"
+# Where a session that starts from an approved plan keeps it (2.1.39 cli.js): accepting a plan with "clear context"
+# starts the session with ``Implement the following plan:`` and ``planContent`` and gives it the old session's slug
+# (``Q01()`` kept, then ``P0A(p6(), slug)``), and the plan file is ``<plans folder>/<slug>.md`` (``mW``), the folder
+# ``join(H8(), "plans")`` (``nM``; ``H8``: $CLAUDE_CONFIG_DIR, else ``~/.claude``; a ``plansDirectory`` setting moves
+# it). The log records the slug on that message (``planSlug``, as the reader keeps it; the large set's later sessions
+# read ``/Users/<name>/.claude/plans/<that slug>.md``), not the home folder nor the settings: ``~`` stands for the
+# home, a few tokens short of the absolute path the attachment names. Without a slug, the folder alone.
+_PLANS_FOLDER = "~/.claude/plans/"
 _PLAN = ("A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\nIf this plan is relevant "
          "to the current work and not already complete, continue working on it.")
 
@@ -189,7 +193,9 @@ class _Walk:
                 skills.clear()
             approved = meta("planContent")
             if isinstance(approved, str) and approved:  # a plan approved with "clear context": its file goes on
-                plan = (plan[0] if plan is not None else _APPROVED_PLAN, approved)
+                slug = meta("planSlug")
+                plan_file = _PLANS_FOLDER + (f"{slug}.md" if isinstance(slug, str) and slug else "")
+                plan = (plan[0] if plan is not None else plan_file, approved)
             if meta("isCompactSummary"):
                 state = {r.name for r in _pick(known, state, files, per_file_tokens, count) if r.kind == "file"}
                 for kept in state:  # re-read: stored with its mtime again

@@ -15,6 +15,7 @@ from workbench.counting.prices import get_prices
 from workbench.history.model import History
 from workbench.history.session_log import parse_version
 from workbench.knobs import KNOB_SPECS, Knobs, clamp_knob
+from workbench.policies.limits import trigger_limit
 from workbench.presets import get_preset, get_preset_info, preset_for
 
 # Codex logs model_context_window = the raw window x effective_context_window_percent (default 95):
@@ -154,6 +155,12 @@ def claude_code_reserve(version: str | None, model: str | None) -> int:
     return out + CLAUDE_CODE_BUFFER
 
 
+def _reserve_limit(knobs: Knobs) -> float:
+    """The trigger's reserve term (window - reserve, ``policies.limits.trigger_limit``): Claude Code's auto-compact
+    threshold, from which its warning threshold is measured; 0 without a reserve."""
+    return next((t.tokens for t in trigger_limit(knobs).terms if t.name == "reserve"), 0.0)
+
+
 def logged_manual_checks(history: History, check_point: str) -> str:
     """The checks at which the log's user ran /compact (the check just before each logged manual compaction), as
     ``manual_compact_checks`` text: the factual replay compacts there as the agent did; "" when there is none."""
@@ -227,9 +234,8 @@ def agent_settings(history: History, *, preset: str | None = None, base: Knobs |
         # Where the log records no microcompaction, the estimate clears old tool results by its rule; from 2.1.8
         # the log records each (read from it), so the rule stays off.
         silent = parse_version(log.version) < CLAUDE_CODE_MICROCOMPACT_LOGGED_FROM
-        reserved = changes.get("trigger_reserve_tokens", knobs.trigger_reserve_tokens)
-        assert isinstance(reserved, int)
-        wanted = max(0, window - reserved - CLAUDE_CODE_WARNING_MARGIN) if silent and reserved else 0
+        wanted = max(0, round(_reserve_limit(knobs.replace(**changes, context_window_tokens=window)))
+                     - CLAUDE_CODE_WARNING_MARGIN) if silent else 0
         if wanted != knobs.microcompact_tokens:
             changes["microcompact_tokens"] = wanted
             if wanted:

@@ -609,11 +609,17 @@ def session_bill(history: History, windows: Iterable[BillWindow],
     model = model or shipped_model(agent, version, rules.provider)
     windows = list(windows)
     calls = session_calls(history, windows, model)
-    first = windows[0] if windows else None
-    own = 0  # the file's own messages before its first call: not in what the earlier call sent
-    if first is not None and calls and first.lo <= calls[0].index < first.hi:
-        own = int(np.sum(first.tokens[: max(0, calls[0].index - first.offset)]))
+    own = first_call_own(windows, calls)
     return modelled_bill(calls, rules, model, earlier=earlier_call(history, calls, own)), calls
+
+
+def first_call_own(windows: Sequence[BillWindow], calls: Sequence[ModelCall]) -> int:
+    """The tokens of a followed log's own messages before its first call (``earlier_call``'s ``own``): not in what
+    the call before it, which the file lacks, sent."""
+    first = windows[0] if windows else None
+    if first is None or not calls or not first.lo <= calls[0].index < first.hi:
+        return 0
+    return int(np.sum(first.tokens[: max(0, calls[0].index - first.offset)]))
 
 
 def earlier_call(history: History, calls: Sequence[ModelCall], own: int = 0) -> ModelCall | None:

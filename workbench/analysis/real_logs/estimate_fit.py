@@ -120,6 +120,8 @@ OPTIONAL_COLUMNS = ((3, 4),)  # (column, the column that makes it optional)
 
 
 def _solve(xtx: np.ndarray, xty: np.ndarray, cols: list[int]) -> np.ndarray:
+    """Least squares on the columns ``cols`` from the normal equations (X'X, X'y): summed over logs, one log's left
+    out by a subtraction (``_leave_one_log_out``), so the fit and its checks are one solve."""
     coef = np.zeros(len(xty))
     if cols:
         coef[cols] = np.linalg.lstsq(xtx[np.ix_(cols, cols)], xty[cols], rcond=None)[0]
@@ -150,9 +152,7 @@ def fit_growth(rows: Sequence[GrowthRows]) -> GrowthFit:
             fewer = [c for c in used if c != j]
             if j in used and beside in used and _leave_one_log_out(stats, fewer) < _leave_one_log_out(stats, used):
                 used = fewer
-    coef = np.zeros(x.shape[1])
-    found, *_ = np.linalg.lstsq(x[:, used], y, rcond=None)
-    coef[used] = found
+    coef = _solve(sum(s[0] for s in stats), sum(s[1] for s in stats), used)  # the logs' normal equations, summed
     residual = np.abs(y - x @ coef)
     firsts = [ctx - float(feat @ coef) for ctx, feat in (r.first for r in rows if r.first is not None)]
     prefix = float(np.median(firsts)) if firsts else 0.0

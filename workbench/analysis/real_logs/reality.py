@@ -30,14 +30,22 @@ from workbench.analysis.real_logs.after_compaction import (
     predict_after,
 )
 from workbench.analysis.real_logs.agent_settings import AgentSettings, agent_settings
-from workbench.analysis.real_logs.bill import Bill, BillModel, BillWindow, ModelCall, logged_bill, session_bill
+from workbench.analysis.real_logs.bill import (
+    Bill,
+    BillModel,
+    BillWindow,
+    ModelCall,
+    first_call_own,
+    logged_bill,
+    session_bill,
+)
 from workbench.briefing.simulated import SimulatedBriefer
 from workbench.counting.counters import context_tokens
 from workbench.counting.prices import Prices
 from workbench.counting.restore import compaction_restore
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History, Message
-from workbench.history.session_log import LoggedCompaction
+from workbench.history.session_log import LoggedCompaction, SessionLog
 from workbench.knobs import Knobs, clamp_knob
 from workbench.policies.limits import trigger_limit
 from workbench.replay import Run, simulate
@@ -99,6 +107,7 @@ class SessionReality:
     logged_bill: Bill | None = None  # the same classes summed from the log's usage
     afters: tuple[AfterCompaction, ...] = ()  # each logged compaction's after-prediction, with what fits it
     calls: tuple[ModelCall, ...] = ()  # the model calls the bill was computed on
+    first_call_own: int = 0  # the file's own tokens before its first call (``bill.first_call_own``)
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "agent": self.agent, "version": self.version, "model": self.model,
@@ -152,11 +161,11 @@ def follow_log(
     notes = list(settings.warnings)
     if log is None or not log.compactions:
         notes.append("the log records no compaction")
-        bill, logged, calls = (None, None, ()) if log is None else _bill_without_compactions(
+        bill, logged, calls, own = (None, None, (), 0) if log is None else _bill_without_compactions(
             history, settings, usage=usage and bool(log.calls), knobs=knobs, cache=cache, bill_model=bill_model)
         return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                               window=settings.window, preset=settings.preset, usage=usage, compactions=(),
-                              notes=tuple(notes), bill=bill, logged_bill=logged, calls=calls)
+                              notes=tuple(notes), bill=bill, logged_bill=logged, calls=calls, first_call_own=own)
     use_usage = usage and bool(log.calls)
     if usage and not log.calls:
         notes.append("the log has no billed usage: the estimate alone is used")
@@ -205,7 +214,8 @@ def follow_log(
                                          use_usage=use_usage))
         run, first = _first_compaction(seg, _shifted(seg_knobs, carried), cache,
                                        whole=real is not None and real.trigger == "manual")
-        trigger = None if use_usage or (window.after is None and log.starts_mid_session) else _trigger_at(real, base)
+        pins = not use_usage and real is not None and pins_estimate(log, real, first=window.after is None)
+        trigger = _trigger_at(real, base) if pins else None
         if real is not None and trigger is not None:
             pinned = pinned_shifts(seg, real.index - offset, seg_knobs, trigger, cache)
             if pinned is not None:  # the shift closest to the one carried that puts the replay's crossing there
@@ -239,7 +249,15 @@ def follow_log(
     return SessionReality(file=file, agent=settings.agent, version=settings.version, model=settings.model,
                           window=settings.window, preset=settings.preset, usage=use_usage,
                           compactions=tuple(checks), extra_predictions=tuple(extra), notes=tuple(notes),
-                          bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls)
+                          bill=bill, logged_bill=logged_bill(history), afters=tuple(afters.values()), calls=calls,
+                          first_call_own=first_call_own(bill_windows, calls))
+
+
+def pins_estimate(log: SessionLog, compaction: LoggedCompaction, *, first: bool) -> bool:
+    """Whether a logged compaction pins the estimate's error (``pinned_shifts``) for the windows after it: an
+    automatic one (the agent compacted where its measure crossed its trigger), but the one that closes the first
+    window (``first``) of a log that starts mid-session, whose error is mostly the earlier context the file lacks."""
+    return compaction.trigger == "auto" and not (first and log.starts_mid_session)
 
 
 def _shifted(knobs: Knobs, tokens: int) -> Knobs:
@@ -320,15 +338,15 @@ def _trigger_at(real: LoggedCompaction | None, knobs: Knobs) -> float | None:
 
 def _bill_without_compactions(history: History, settings: AgentSettings, *, usage: bool, knobs: Knobs | None,
                               cache: CountCache | None,
-                              bill_model: BillModel | None) -> tuple[Bill | None, Bill | None, tuple[ModelCall, ...]]:
-    """The bill of a log that never compacted: one window, the whole log."""
+                              bill_model: BillModel | None) -> tuple[Bill | None, Bill | None, tuple[ModelCall, ...], int]:
+    """The bill of a log that never compacted: one window, the whole log (and the calls, ``first_call_own``)."""
     cache = cache or CountCache(by_identity=True)
     base = reality_knobs(history, settings, usage=usage, overrides=knobs and settings.knobs)
     window = _Window(start=0, end=len(history.messages))
     seg, offset = _segment(history, window, use_usage=usage)
-    bill, calls = session_bill(history, [_bill_window(history, window, seg, offset, base, cache, None,
-                                                      use_usage=usage)], bill_model)
-    return bill, logged_bill(history), calls
+    windows = [_bill_window(history, window, seg, offset, base, cache, None, use_usage=usage)]
+    bill, calls = session_bill(history, windows, bill_model)
+    return bill, logged_bill(history), calls, first_call_own(windows, calls)
 
 
 def _first_compaction(seg: History, knobs: Knobs, cache: CountCache, *, whole: bool) -> tuple[Run | None, Any]:

@@ -7,6 +7,7 @@ each holds the real summary. Sidechains (subagents) are read apart. Text in, His
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -30,6 +31,9 @@ from workbench.history.warnings import LoadWarning, shown, with_warnings
 # System records the reader follows: the agent's compactions, and its microcompactions (tool results it cleared from
 # the context, ``microcompactMetadata.compactedToolIds``: 2.1.17 and 2.1.20 logs in ../shared/real_sessions_large).
 _BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+# A session's slug as Claude Code makes it (words joined by hyphens, 2.1.39 cli.js ``j_6``): anything else in the field
+# is not taken for a file name.
+_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _CLAUDE_OTHER_TYPES = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress", "pr-link"})
 
 
@@ -231,6 +235,9 @@ class _ClaudeCode:
         plan = obj.get("planContent")
         if isinstance(plan, str):  # a session started from a plan approved with "clear context"
             metadata["planContent"] = plan  # (its plan file goes on: counting.restore re-attaches it)
+            slug = obj.get("slug")  # the plan file's name (the session's slug, which it took over)
+            if isinstance(slug, str) and _SLUG.fullmatch(slug):
+                metadata["planSlug"] = slug
         elif plan is not None:
             self.warn("planContent", f"not text ({shown(plan, 40)}): no approved plan is re-attached")
         lines = _read_lines(obj.get("toolUseResult"))
