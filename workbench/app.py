@@ -157,3 +157,4 @@ finally:
     with side_groups:
         sidebar.draw_groups(page_panel, page_run)  # full runs only: a knob move reruns ``knob_page`` alone
     st.session_state[GROUPS] = sidebar.groups_shown(page_panel, page_run)
+    runs.freeze_heap()  # once per process, after its first full run: the page is out, no full collection walks it
