@@ -67,17 +67,17 @@ def knob_page() -> tuple[sidebar.KnobPanel, Run | None]:
             st.session_state[name] = st.session_state[name]
     panel = drawn["panel"] = sidebar.knob_panel()  # the knobs from session state; their widgets come after the run
     knobs = panel.knobs
+    if (knobs is None) != (places is None) and not st.session_state.get(FULL_RUN):
+        st.rerun()  # the knobs turned valid or invalid: the full run draws the places and tabs, or takes them away
     run = None
     try:
-        if knobs is None:
+        if knobs is None or places is None:
             sidebar.flashes()
             return panel, None
-        head = st.container()  # the history's line, the metric cards and the run's notes: after the context chart
+        head, tabs = places
         run = runs.replay(key, knobs, briefer, history)
         pinned = st.session_state.get(compare_tab.PINNED)
         run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
-        tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"],
-                       key="tab", on_change="rerun")
         charts_open = tabs[0].open is not False
         if charts_open:
             with tabs[0]:
@@ -145,6 +145,13 @@ def _other_tabs(tabs: Any, run: Run, run_a: Run | None, knobs: Knobs) -> None:
 GROUPS = "_knob_groups_shown"  # what the knob groups showed when a full run last drew them
 page: tuple[sidebar.KnobPanel, Run | None] | None = None
 drawn: dict[str, sidebar.KnobPanel] = {}  # the panel ``knob_page`` drew its widgets from, if it got that far
+# The place of the history's line, cards and notes (filled after the context chart) and the tabs, drawn by full runs
+# only: a knob move fills them again (a fragment writes into containers made outside it), so the browser does not
+# re-render the tab bar and its seven tabs on every move (benchmarks/README.md, browser_slider).
+places: tuple[Any, Any] | None = None
+if sidebar.knob_panel().knobs is not None:
+    places = (st.container(), st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality",
+                                       "YAML & CLI"], key="tab", on_change="rerun"))
 st.session_state[FULL_RUN] = True
 try:
     page = knob_page()
