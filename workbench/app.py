@@ -1,11 +1,11 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
 Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
-queued uploads → the history and briefer, read from session state → the sidebar's places → ``knob_page``, the
-fragment a knob move reruns: the knobs from session state, one cached replay, tabs with the Charts tab's context chart
-first, the history's line, metric cards and notes (into a place kept above the tabs), the open tab's content
-(``st.tabs(on_change="rerun")`` makes the others lazy), the trigger control and mission sliders, whose ranges and notes
-come from the run → the rest of the sidebar (history picker, briefer, presets, knob groups), in full runs only. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
+queued uploads → the history and briefer, read from session state → the sidebar's places, the place above the tabs
+and the tabs (``st.tabs(on_change="rerun")`` makes the others lazy) → ``knob_page``, the fragment a knob move reruns,
+writing into those places: the knobs from session state, one cached replay, the Charts tab's context chart first, the
+history's line, metric cards and notes (above the tabs), the open tab's content, the trigger control and mission
+sliders, whose ranges and notes come from the run → the rest of the sidebar (history picker, briefer, presets, knob groups), in full runs only. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
 ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM
 briefings sit behind a button in the Live runs tab.
 """
@@ -55,8 +55,8 @@ FULL_RUN = "_full_run"  # set while a full run runs ``knob_page``; a knob move r
 @st.fragment(key="knob_page")
 def knob_page() -> tuple[sidebar.KnobPanel, Run | None]:
     """Everything a knob move changes: the replay, the Charts tab's context chart first, the history's line, the
-    metric cards and notes (into a place kept above the tabs), the open tab, and in the sidebar the trigger control
-    and the mission sliders with their notes. A knob widget drawn here reruns only this (``st.fragment``): the
+    metric cards and notes (into the place above the tabs), the open tab, and in the sidebar the trigger control
+    and the mission sliders with their notes; the places and the tabs themselves are drawn by full runs. A knob widget drawn here reruns only this (``st.fragment``): the
     history picker, the briefer, the presets and the knob groups (full runs only: the model pickers list ~3,500
     names) are not sent or rendered again (benchmarks/README.md, browser_slider). When what the groups show changes
     (a value or a note in an open group, the unread knobs), the fragment asks for a full run once the chart is out."""
