@@ -1,11 +1,11 @@
 """The Compaction Workbench in the browser: ``streamlit run workbench/app.py [-- --histories DIR]``.
 
 Read top to bottom: a hidden chart that starts plotly.js loading in the browser, page style → the imports →
-queued uploads → the history and briefer, read from session state → the sidebar's places → ``knob_page``, the
-fragment a knob move reruns: the knobs from session state, one cached replay, tabs with the Charts tab's context chart
-first, the history's line, metric cards and notes (into a place kept above the tabs), the open tab's content
-(``st.tabs(on_change="rerun")`` makes the others lazy), the trigger control and mission sliders, whose ranges and notes
-come from the run → the rest of the sidebar (history picker, briefer, presets, knob groups), in full runs only. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
+queued uploads → the history and briefer, read from session state → the sidebar's places, the place above the tabs
+and the tabs (``st.tabs(on_change="rerun")`` makes the others lazy) → ``knob_page``, the fragment a knob move reruns,
+writing into those places: the knobs from session state, one cached replay, the Charts tab's context chart first, the
+history's line, metric cards and notes (above the tabs), the open tab's content, the trigger control and mission
+sliders, whose ranges and notes come from the run → the rest of the sidebar (history picker, briefer, presets, knob groups), in full runs only. Every number comes from the engine (``workbench.replay``, ``costs``, ``inspector``,
 ``compare``, ``sweep``); this file and ``workbench/ui/`` only draw. The default run is offline and free; live LLM
 briefings sit behind a button in the Live runs tab.
 """
@@ -55,8 +55,8 @@ FULL_RUN = "_full_run"  # set while a full run runs ``knob_page``; a knob move r
 @st.fragment(key="knob_page")
 def knob_page() -> tuple[sidebar.KnobPanel, Run | None]:
     """Everything a knob move changes: the replay, the Charts tab's context chart first, the history's line, the
-    metric cards and notes (into a place kept above the tabs), the open tab, and in the sidebar the trigger control
-    and the mission sliders with their notes. A knob widget drawn here reruns only this (``st.fragment``): the
+    metric cards and notes (into the place above the tabs), the open tab, and in the sidebar the trigger control
+    and the mission sliders with their notes; the places and the tabs themselves are drawn by full runs. A knob widget drawn here reruns only this (``st.fragment``): the
     history picker, the briefer, the presets and the knob groups (full runs only: the model pickers list ~3,500
     names) are not sent or rendered again (benchmarks/README.md, browser_slider). When what the groups show changes
     (a value or a note in an open group, the unread knobs), the fragment asks for a full run once the chart is out."""
@@ -67,17 +67,17 @@ def knob_page() -> tuple[sidebar.KnobPanel, Run | None]:
             st.session_state[name] = st.session_state[name]
     panel = drawn["panel"] = sidebar.knob_panel()  # the knobs from session state; their widgets come after the run
     knobs = panel.knobs
+    if (knobs is None) != (places is None) and not st.session_state.get(FULL_RUN):
+        st.rerun()  # the knobs turned valid or invalid: the full run draws the places and tabs, or takes them away
     run = None
     try:
-        if knobs is None:
+        if knobs is None or places is None:
             sidebar.flashes()
             return panel, None
-        head = st.container()  # the history's line, the metric cards and the run's notes: after the context chart
+        head, tabs = places
         run = runs.replay(key, knobs, briefer, history)
         pinned = st.session_state.get(compare_tab.PINNED)
         run_a = runs.replay(key, pinned, briefer, history) if pinned is not None else None
-        tabs = st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality", "YAML & CLI"],
-                       key="tab", on_change="rerun")
         charts_open = tabs[0].open is not False
         if charts_open:
             with tabs[0]:
@@ -145,6 +145,13 @@ def _other_tabs(tabs: Any, run: Run, run_a: Run | None, knobs: Knobs) -> None:
 GROUPS = "_knob_groups_shown"  # what the knob groups showed when a full run last drew them
 page: tuple[sidebar.KnobPanel, Run | None] | None = None
 drawn: dict[str, sidebar.KnobPanel] = {}  # the panel ``knob_page`` drew its widgets from, if it got that far
+# The place of the history's line, cards and notes (filled after the context chart) and the tabs, drawn by full runs
+# only: a knob move fills them again (a fragment writes into containers made outside it), so the browser does not
+# re-render the tab bar and its seven tabs on every move (benchmarks/README.md, browser_slider).
+places: tuple[Any, Any] | None = None
+if sidebar.knob_panel().knobs is not None:
+    places = (st.container(), st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality",
+                                       "YAML & CLI"], key="tab", on_change="rerun"))
 st.session_state[FULL_RUN] = True
 try:
     page = knob_page()
@@ -157,3 +164,4 @@ finally:
     with side_groups:
         sidebar.draw_groups(page_panel, page_run)  # full runs only: a knob move reruns ``knob_page`` alone
     st.session_state[GROUPS] = sidebar.groups_shown(page_panel, page_run)
+    runs.freeze_heap()  # once per process, after its first full run: the page is out, no full collection walks it

@@ -13,7 +13,7 @@ from workbench.analysis.real_logs.free_replay import AgainstLog
 from workbench.history.session_log import START_NOTE_PREFIX
 from workbench.history.words import counted
 from workbench.replay import METRIC_SPECS, Metrics, Run
-from workbench.ui import fast_chart
+from workbench.ui import fast_chart, first_paint
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -23,11 +23,12 @@ COUNTERFACTUAL = (
 )
 
 
-def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
+def metric_cards(m: Metrics, a: Metrics | None = None, place: str = "page") -> None:
     """Ten cards in two rows (context and cost, then what the compactions did), each with its Δ against A.
 
     Two rows of five fit a 1280 px screen with the sidebar open; values use the short forms of
-    ``compact_number`` and deltas the same form, with the colour saying whether the move is better.
+    ``compact_number`` and deltas the same form, with the colour saying whether the move is better. ``place`` names
+    the rows' keys (one set of cards per place on a page).
     """
 
     def card(col: object, name: str, value: str, help_text: str) -> None:
@@ -60,9 +61,12 @@ def metric_cards(m: Metrics, a: Metrics | None = None) -> None:
         ("max_briefing_chars", compact_number(m.max_briefing_chars),
          f"{m.max_briefing_chars:,} chars, the longest briefing of the chain; the last one: {m.final_briefing_chars:,}"),
     )
-    for row in (first, second):
-        for col, (name, value, help_text) in zip(st.columns(len(row)), row, strict=True):
-            card(col, name, value, help_text)
+    for i, row in enumerate((first, second)):
+        # A row, not columns: the same five cards of equal width (the page style), and 6 elements instead of 11 for
+        # the browser to re-render on every knob move (benchmarks/README.md, browser_slider).
+        box = st.container(horizontal=True, key=f"{first_paint.CARDS}_{place}_{i}")
+        for name, value, help_text in row:
+            card(box, name, value, help_text)
 
 
 def pricing_note(run: Run, history: Any = None, logged: Any = None) -> None:

@@ -16,13 +16,16 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 WARM = "plotly_warmup"  # container key, hidden by the page style
+CARDS = "cards"  # key prefix of the metric cards' rows (ui/charts.py): the page style gives each card an equal share
 _DONE = "_plotly_warm"  # session flag: the browser has the library after a session's first run
 
 
 def page_style() -> None:
-    """Less empty space above the header (the cards and the first chart fit a laptop screen); no warm-up box."""
+    """Less empty space above the header (the cards and the first chart fit a laptop screen); no warm-up box; the
+    cards of a row equally wide, as columns would make them."""
     st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem}"
-            f".st-key-{WARM}{{display:none}}</style>")
+            f".st-key-{WARM}{{display:none}}"
+            f"[class*='st-key-{CARDS}_']>div{{flex:1 1 0;min-width:0}}</style>")
 
 
 def warm_plotly(session: Any) -> DeltaGenerator:  # session: st.session_state, not typed as a mapping

@@ -113,11 +113,11 @@ def render(run: Run, history: History, knobs: Knobs) -> None:
     st.subheader("Last live run" + ("" if live_run.knobs == knobs else " (knobs differ from the sidebar)"))
     if baseline is None:
         st.caption("Deltas are against the simulated replay of the sidebar's knobs.")
-        metric_cards(live_run.metrics, run.metrics)
+        metric_cards(live_run.metrics, run.metrics, place="live")
     else:  # a stopped run covers only the messages before the stop: compare the same messages
         st.caption(f"The run stopped early: it covers {counted(live_run.metrics.messages, 'message')} of "
                    f"{len(history):,}. Deltas are against the simulated replay of those same messages.")
-        metric_cards(live_run.metrics, baseline.metrics)
+        metric_cards(live_run.metrics, baseline.metrics, place="live")
     shown, config = compressions_in_words(live_run.compressions_frame(), LIVE_COLUMNS)
     st.dataframe(shown, hide_index=True, key="live_table", column_config=config)
     written = [c for c in live_run.compressions if c.record.text]

@@ -6,6 +6,9 @@ History objects; the history is passed with a leading underscore and keyed by it
 
 from __future__ import annotations
 
+import functools
+import gc
+
 import polars as pl
 import streamlit as st
 
@@ -83,3 +86,16 @@ def logged_bill(history_key: str, _history: History):  # noqa: ANN201 - a Bill, 
     from workbench.analysis.real_logs.bill import logged_bill as bill_of
 
     return bill_of(_history)
+
+
+@functools.cache
+def freeze_heap() -> None:
+    """Move every object alive now (the imports, the history, its counts: ~130k objects after the first run on the
+    long sample) out of the garbage collector's reach, once per server process. Python's full collection walks them
+    all, and a knob move allocates enough to start one on most moves: 0.3-0.7 s with the GIL held after each move's
+    chart (benchmarks/README.md, browser_slider). Objects made later are collected as before. Only under a real
+    server: AppTest's stand-in runtime runs the script in a test's or benchmark's own process, left as it was."""
+    from streamlit.runtime import Runtime
+
+    if Runtime.exists() and type(Runtime.instance()) is Runtime:
+        gc.freeze()

@@ -9,6 +9,7 @@ before any widget exists. Tests use the same door: put text or bytes under those
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,13 @@ def off_key(name: str) -> str:
 
 
 def _type_name(name: str) -> str:
-    ftype = {f.name: f.type for f in dataclasses.fields(Knobs)}[name]
-    return ftype if isinstance(ftype, str) else getattr(ftype, "__name__", "")
+    return _type_names()[name]
+
+
+@functools.cache
+def _type_names() -> dict[str, str]:
+    """Knob name → its field's type name, read once: ``widget_values`` asks for every knob on every knob move."""
+    return {f.name: f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "") for f in dataclasses.fields(Knobs)}
 
 
 def _coerce(name: str, value: Any) -> Any:
