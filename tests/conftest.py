@@ -276,6 +276,60 @@ def _component_scan_once() -> Any:
 # when its next test is another file's: an expensive fixture (a server, a tune) is session-scoped instead.
 
 
+# ── xdist: the tests that share one expensive setup of their process run on one worker ──────────────────────────
+# A setup made once per process (a session fixture, a module-level cache, an import) is paid once by each worker
+# that runs one of its tests: on three workers, three servers, three imports of litellm. ``--dist loadgroup`` no
+# longer groups by ``xdist_group`` marks under pytest 9.2 (pytest-dev/pytest-xdist#1386: a worker renames the test
+# ids, which pytest 9.2 ignores), and the scheduler, in the controlling process, sees only test ids. So the groups
+# are named here, by test id prefix, and ``SharedSetupScheduling`` sends each group to one worker as one unit. A
+# renamed test leaves its group silently: only the speed changes. What each shares, and what it cost per worker:
+SHARED_SETUP: dict[str, tuple[str, ...]] = {
+    # ``served_app`` and the shared Chromium: a server's cold start and first replay of the long sample, and a
+    # browser context that has not cached Streamlit's scripts yet (15 s of a test's setup at load 5).
+    "served_app": ("tests/test_browser.py::", "tests/test_browser_fit.py::", "tests/test_browser_knob_move.py::"),
+    "served_logs": ("tests/test_browser_untrusted.py::", "tests/test_browser_reality.py::"),
+    # litellm, imported in this process by a live run, a pre-flight check or a route (~5 CPU-s with bytecode; the
+    # tests found by logging every ``import_litellm`` call, 2026-12-03). The first request of a process also loads
+    # litellm's provider code, inside the first attempt's time: the group keeps the timed attempts of
+    # tests/test_briefing_live.py off a cold worker (2.4 s for a 0.5 s timeout at load 8, where 1.5 s is the bound).
+    "litellm": (
+        "tests/test_app_live.py::", "tests/test_endpoints.py::", "tests/test_live_guards.py::", "tests/test_secrets.py::",
+        "tests/test_briefing_live.py::", "tests/test_briefing_calibrate.py::test_calibration_on_cached_live_runs",
+        "tests/test_real.py::test_a_live_briefer_can_write_the_new_briefing",
+        "tests/test_app.py::test_live_", "tests/test_app.py::test_a_key_typed_in_the_page",
+        "tests/test_app.py::test_a_typed_base_is_refused", "tests/test_app.py::test_after_a_live_run",
+        "tests/test_app.py::test_allow_page_api_base", "tests/test_app.py::test_an_api_base_typed_in_the_page",
+        "tests/test_app.py::test_test_the_models", "tests/test_app.py::test_the_operators_api_base",
+        "tests/test_robustness.py::test_a_key_inside_a_successful_answer",
+        "tests/test_faults.py::test_cache_", "tests/test_faults.py::test_an_unwritable_cache_keeps_paid_answers",
+        "tests/test_faults.py::test_two_concurrent_live_runs",
+    ),
+    # tests/test_layers.py's import graph: every module of the package parsed (~2-4 CPU-s).
+    "import_graph": ("tests/test_layers.py::",),
+}
+
+
+def shared_setup_group(nodeid: str) -> str | None:
+    """The SHARED_SETUP group a test id belongs to, None when it shares nothing."""
+    return next((group for group, prefixes in SHARED_SETUP.items() if nodeid.startswith(prefixes)), None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup``: xdist's own scheduler, with SHARED_SETUP's groups as its units, in the order
+    the tests were collected (``pytest_collection_modifyitems`` below), not largest group first."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedSetupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_setup_group(nodeid) or super()._split_scope(nodeid)
+
+    config.option.loadscopereorder = False
+    return SharedSetupScheduling(config, log)
+
+
 def _kind(item: pytest.Item) -> int:
     if item.get_closest_marker("browser") is not None:
         return 0

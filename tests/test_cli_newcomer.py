@@ -3,6 +3,7 @@ the trigger actually used, a typo gets a "did you mean", counts read "1 file", a
 
 from __future__ import annotations
 
+import functools
 import io
 import random
 import re
@@ -43,10 +44,17 @@ def claude_log(turns: int = 16, chars: int = 40_000) -> ClaudeLog:
     return log
 
 
+@functools.cache
+def claude_text() -> str:
+    """``claude_log()``'s text, built once per process: 640,000 characters of seeded filler took ~0.4 s for each of
+    the ~40 tests that write it (their setup was most of this file's time); the text is the same each time."""
+    return claude_log().text()
+
+
 @pytest.fixture
 def claude_file(tmp_path):
     path = tmp_path / "claude.jsonl"
-    path.write_text(claude_log().text(), encoding="utf-8")
+    path.write_text(claude_text(), encoding="utf-8")
     return path
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted import sized_history, tool_history, uniform_history
@@ -168,6 +169,7 @@ def test_a_20mb_tool_output_replays():
     assert run.metrics.peak_tokens > 5_000_000
 
 
+@pytest.mark.slow  # 4-6 s: a scale check
 def test_a_100k_message_history_replays():
     h = uniform_history(100_000, chars=40)
     run = simulate(h, Knobs(context_window_tokens=128_000, check_point="message"))

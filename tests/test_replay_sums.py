@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from agent_log_builders import ClaudeLog, tool_use
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -153,6 +154,7 @@ class _NaiveRestore:
         return compaction_restore(r.history.messages[: i + 1], r.knobs, cache=CountCache(), billed=r._billed())
 
 
+@pytest.mark.slow  # 3-4 s: twelve replays, each against a naive restore from the start
 @settings(max_examples=12, deadline=None)
 @given(plan=st.lists(st.tuples(st.sampled_from(["read", "range", "edit", "write", "todo", "say"]),
                                st.integers(0, len(PATHS) - 1), st.integers(50, 400)), min_size=20, max_size=60),

@@ -157,6 +157,7 @@ def test_no_restore_without_files_to_restore() -> None:
                                                 per_file_tokens=5_000) == ()
 
 
+@pytest.mark.slow  # 3-4 s: loads and fits every real session log
 def test_on_the_dev_set_the_worked_out_restore_leaves_little_to_fit() -> None:
     """The fitted constant restore is what the files, skills and todo list do not explain: 6,960 tokens with the
     earlier rule (the 5 last-read files capped at 5,000 each, as far as their reads showed them), 2,053 now."""

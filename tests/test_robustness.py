@@ -252,6 +252,7 @@ def test_a_million_unknown_yaml_keys_stop_at_the_node_limit(tmp_path):
     assert len(str(info.value)) < 300 and "(900 chars)" in str(info.value)
 
 
+@pytest.mark.slow  # 3-4 s: two CLI processes (each imports the engine before it looks at the file)
 def test_dev_zero_and_a_fifo_are_refused_without_reading(tmp_path):
     done = run_cli("simulate", "/dev/zero")
     assert done.returncode == 2
