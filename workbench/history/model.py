@@ -64,6 +64,18 @@ def _digest(obj: Any) -> str:
     return _digest_bytes(obj).hex()
 
 
+def tool_name_of(data: dict[str, Any]) -> str | None:
+    """``Part.tool_name`` of a part's JSON object: for loops that read the objects directly (``bill.changes_tasks``
+    asks for every assistant part of every window)."""
+    name = data.get("toolName")
+    if isinstance(name, str):
+        return name
+    t = data.get("type")
+    if isinstance(t, str) and t.startswith("tool-") and t != "tool-result":
+        return t[5:]
+    return None
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Part:
     """One message part, kept as its original JSON object.
@@ -115,13 +127,7 @@ class Part:
     @property
     def tool_name(self) -> str | None:
         """The tool's name: ``toolName`` for dynamic tools and results, else from ``tool-<name>``."""
-        name = self.get("toolName")
-        if isinstance(name, str):
-            return name
-        t = self.type
-        if t.startswith("tool-") and t != "tool-result":
-            return t[5:]
-        return None
+        return tool_name_of(self.data) if isinstance(self.data, dict) else None
 
     @property
     def tool_call_id(self) -> str | None:

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from workbench.counting.usage import is_user_turn
-from workbench.history.model import History, Message
+from workbench.history.model import History, Message, tool_name_of
 from workbench.history.session_log import parse_version
 
 # Bill units: what each token class costs relative to an uncached input token (the issue's yardstick, close to
@@ -379,18 +379,8 @@ TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
-    for p in msg.parts or ():
-        data = p.data
-        if not isinstance(data, dict):
-            continue
-        # p.tool_name, inlined (every assistant message of every window asks): toolName, else tool-<name>
-        name = data.get("toolName")
-        if not isinstance(name, str):
-            kind = str(data.get("type", ""))
-            name = kind[5:] if kind.startswith("tool-") and kind != "tool-result" else None
-        if name in TASK_TOOLS:
-            return True
-    return False
+    # the parts' objects read directly (every assistant message of every window asks), by Part.tool_name's rule
+    return any(isinstance(p.data, dict) and tool_name_of(p.data) in TASK_TOOLS for p in msg.parts or ())
 
 
 def command_turn(msg: Message) -> bool:
