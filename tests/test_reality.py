@@ -283,6 +283,32 @@ def test_reality_lets_each_log_go_once_it_is_followed(tmp_path, capsys, monkeypa
     assert len(json.loads(capsys.readouterr().out)["sessions"]) == 3
 
 
+def test_following_a_log_makes_no_reference_cycle_that_keeps_its_messages():
+    """What the follow builds (its windows' replays, their restores) is freed by reference counting alone: with
+    the cyclic GC paused, as the command runs, a cycle would keep every window's messages to the end of the run."""
+    import gc
+
+    from workbench.history.model import Message
+
+    history = parse_history(claude_crossing().compact("auto", 167_700, "S.").user("go").text(), source="c.jsonl")
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        cache = CountCache(by_identity=True)
+        follow_log(history, cache=cache)
+        cache.clear()
+        del cache, history
+        gc.collect()
+        kept = [type(o).__name__ for o in gc.garbage if isinstance(o, Message) or type(o).__name__.endswith("Replay")
+                or type(o).__name__.startswith("_Until")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert kept == []
+
+
 # -- calibration ----------------------------------------------------------------------------------------------
 
 def synthetic_log(prefix: int, ratio: float, steps: int, seed: int) -> str:
