@@ -254,6 +254,61 @@ def test_reality_reads_folders_and_skips_what_is_not_a_history(tmp_path, capsys)
     assert "1 automatic compaction; within ±0: 1 (100%)" in captured.out
 
 
+def test_reality_lets_each_log_go_once_it_is_followed(tmp_path, capsys, monkeypatch):
+    """The command follows each log as it reads it and keeps no history after its follow, even with the cyclic GC
+    paused (as the command runs): the memory of one log is in use at a time, not that of every log."""
+    import gc
+    import weakref
+
+    import workbench.analysis.real_logs.reality as reality
+
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.jsonl").write_text(claude_crossing().compact("auto", 167_700, "S.").user("go").text())
+    followed: list[weakref.ref] = []
+    alive_at_each_follow = []
+    real_follow = reality.follow_log
+
+    def follow(history, **kwargs):
+        alive_at_each_follow.append(sum(r() is not None for r in followed))
+        followed.append(weakref.ref(history))
+        return real_follow(history, **kwargs)
+
+    monkeypatch.setattr(reality, "follow_log", follow)
+    gc.disable()
+    try:
+        assert main(["reality", str(tmp_path), "--json"]) == 0
+        assert alive_at_each_follow == [0, 0, 0] and all(r() is None for r in followed)
+    finally:
+        gc.enable()
+    assert len(json.loads(capsys.readouterr().out)["sessions"]) == 3
+
+
+def test_following_a_log_makes_no_reference_cycle_that_keeps_its_messages():
+    """What the follow builds (its windows' replays, their restores) is freed by reference counting alone: with
+    the cyclic GC paused, as the command runs, a cycle would keep every window's messages to the end of the run."""
+    import gc
+
+    from workbench.history.model import Message
+
+    history = parse_history(claude_crossing().compact("auto", 167_700, "S.").user("go").text(), source="c.jsonl")
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        cache = CountCache(by_identity=True)
+        follow_log(history, cache=cache)
+        cache.clear()
+        del cache, history
+        gc.collect()
+        kept = [type(o).__name__ for o in gc.garbage if isinstance(o, Message) or type(o).__name__.endswith("Replay")
+                or type(o).__name__.startswith("_Until")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert kept == []
+
+
 # -- calibration ----------------------------------------------------------------------------------------------
 
 def synthetic_log(prefix: int, ratio: float, steps: int, seed: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,18 +82,25 @@ def load_logs(paths: list[Path], command: str = NAME) -> list[Any]:
 
 def loaded(logs: list[tuple[Path, bool]], paths: list[Path], command: str = NAME) -> list[Any]:
     """``load_logs`` of the files ``log_paths(paths)`` returned."""
+    return list(each_loaded(logs, paths, command))
+
+
+def each_loaded(logs: list[tuple[Path, bool]], paths: list[Path], command: str = NAME) -> Iterator[Any]:
+    """``loaded``, one history at a time: a caller that is done with each before the next holds one log in memory,
+    not all of them (what a first run in a process pays in fresh pages for every log it keeps)."""
     from workbench.cli.progress import ProgressBar
 
-    out = []
+    found = False
     with ProgressBar("logs read", enabled=len(logs) > PROGRESS_FROM) as bar:
         for n, (path, named) in enumerate(logs, 1):
             history = load_log(path, named, command)
             if history is not None:
-                out.append(history)
+                found = True
+                yield history
+                del history  # the caller's copy is the only one left
             bar(n, len(logs))
-    if not out:
+    if not found:
         raise no_history(paths)
-    return out
 
 
 def no_history(paths: list[Path]) -> ValueError:
@@ -179,14 +187,20 @@ def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) ->
     from workbench.analysis.real_logs.reality import follow_log
     from workbench.counting.tokens import CountCache
 
-    cache = CountCache(by_identity=True)  # one run over logs it loaded: no content digests (see CountCache)
     sessions = []
     histories = []
-    for history in loaded(logs, list(args.paths)):
+    for history in each_loaded(logs, list(args.paths)):
+        # Each log is followed as soon as it is read and then let go (unless its briefings are scored after all the
+        # follows): one log's messages in memory at a time, whose pages the next log reuses. Its counts are keyed by
+        # its own message objects (no content digests: see CountCache), so no other log could share them.
         knobs = user_knobs(args, history)
+        cache = CountCache(by_identity=True)
         sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
                                    cache=cache))
-        histories.append(history)
+        cache.clear()
+        if args.briefings:
+            histories.append(history)
+        del history
     return sessions, (briefing_scores(histories, args) if args.briefings else None)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,15 @@ class CountCache:
     max_tables: int = 64
     by_identity: bool = False
     _held: dict[int, object] = field(default_factory=dict, repr=False)
+
+    def clear(self) -> None:
+        """Forget every count. Each count table refers back to this cache, so a cache let go while the cyclic GC is
+        paused (``workbench reality`` pauses it) would keep its tables, and the histories they count, until the GC
+        runs again; cleared, they are freed as soon as nothing else holds them."""
+        for f in fields(self):  # every store is a dict field: one added later is cleared too
+            store = getattr(self, f.name)
+            if isinstance(store, dict):
+                store.clear()
 
     def key(self, msg: Message) -> Key:
         """The key of a message's counts: its content digest, or (``by_identity``) the object itself."""

@@ -91,6 +91,18 @@ def prepared(
     return replay_type(history, knobs, briefer, policy, counts, prices, briefer_prices, on_compression)
 
 
+def _billed_of(counts: HistoryCounts, knobs: Knobs) -> Callable[[], np.ndarray | None]:
+    """The log's billed tokens per message where the knobs count it as billed (what its reads were billed), asked
+    for at a replay's first compaction. A function of the counts and knobs, not a method of the replay: a replay
+    whose restore held its own bound method would be a reference cycle, kept (with its window's messages) until
+    the cyclic GC runs, which ``workbench reality`` pauses."""
+
+    def billed() -> np.ndarray | None:
+        return billed_counts(counts, knobs).tokens if uses_billed(counts.history, knobs) else None
+
+    return billed
+
+
 class _Replay:
     """One replay's working state; ``run`` returns the frozen Run.
 
@@ -135,11 +147,7 @@ class _Replay:
         self._elidable: np.ndarray | None = None
         self.limits = policy.limits()  # which terms bind: reported on the Run, never used to replay
         self.logged_prunes = _logged_prunes(history, self.checks)
-        self.restore = RunningRestore(history.messages, knobs, cache=counts.cache, billed=self._billed)
-
-    def _billed(self) -> np.ndarray | None:
-        """The log's billed tokens per message where the knobs count it as billed (what its reads were billed)."""
-        return billed_counts(self.counts, self.knobs).tokens if uses_billed(self.history, self.knobs) else None
+        self.restore = RunningRestore(history.messages, knobs, cache=counts.cache, billed=_billed_of(counts, knobs))
 
     # -- what the policy sees ----------------------------------------------------------------
     def context_at(self, i: int) -> int:
