@@ -52,3 +52,19 @@ def test_reality_benchmark_times_the_command_beside_json_loads() -> None:
     assert "| same command, a later run in the same process" in out
     assert "modules a run imports" in out and "CPU time instead of wall time" in out
     assert "skipped" not in out
+
+
+def test_move_profile_splits_a_key_press_by_script_on_both_pages() -> None:
+    """`benchmarks/move_profile.py` profiles a trigger move on our page and on the bare one-slider page, and finds
+    plotly.js and Streamlit's frontend at work on each."""
+    spec = importlib.util.spec_from_file_location("bench_move_profile", HERE / "move_profile.py")
+    assert spec is not None and spec.loader is not None
+    profile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(profile)
+    if profile.B.chromium() is None:
+        pytest.skip("Debian's chromium is not installed")
+    found = profile.measure(moves=1)
+    for page in ("bare", "ours"):
+        (move,) = found[page]
+        assert move["plotly.js"] > 0 and move["streamlit"] > 0, (page, move)
+    assert "| ours - bare |" in profile.table(found)

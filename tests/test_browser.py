@@ -144,6 +144,13 @@ def default_page(served_app: str) -> Iterator[Any]:
         yield page
 
 
+FIRST_TABBABLE = """() => { const panel = document.querySelector('[role=tabpanel]');
+    const tabbable = 'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
+    const el = Array.from(panel.querySelectorAll('*')).find(e => e.matches(tabbable));
+    return [el.matches('.st-key-context_chart .wb-plot'), el.getAttribute('role'),
+            el.getAttribute('aria-label').startsWith('Context over the conversation')]; }"""
+
+
 def test_the_context_chart_renders_in_chromium(default_page, tmp_path):
     """Opening the app shows the context chart (a plotly plot in its container) with no exception box."""
     page = default_page
@@ -157,6 +164,9 @@ def test_the_context_chart_renders_in_chromium(default_page, tmp_path):
     scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
     assert any(s.endswith("/app/static/plotly-basic.min.js") for s in scripts)
     assert not any("PlotlyChart" in s for s in scripts)
+    # the Charts tab's first tabbable element is the context chart's figure, before its SVG: the tab panel's search
+    # for one after every DOM change stops there (workbench/ui/fast_chart.py)
+    assert page.evaluate(FIRST_TABBABLE) == [True, "figure", True]
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot))
     box = page.locator(CHART).bounding_box()

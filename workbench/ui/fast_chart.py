@@ -49,12 +49,21 @@ export default function (component) {
   if (!el) {
     el = document.createElement("div");
     el.className = "wb-plot";
+    // Tabbable (a figure named by its title): a Streamlit tab panel (React Aria's useHasTabbableChild, Streamlit
+    // 1.67) walks its subtree for a tabbable element after every DOM change below it, ~87 walks a knob move on the
+    // Charts tab. The first one was the context chart's mode-bar button, after all of its SVG: 3,700-5,100 nodes
+    // visited a move; with this div first, ~200 (benchmarks/README.md, tenth round).
+    el.tabIndex = 0;
+    el.setAttribute("role", "figure");
     parentElement.appendChild(el);
   }
   // bytes (as sent: Streamlit passes them through untouched, a str it would test for a dataframe, importing pandas)
   const text = (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) ? new TextDecoder().decode(data) : data;
   const fig = typeof text === "string" ? JSON.parse(text) : text;
   if (!fig) return;
+  const title = fig.layout && fig.layout.title && fig.layout.title.text;
+  const label = typeof title === "string" ? title.replace(/<[^>]*>/g, "") : "";
+  if (label && el.getAttribute("aria-label") !== label) el.setAttribute("aria-label", label);
   const height = fig.layout && fig.layout.height;
   if (height && !el.classList.contains("js-plotly-plot")) el.style.height = height + "px";
   const { wbAfterPaint, ...config } = fig.config || {};
