@@ -131,7 +131,8 @@ def serve(tmp_path: Path, *app_args: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def default_page(served_app: str) -> Iterator[Any]:
     """The default app in one page, its context chart drawn and the page settled, for the tests that only look at it
-    and set its size: one page load for the three of them (a load is ~4 CPU-s of Chromium's)."""
+    and set its size, then the heatmap click: one page load for the four of them (a load is ~4-6 CPU-s of
+    Chromium's)."""
     from conftest import BROWSER
 
     BROWSER.browser  # noqa: B018 - skips, or fails under CI, without chromium
@@ -203,47 +204,47 @@ def test_metric_cards_fit_at_laptop_widths(default_page, tmp_path, width):
     page.screenshot(path=str(_shot(f"app-{width}.png", tmp_path)), full_page=True)
 
 
-def test_clicking_a_heatmap_cell_loads_that_config(chromium, served_app, tmp_path):
+def test_clicking_a_heatmap_cell_loads_that_config(default_page, tmp_path):
     """One real mouse click on a sweep heatmap cell loads that cell into the sidebar, as its tooltip says; the form
-    above the heatmap keeps the ranges it was swept over."""
+    above the heatmap keeps the ranges it was swept over. On the default page the tests above only looked at (a page
+    load is ~6 CPU-s of Chromium's): last, as the click changes the sidebar."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    with open_page(chromium, served_app, 1280, 1100) as page:
-        page.goto(served_app, wait_until="domcontentloaded")
-        page.wait_for_selector(CHART, state="visible", timeout=90_000)
-        page.get_by_role("tab", name="Sweep").click()
-        page.click(".st-key-sweep_go button", timeout=30_000)
-        heatmap = ".st-key-sweep_heatmap .js-plotly-plot"
-        page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
-        page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
-        settle_charts(page)  # the heatmap at its width: the click is aimed from its layout
-        form = ".st-key-sweep_x_from input, .st-key-sweep_x_to input, .st-key-sweep_y_from input, " \
-            ".st-key-sweep_y_to input"
-        ranges = page.eval_on_selector_all(form, "els => els.map(e => e.value)")
-        cell = ".st-key-sweep_cell input"
-        before = page.locator(cell).input_value()
-        where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
-            const L = gd._fullLayout, r = gd.getBoundingClientRect();
-            return {x: r.left + L.xaxis._offset + L.xaxis.l2p(3), y: r.top + L.yaxis._offset + L.yaxis.l2p(1),
-                    xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
-        page.mouse.move(where["x"], where["y"])
-        page.mouse.click(where["x"], where["y"])
-        x, y = float(where["xs"][3]), float(where["ys"][1])
-        expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
-        page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
-        page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
-        assert before != expected
-        assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
-        tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
-        shown = [f"{x:.2f}", f"{tokens:,}", str(tokens)]
-        # The sidebar is sent after the message and the chart, so its new value is waited for, not read at once.
-        sidebar_shows = f"""() => {{ const s = document.querySelector('[data-testid="stSidebar"]');
-            return !!s && {shown!r}.some(v => s.innerText.includes(v)); }}"""
-        with contextlib.suppress(PlaywrightTimeout):
-            page.wait_for_function(sidebar_shows, timeout=30_000)
-        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert any(v in sidebar for v in shown), sidebar[:2000]
-        assert page.locator(".stException").count() == 0
-        page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
-        page.evaluate(FRAMES)
-        page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
+    page = default_page
+    page.set_viewport_size({"width": 1280, "height": 1100})
+    page.get_by_role("tab", name="Sweep").click()
+    page.click(".st-key-sweep_go button", timeout=30_000)
+    heatmap = ".st-key-sweep_heatmap .js-plotly-plot"
+    page.wait_for_selector(f"{heatmap} .heatmaplayer", timeout=60_000)
+    page.locator(".st-key-sweep_heatmap").scroll_into_view_if_needed()
+    settle_charts(page)  # the heatmap at its width: the click is aimed from its layout
+    form = ".st-key-sweep_x_from input, .st-key-sweep_x_to input, .st-key-sweep_y_from input, " \
+        ".st-key-sweep_y_to input"
+    ranges = page.eval_on_selector_all(form, "els => els.map(e => e.value)")
+    cell = ".st-key-sweep_cell input"
+    before = page.locator(cell).input_value()
+    where = page.evaluate("""() => { const gd = document.querySelector('.st-key-sweep_heatmap .js-plotly-plot');
+        const L = gd._fullLayout, r = gd.getBoundingClientRect();
+        return {x: r.left + L.xaxis._offset + L.xaxis.l2p(3), y: r.top + L.yaxis._offset + L.yaxis.l2p(1),
+                xs: L.xaxis._categories, ys: L.yaxis._categories}; }""")
+    page.mouse.move(where["x"], where["y"])
+    page.mouse.click(where["x"], where["y"])
+    x, y = float(where["xs"][3]), float(where["ys"][1])
+    expected = f"trigger_ratio = {x:.3g}, kept_budget_ratio = {y:.3g}"
+    page.wait_for_selector(f"text=Loaded the clicked cell ({expected})", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector({cell!r})?.value === {expected!r}", timeout=30_000)
+    assert before != expected
+    assert page.eval_on_selector_all(form, "els => els.map(e => e.value)") == ranges
+    tokens = round(x * 200_000)  # the long sample's window: the trigger control shows tokens or the ratio
+    shown = [f"{x:.2f}", f"{tokens:,}", str(tokens)]
+    # The sidebar is sent after the message and the chart, so its new value is waited for, not read at once.
+    sidebar_shows = f"""() => {{ const s = document.querySelector('[data-testid="stSidebar"]');
+        return !!s && {shown!r}.some(v => s.innerText.includes(v)); }}"""
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(sidebar_shows, timeout=30_000)
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert any(v in sidebar for v in shown), sidebar[:2000]
+    assert page.locator(".stException").count() == 0
+    page.mouse.wheel(0, 250)  # the picture shows the heatmap, the message and the box the click filled
+    page.evaluate(FRAMES)
+    page.screenshot(path=str(_shot("sweep-click.png", tmp_path)), full_page=True)
