@@ -241,3 +241,47 @@ def test_a_cycle_is_caught_and_named():
     assert loop[0] == loop[-1] and "workbench.history.errors" in loop and "workbench.history.readers.parse" in loop
     assert all(b in graph[a] for a, b in zip(loop, loop[1:], strict=False))
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+# -- mypy's skip list (pyproject.toml) names only packages workbench does not import ----------------------------
+
+# litellm is imported (lazily) and skipped on purpose: its own override block in pyproject.toml says why.
+SKIPPED_ON_PURPOSE = frozenset({"litellm"})
+
+
+def _external_imports() -> set[str]:
+    """The top-level name of every package outside workbench that a module of it imports, anywhere in the module."""
+    names: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+    names.discard("workbench")
+    return names
+
+
+def _mypy_skipped() -> list[str]:
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return [pattern for block in config["tool"]["mypy"].get("overrides", [])
+            if block.get("follow_imports") == "skip" for pattern in block["module"]]
+
+
+def skipped_but_imported(imported: set[str], skipped: list[str]) -> list[str]:
+    """Patterns of mypy's skip list that match a package workbench imports (``foo.*`` matches ``foo`` too)."""
+    return sorted(p for p in skipped if p.removesuffix(".*") in imported - SKIPPED_ON_PURPOSE)
+
+
+def test_mypy_skips_no_package_that_workbench_imports():
+    # a skipped package's names are Any to mypy: a package workbench calls must stay followed, or typos in those
+    # calls stop being errors
+    assert skipped_but_imported(_external_imports(), _mypy_skipped()) == []
+
+
+def test_a_skipped_package_that_workbench_imports_is_caught():
+    skipped = _mypy_skipped()
+    assert "IPython.*" in skipped and "streamlit.*" not in skipped
+    assert skipped_but_imported({"IPython", "streamlit", "litellm"}, skipped) == ["IPython.*"]
