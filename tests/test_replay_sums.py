@@ -27,7 +27,7 @@ from workbench.policies import get_policy
 from workbench.presets import get_preset
 from workbench.replay.compaction import MessageSpan
 from workbench.replay.context import ContextSums
-from workbench.replay.loop import _Replay, prepared
+from workbench.replay.loop import _billed_of, _Replay, prepared
 
 PATHS = ["/repo/a.py", "/repo/b.py", "/repo/c.py", "/repo/CLAUDE.md", "/repo/.claude/plans/p.md", "/repo/d.py"]
 LINE = "    value = compute(value, other)  # a line\n"
@@ -151,7 +151,7 @@ class _NaiveRestore:
 
     def at(self, i: int) -> int:
         r = self.replay
-        return compaction_restore(r.history.messages[: i + 1], r.knobs, cache=CountCache(), billed=r._billed())
+        return compaction_restore(r.history.messages[: i + 1], r.knobs, cache=CountCache(), billed=_billed_of(r.counts, r.knobs)())
 
 
 @pytest.mark.slow  # 3-4 s: twelve replays, each against a naive restore from the start
