@@ -25,33 +25,30 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
+# Bytecode is written by the imports that need it, into .venv and the package's __pycache__ (both ignored by git),
+# even where PYTHONDONTWRITEBYTECODE is set, as on our CI machine: compiling all of site-packages at install took
+# 64.6 + 5.8 CPU-s for 14,964 files (2026-12-03, load ~6), where the suite's processes import ~4,400 of them
+# (60 of 199 MB). Without any bytecode every process would compile every import again (`import litellm`: 9.3
+# CPU-s instead of 4.5), so it must be written once, by whoever imports first.
+unset PYTHONDONTWRITEBYTECODE
 # pyproject.toml's hash as of the last successful install; a fresh clone has none, so it installs.
 STAMP=.venv/.workbench-test-install
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
-  # uv (from PyPI, into the venv) downloads in parallel and compiles the bytecode on both cores: the same versions
-  # as pip, in about two thirds of pip's CPU time on a fresh venv (docs/design.md, "Tests"). The bytecode is
-  # needed where PYTHONDONTWRITEBYTECODE is set (see compileall below). uv reads no pip.conf: where it cannot
-  # install, pip does it as before.
+  # uv (from PyPI, into the venv) downloads in parallel: the same versions as pip, in about two thirds of pip's CPU
+  # time on a fresh venv (docs/design.md, "Tests"). uv reads no pip.conf: where it cannot install, pip does it as
+  # before.
   if ! { .venv/bin/python -m pip install --quiet uv \
-         && .venv/bin/python -m uv pip install --quiet --python .venv/bin/python --compile-bytecode -e '.[test]'; }; then
+         && .venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e '.[test]'; }; then
     echo "[test.sh] uv could not install; pip instead"
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[test]'
   fi
   echo "$WANT" > "$STAMP"
 fi
-# The package's bytecode, once: pip compiles what it installs but not an editable install, and where
-# PYTHONDONTWRITEBYTECODE is set (as on our CI machine) no import writes it, so every process the suite starts
-# (AppTest, the CLI, `streamlit run`) would compile ~110 modules again (~0.2 s each; stale files are ignored).
+# The package's bytecode, once, before the three workers import it at collection: each would otherwise compile the
+# same 188 modules at the same time.
 .venv/bin/python -m compileall -q workbench
-# The installed packages' bytecode, checked: uv writes it at install, but a venv can lose it while its install stamp
-# still matches (a developer's .venv on 2026-12-03 held 718 .pyc for 15,683 .py), and then under
-# PYTHONDONTWRITEBYTECODE every process compiles every import again: `import litellm` took 9.3 CPU-s instead of 4.5
-# (3 runs each), and the suite imports it in dozens of processes (live runs, kernels). Up to date, this pass only
-# reads headers (~1 CPU-s).
-.venv/bin/python -m compileall -qq -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-  || true  # a package's own test data may hold files that do not compile: nothing imports them
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 echo "[test.sh] installed in ${SECONDS} s"
 # Types beside the tests, so CI keeps `mypy workbench` clean (settings in pyproject.toml; ~1 s warm, ~40 s cold):
