@@ -24,6 +24,7 @@ from upload_samples import format_samples
 from workbench.analysis.compare import compact_number, format_delta
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
+from workbench.explore.sweep import knobs_of_row
 from workbench.explore.tune import Constraints, check_config, retention_floor
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
@@ -727,6 +728,33 @@ def test_auto_tune_with_impossible_constraints_says_so():
     assert not at.exception
     assert any("No config met the constraints" in w.value for w in at.warning)
     assert not [b for b in at.get("download_button") if b.key == "tune_download"]
+
+
+def test_an_auto_tune_replays_the_sidebars_config_once_per_history(monkeypatch):
+    """A click on Run auto-tune replays the sidebar's config once on each history: its score under the defaults,
+    its score under the constraints and its row in the per-history table all come from that replay."""
+    import workbench.replay
+
+    base = Knobs(context_window_tokens=20_000)
+    histories = [SHORT, "sample_histories/tool_heavy.jsonl"]
+    at = app(tab="Sweep", knob_context_window_tokens=20_000, sweep_histories=histories, tune_space=["trigger_ratio"],
+             tune_points=2, tune_rounds=0)  # a small grid: the count, not the search, is under test
+    replays: list[str] = []
+    real = workbench.replay.simulate
+
+    def counting(history, knobs, *args, **kwargs):
+        if knobs == base:
+            replays.append(history.id)
+        return real(history, knobs, *args, **kwargs)
+
+    monkeypatch.setattr(workbench.replay, "simulate", counting)
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    found = at.session_state["tune_result"]
+    assert found["labels"] == histories and found["base_rows"].height == len(histories)
+    tried = {knobs_of_row(row) for row in found["result"].runs.iter_rows(named=True)}
+    assert base not in tried  # the tune's own grid never replays the sidebar's config: every replay counted is its
+    assert sorted(replays) == ["short", "tool_heavy"]
 
 
 @pytest.mark.slow
