@@ -262,6 +262,28 @@ def test_threshold_slider_changes_compressions_exactly_as_the_engine():
     assert len(counts) == 2  # the slider really matters on this history
 
 
+def test_a_full_run_reads_the_knobs_once(monkeypatch):
+    """A full run reads the sidebar's knobs from session state once (``sidebar.knob_panel``): the knob page takes
+    the panel that decided the page's places; on opening, after the trigger moves, and on another tab."""
+    calls = []
+    real = sidebar.knob_panel
+
+    def counting() -> sidebar.KnobPanel:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(sidebar, "knob_panel", counting)
+    at = app(knob_context_window_tokens=20_000)
+    runs = [len(calls)]
+    widget(at, sidebar.TRIGGER).set_value(8_000).run()
+    runs.append(len(calls) - sum(runs))
+    at.session_state["tab"] = "Sweep"
+    at.run()
+    runs.append(len(calls) - sum(runs))
+    no_errors(at)
+    assert runs == [1, 1, 1] and len(at.metric) == CARDS  # and the page got as far as its cards
+
+
 def test_off_box_disables_compression():
     """Ticking 'off' sets trigger_ratio = -1: no compression at all."""
     at = app(knob_context_window_tokens=20_000, knob_group_trigger=True)
