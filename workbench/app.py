@@ -131,7 +131,9 @@ def _other_tabs(tabs: Any, run: Run, run_a: Run | None, knobs: Knobs) -> None:
         if tabs[4].open:
             from workbench.ui import sweep_tab
 
-            sweep_tab.render(label, history, knobs, sidebar.history_loaders())
+            # With the simulated briefer in the sidebar, the page's replay is the one the Sweep tab's ranges read
+            sweep_tab.render(label, history, knobs, sidebar.history_loaders(),
+                             simulated=run if briefer == "simulated" else None)
     with tabs[5]:
         if tabs[5].open:
             from workbench.ui import reality_tab

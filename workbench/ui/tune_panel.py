@@ -18,7 +18,7 @@ from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
-from workbench.replay import METRIC_SPECS
+from workbench.replay import METRIC_SPECS, Run
 from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
@@ -138,8 +138,9 @@ def _tune_controls(runs_: list[Any]) -> TuneForm:
 
 
 def render(current: str, history: History, knobs: Knobs, labels_: list[str],
-          histories: dict[str, Callable[[], History]]) -> None:
-    """Auto-tune over ``labels_``: the button, then the winner, its changed knobs, each history, YAML and front."""
+          histories: dict[str, Callable[[], History]], *, simulated: Run | None = None) -> None:
+    """Auto-tune over ``labels_``: the button, then the winner, its changed knobs, each history, YAML and front.
+    ``simulated``: the Sweep tab's replay of ``history`` (the simulated briefer's), reused for its ranges."""
     from workbench.explore.sweep import sweep
     from workbench.explore.tune import Constraints, history_rows, score_config, tune
 
@@ -148,7 +149,8 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
                 f"{counted(len(labels_), 'history', 'histories')} (those chosen above, else the current one); "
                 "the other knobs stay as in the sidebar. Offline.")
     loaded = [history if label == current else histories[label]() for label in labels_]
-    form = _tune_controls([runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
+    form = _tune_controls([simulated if h is history and simulated is not None
+                           else runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
     again = st.session_state.pop("tune_again", False)
     if (st.button("Run auto-tune", type="primary", key="tune_go", disabled=not form.space) or again) and form.space:
         briefer = runs.briefer_of(form.briefer)
