@@ -24,6 +24,7 @@ from upload_samples import format_samples
 from workbench.analysis.compare import compact_number, format_delta
 from workbench.briefing.extractive import ExtractiveBriefer
 from workbench.counting.prices import get_prices
+from workbench.explore.sweep import knobs_of_row
 from workbench.explore.tune import Constraints, check_config, retention_floor
 from workbench.history.readers import load_history
 from workbench.knobs import Knobs, dump_knobs
@@ -259,6 +260,28 @@ def test_threshold_slider_changes_compressions_exactly_as_the_engine():
     counts = {simulate(history, Knobs(context_window_tokens=20_000, trigger_ratio=r)).metrics.compressions
               for r in (0.4, 0.9)}
     assert len(counts) == 2  # the slider really matters on this history
+
+
+def test_a_full_run_reads_the_knobs_once(monkeypatch):
+    """A full run reads the sidebar's knobs from session state once (``sidebar.knob_panel``): the knob page takes
+    the panel that decided the page's places; on opening, after the trigger moves, and on another tab."""
+    calls = []
+    real = sidebar.knob_panel
+
+    def counting() -> sidebar.KnobPanel:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(sidebar, "knob_panel", counting)
+    at = app(knob_context_window_tokens=20_000)
+    runs = [len(calls)]
+    widget(at, sidebar.TRIGGER).set_value(8_000).run()
+    runs.append(len(calls) - sum(runs))
+    at.session_state["tab"] = "Sweep"
+    at.run()
+    runs.append(len(calls) - sum(runs))
+    no_errors(at)
+    assert runs == [1, 1, 1] and len(at.metric) == CARDS  # and the page got as far as its cards
 
 
 def test_off_box_disables_compression():
@@ -727,6 +750,33 @@ def test_auto_tune_with_impossible_constraints_says_so():
     assert not at.exception
     assert any("No config met the constraints" in w.value for w in at.warning)
     assert not [b for b in at.get("download_button") if b.key == "tune_download"]
+
+
+def test_an_auto_tune_replays_the_sidebars_config_once_per_history(monkeypatch):
+    """A click on Run auto-tune replays the sidebar's config once on each history: its score under the defaults,
+    its score under the constraints and its row in the per-history table all come from that replay."""
+    import workbench.replay
+
+    base = Knobs(context_window_tokens=20_000)
+    histories = [SHORT, "sample_histories/tool_heavy.jsonl"]
+    at = app(tab="Sweep", knob_context_window_tokens=20_000, sweep_histories=histories, tune_space=["trigger_ratio"],
+             tune_points=2, tune_rounds=0)  # a small grid: the count, not the search, is under test
+    replays: list[str] = []
+    real = workbench.replay.simulate
+
+    def counting(history, knobs, *args, **kwargs):
+        if knobs == base:
+            replays.append(history.id)
+        return real(history, knobs, *args, **kwargs)
+
+    monkeypatch.setattr(workbench.replay, "simulate", counting)
+    at.button(key="tune_go").click().run()
+    no_errors(at)
+    found = at.session_state["tune_result"]
+    assert found["labels"] == histories and found["base_rows"].height == len(histories)
+    tried = {knobs_of_row(row) for row in found["result"].runs.iter_rows(named=True)}
+    assert base not in tried  # the tune's own grid never replays the sidebar's config: every replay counted is its
+    assert sorted(replays) == ["short", "tool_heavy"]
 
 
 @pytest.mark.slow

@@ -74,6 +74,30 @@ def test_opening_another_history_moves_the_form_to_its_axes_and_the_heatmap_says
     assert any("sweep run while" in i.value and "short.jsonl" in i.value for i in at.info)
 
 
+@pytest.mark.parametrize(("briefer", "lookups"), [("simulated", 1), ("extractive", 2)])
+def test_the_sweep_tab_takes_the_pages_replay(monkeypatch, briefer, lookups):
+    """With the Sweep tab open a run replays the sidebar's config once: the sweep form's ranges and the tune panel's
+    read the page's replay; with the extractive briefer in the sidebar, once more for the simulated briefer's."""
+    from workbench.ui import runs
+
+    seen: list[str] = []
+    real = runs.replay
+
+    def counting(history_key, knobs, briefer_name, history):
+        seen.append(briefer_name)
+        return real(history_key, knobs, briefer_name, history)
+
+    monkeypatch.setattr(runs, "replay", counting)
+    at = app(tab="Sweep", knob_context_window_tokens=20_000, briefer=briefer)
+    no_errors(at)
+    first = len(seen)
+    widget(at, "sweep_x_steps").set_value(3).run()
+    no_errors(at)
+    assert (first, len(seen) - first) == (lookups, lookups)
+    assert sorted(set(seen)) == sorted({briefer, "simulated"})
+    assert widget(at, "tune_space").value  # the tune panel was drawn, its ranges from the same replay
+
+
 def test_a_click_reports_the_cell_under_it():
     """The heatmap's invisible cell markers report their category strings; they map back to the grid's cells."""
     cells = [(0.2, 0.05), (0.35, 0.05), (0.2, 0.1), (0.35, 0.1)]

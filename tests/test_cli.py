@@ -92,6 +92,39 @@ def test_missing_file_exits_2(tmp_path, capsys):
     assert "nope.jsonl" in capsys.readouterr().err
 
 
+ENGINE = ("workbench.replay", "polars", "numpy", "plotly", "litellm")
+
+
+def test_a_bad_file_is_refused_before_the_engine_is_imported(tmp_path):
+    """A missing file, or one that is not a log, is refused with the same exit code and line as ever before the
+    replay engine, polars, plotly or litellm are imported (they were most of a refusal's CPU time)."""
+    import subprocess
+    import sys
+
+    not_a_log = tmp_path / "notes.txt"
+    not_a_log.write_text("hello\nworld\n", encoding="utf-8")
+    cases = [[command, str(path)] for command in ("simulate", "probe") for path in (tmp_path / "nope.jsonl", not_a_log)]
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from workbench.cli import main\n"
+        "out = []\n"
+        f"for argv in {cases!r}:\n"
+        "    err = io.StringIO()\n"
+        "    with contextlib.redirect_stderr(err):\n"
+        "        rc = main(argv)\n"
+        f"    out.append([rc, err.getvalue(), [m for m in {ENGINE!r} if m in sys.modules]])\n"
+        "print(json.dumps(out))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    results = json.loads(proc.stdout)
+    for (command, path), (rc, err, loaded) in zip(cases, results, strict=True):
+        missing = path.endswith("nope.jsonl")
+        said = f"{path}: cannot read: No such file or directory" if missing else f"{path}:1:1: invalid JSON"
+        assert rc == 2 and err.startswith(f"workbench {command}: error: {said}"), err
+        assert len(err.strip().splitlines()) == 1
+        assert loaded == [], (command, path)
+
+
 def test_presets_lists_stagewise(capsys):
     assert main(["presets"]) == 0
     out = capsys.readouterr().out

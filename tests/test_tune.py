@@ -169,6 +169,21 @@ def test_retention_floor_is_five_points_under_the_base():
     assert retention_floor(0.03) == 0.0
 
 
+def test_one_replay_scored_under_two_constraints_is_two_fresh_checks():
+    """``score_config`` over one sweep of a config gives what ``check_config`` gives replaying it afresh, under any
+    constraints: the app's tune panel replays the sidebar's config once and scores it twice."""
+    from workbench.explore.sweep import sweep
+    from workbench.explore.tune import score_config
+
+    knobs = Knobs(context_window_tokens=32_000)
+    histories = [long_history(40), History(id="longer", messages=long_history(60).messages)]
+    runs = sweep(histories, [knobs], workers=1, probes=True)
+    for constraints in (Constraints(), Constraints(min_retention=0.5, max_compressions=1)):
+        assert score_config(runs, constraints) == check_config(knobs, histories, constraints)
+    with pytest.raises(ValueError, match="no history could be read"):
+        score_config(runs.clear(), Constraints())
+
+
 def test_cli_tune_exits_1_when_nothing_is_feasible(tmp_path, capsys):
     from workbench.history.writers import dump_canonical_jsonl
 

@@ -65,7 +65,9 @@ def knob_page() -> tuple[sidebar.KnobPanel, Run | None]:
     for name in ui_state.PERSISTENT:  # keep tab widgets' values while their tab is closed (lazy tabs)
         if name in st.session_state:
             st.session_state[name] = st.session_state[name]
-    panel = drawn["panel"] = sidebar.knob_panel()  # the knobs from session state; their widgets come after the run
+    # The knobs from session state (their widgets come after the run): a full run read them just above, to decide
+    # on the places; a knob move, which reruns this alone, reads them here.
+    panel = drawn["panel"] = full_run_panel if st.session_state.get(FULL_RUN) else sidebar.knob_panel()
     knobs = panel.knobs
     if (knobs is None) != (places is None) and not st.session_state.get(FULL_RUN):
         st.rerun()  # the knobs turned valid or invalid: the full run draws the places and tabs, or takes them away
@@ -129,7 +131,9 @@ def _other_tabs(tabs: Any, run: Run, run_a: Run | None, knobs: Knobs) -> None:
         if tabs[4].open:
             from workbench.ui import sweep_tab
 
-            sweep_tab.render(label, history, knobs, sidebar.history_loaders())
+            # With the simulated briefer in the sidebar, the page's replay is the one the Sweep tab's ranges read
+            sweep_tab.render(label, history, knobs, sidebar.history_loaders(),
+                             simulated=run if briefer == "simulated" else None)
     with tabs[5]:
         if tabs[5].open:
             from workbench.ui import reality_tab
@@ -149,7 +153,8 @@ drawn: dict[str, sidebar.KnobPanel] = {}  # the panel ``knob_page`` drew its wid
 # only: a knob move fills them again (a fragment writes into containers made outside it), so the browser does not
 # re-render the tab bar and its seven tabs on every move (benchmarks/README.md, browser_slider).
 places: tuple[Any, Any] | None = None
-if sidebar.knob_panel().knobs is not None:
+full_run_panel = sidebar.knob_panel()  # once a full run (~4 ms): ``knob_page`` takes it in a full run
+if full_run_panel.knobs is not None:
     places = (st.container(), st.tabs(["Charts", "Compressions", "A/B compare", "Live runs", "Sweep", "Reality",
                                        "YAML & CLI"], key="tab", on_change="rerun"))
 st.session_state[FULL_RUN] = True
@@ -158,7 +163,7 @@ try:
 finally:
     st.session_state[FULL_RUN] = False
     warmup.empty()  # the browser has had the hidden chart since the imports; the page keeps only the real charts
-    page_panel, page_run = page if page is not None else (drawn.get("panel") or sidebar.knob_panel(), None)
+    page_panel, page_run = page if page is not None else (drawn.get("panel") or full_run_panel, None)
     with side_top:
         sidebar.draw_top(choice, page_panel)
     with side_groups:

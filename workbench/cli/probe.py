@@ -38,14 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis.fact_probes.probes import facts_frame, probe_run
     from workbench.cli.simulate import knobs_for_history
-    from workbench.explore.sweep import write_sweep
     from workbench.history.readers import load_history
+
+    history = load_history(args.history)  # before the engine and polars, as simulate does: a bad file fails fast
+    knobs = knobs_for_history(args, history)  # an agent log: its agent's preset, window and model, as simulate does
+    from workbench.analysis.fact_probes.probes import facts_frame, probe_run
+    from workbench.explore.sweep import write_sweep
     from workbench.replay import simulate
 
-    history = load_history(args.history)
-    knobs = knobs_for_history(args, history)  # an agent log: its agent's preset, window and model, as simulate does
     # The history (millions of objects at 100k messages) and then the run live until the command ends; moved
     # out of the cyclic GC's reach, each full collection no longer walks them all again (~2 s at 100k).
     gc.freeze()

@@ -75,6 +75,7 @@ __all__ = [
     "history_rows",
     "pareto_mask",
     "retention_floor",
+    "score_config",
     "tune",
 ]
 
@@ -324,7 +325,12 @@ def check_config(
 ) -> dict[str, Any]:
     """Replay ``knobs`` afresh on ``histories`` (in this process) and score it as tune does."""
     runs = sweep(histories, [knobs], workers=1, briefer=briefer, probes=True, on_bad_history=on_bad_history)
+    return score_config(runs, constraints, objective=objective)
+
+
+def score_config(runs: pl.DataFrame, constraints: Constraints, *, objective: str = "tokens") -> dict[str, Any]:
+    """Score one config's rows of ``sweep(histories, [knobs], probes=True)`` as tune does: a face that needs the
+    score under two constraints, or each history's row too, replays the config once."""
     if runs.is_empty():
         raise ValueError("no history could be read")
-    row = aggregate(runs, objective, constraints).row(0, named=True)
-    return dict(row)
+    return dict(aggregate(runs, objective, constraints).row(0, named=True))

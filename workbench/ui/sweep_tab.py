@@ -21,7 +21,7 @@ from workbench.display.untrusted import hover, literal, literals
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import KNOB_SPECS, Knobs
-from workbench.replay import metric_label
+from workbench.replay import Run, metric_label
 from workbench.ui import runs, tune_panel
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
@@ -124,9 +124,12 @@ def _heatmap_clicked() -> None:
                    f"{plots.tick(b)}) into the sidebar.")
 
 
-def render(current: str, history: History, knobs: Knobs, histories: dict[str, Callable[[], History]]) -> None:
-    """``histories``: picker label → loader, for every history the user may add to the sweep."""
-    run = runs.replay(history.digest, knobs, "simulated", history)
+def render(current: str, history: History, knobs: Knobs, histories: dict[str, Callable[[], History]], *,
+           simulated: Run | None = None) -> None:
+    """``histories``: picker label → loader, for every history the user may add to the sweep. ``simulated``: the
+    page's replay of ``history`` under ``knobs`` when it is the simulated briefer's, which the ranges here and in the
+    tune panel read; without it the cached one is looked up, once (a lookup hashes the knobs: ~3 ms in AppTest)."""
+    run = simulated if simulated is not None else runs.replay(history.digest, knobs, "simulated", history)
     st.markdown("Replay every combination of two knobs (the others as in the sidebar) over the chosen "
                 "histories. The ranges start where each knob changes this history's replay; type your own "
                 "to override them.")
@@ -151,7 +154,7 @@ def render(current: str, history: History, knobs: Knobs, histories: dict[str, Ca
     else:
         _grid(x, xs, y, ys, knobs, chosen, histories, current)
     st.divider()
-    tune_panel.render(current, history, knobs, chosen or [current], histories)
+    tune_panel.render(current, history, knobs, chosen or [current], histories, simulated=run)
 
 
 def _grid(x: str, xs: list[Any], y: str, ys: list[Any], knobs: Knobs, chosen: list[str],

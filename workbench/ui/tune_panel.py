@@ -18,7 +18,7 @@ from workbench.display.untrusted import literal
 from workbench.history.model import History
 from workbench.history.words import counted
 from workbench.knobs import Knobs
-from workbench.replay import METRIC_SPECS
+from workbench.replay import METRIC_SPECS, Run
 from workbench.ui import runs
 from workbench.ui import state as ui_state
 from workbench.ui.charts import show
@@ -74,7 +74,7 @@ class TuneForm:
     limit_from_base: bool = False
 
     def constraints(self, base: dict[str, Any]) -> Constraints:
-        """The constraints, the defaults taken from ``base`` (the sidebar config's ``check_config`` row)."""
+        """The constraints, the defaults taken from ``base`` (the sidebar config's ``score_config`` row)."""
         from workbench.explore.tune import Constraints, compaction_limit, retention_floor
 
         floor = retention_floor(base["retention"]) if self.min_retention is None else self.min_retention
@@ -138,21 +138,28 @@ def _tune_controls(runs_: list[Any]) -> TuneForm:
 
 
 def render(current: str, history: History, knobs: Knobs, labels_: list[str],
-          histories: dict[str, Callable[[], History]]) -> None:
-    """Auto-tune over ``labels_``: the button, then the winner, its changed knobs, each history, YAML and front."""
-    from workbench.explore.tune import Constraints, check_config, tune
+          histories: dict[str, Callable[[], History]], *, simulated: Run | None = None) -> None:
+    """Auto-tune over ``labels_``: the button, then the winner, its changed knobs, each history, YAML and front.
+    ``simulated``: the Sweep tab's replay of ``history`` (the simulated briefer's), reused for its ranges."""
+    from workbench.explore.sweep import sweep
+    from workbench.explore.tune import Constraints, history_rows, score_config, tune
 
     st.subheader("Auto-tune")
     st.markdown(f"Search the knobs for the cheapest config that meets the constraints on "
                 f"{counted(len(labels_), 'history', 'histories')} (those chosen above, else the current one); "
                 "the other knobs stay as in the sidebar. Offline.")
     loaded = [history if label == current else histories[label]() for label in labels_]
-    form = _tune_controls([runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
+    form = _tune_controls([simulated if h is history and simulated is not None
+                           else runs.replay(h.digest, knobs, "simulated", h) for h in loaded])
     again = st.session_state.pop("tune_again", False)
     if (st.button("Run auto-tune", type="primary", key="tune_go", disabled=not form.space) or again) and form.space:
         briefer = runs.briefer_of(form.briefer)
         bar = st.progress(0.0, text="scoring the sidebar's config…")
-        before = check_config(knobs, loaded, Constraints(), objective=form.objective, briefer=briefer)
+        # One replay of the sidebar's config on each history, read three times: its score under the defaults (the
+        # constraints' floor and limit), its score under the constraints, and its row per history. A replay for
+        # each reading cost a tune of the long sample 1.1-1.7 of its 14-17 CPU-s (2026-12-03, load 2-6).
+        base_runs = sweep(loaded, [knobs], workers=1, briefer=briefer, probes=True)
+        before = score_config(base_runs, Constraints(), objective=form.objective)
         constraints = form.constraints(before)
 
         def progress(done: int, all_runs: int) -> None:
@@ -166,9 +173,9 @@ def render(current: str, history: History, knobs: Knobs, labels_: list[str],
             st.error(literal(exc))
             return
         bar.progress(1.0, text=f"{counted(result.runs.height, 'replay')} in {result.seconds:.1f} s")
-        current_score = check_config(knobs, loaded, constraints, objective=form.objective, briefer=briefer)
+        current_score = score_config(base_runs, constraints, objective=form.objective)
         st.session_state[TUNE] = {"result": result, "current": current_score, "base": knobs, "labels": labels_,
-                                  "base_rows": _base_rows(knobs, loaded, briefer)}
+                                  "base_rows": history_rows(base_runs)}
     found = st.session_state.get(TUNE)
     if found is not None:
         _tune_result(found, knobs, labels_)
@@ -183,13 +190,6 @@ WINNER_CARDS = (
     (f"max {METRIC_SPECS['compressions'].short}", "max_compressions", True),
     (METRIC_SPECS["peak_ratio"].short, "max_peak_ratio", True),
 )
-
-
-def _base_rows(knobs: Knobs, loaded: list[History], briefer: Any) -> pl.DataFrame:
-    from workbench.explore.sweep import sweep
-    from workbench.explore.tune import history_rows
-
-    return history_rows(sweep(loaded, [knobs], workers=1, briefer=briefer, probes=True))
 
 
 def _tune_result(found: dict[str, Any], knobs: Knobs, labels_: list[str]) -> None:
