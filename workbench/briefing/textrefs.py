@@ -14,8 +14,8 @@ from collections.abc import Iterator
 # to the next "!" or "[" instead of trying every position: 2.6x faster, the same matches.
 LINK_RE = re.compile(r"(?:!\[|\[)[^\[\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
 # ``LINK_RE`` from its "[" on (``find_links``): a literal first character, which re finds by a fast scan, and
-# possessive quantifiers, which give back nothing: each repeat stops at a character what follows it cannot take
-# ("]" after the text, whitespace or ")" after the target), so backtracking into one never makes a match.
+# possessive repeats, which never give back: giving back would leave next a character of the text or target, which
+# what follows them ("]" after the text; whitespace or ")" after the target) cannot take, so no match is lost.
 _FROM_BRACKET_RE = re.compile(r"\[[^\[\]\n]*+\]\((?:[^()\s]++|\([^()\s]*+\))*+(?:\s+\"[^\"\n]*\")?\)")
 # Bare URLs, not the target of a markdown link, without trailing sentence punctuation.
 URL_RE = re.compile(r"(?<![\w(<\[])https?://[^\s<>()\[\]\"'`]+[^\s<>()\[\]\"'`.,;:!?]")
