@@ -46,9 +46,12 @@ def _repositories(directory: Path) -> dict[str, str]:
     return {s["file"]: (s.get("source") or {}).get("repo", "unknown") for s in data.get("sessions", [])}
 
 
-def replay_directory(directory: Path, counter: str = "billed") -> tuple[dict[str, list[AgainstLog]], list[str]]:
-    """Per repository, every log's replay against its compactions; and the files skipped (with why)."""
+def replay_directory(directory: Path, counter: str = "billed", *,
+                     cache: CountCache | None = None) -> tuple[dict[str, list[AgainstLog]], list[str]]:
+    """Per repository, every log's replay against its compactions; and the files skipped (with why). ``cache``: the
+    counts of another pass over the same logs (another counter), so each log is counted and tokenized once."""
     repos = _repositories(directory)
+    cache = CountCache() if cache is None else cache
     out: dict[str, list[AgainstLog]] = {}
     skipped: list[str] = []
     for path in sorted(p for p in directory.iterdir() if p.name != "facts.json" and p.suffix in (".jsonl", ".gz", ".json")):
@@ -62,7 +65,7 @@ def replay_directory(directory: Path, counter: str = "billed") -> tuple[dict[str
             skipped.append(f"`{path.name}` (read, but not as an agent log)")
             continue
         knobs = agent_settings(history, dollars=False).knobs.replace(log_counter=counter)
-        run = simulate(history, knobs, cache=CountCache(), prices=Prices(model=knobs.model),
+        run = simulate(history, knobs, cache=cache, prices=Prices(model=knobs.model),
                        briefer_prices=Prices(model=knobs.briefer_model))  # positions, not dollars
         row = against_log(run, history)
         assert row is not None
@@ -103,8 +106,9 @@ def markdown(directories: Sequence[Path] = DEFAULT_DIRS, counters: Sequence[str]
     for directory in directories:
         if not directory.is_dir():
             continue
+        cache = CountCache()  # one per folder: its logs are counted once for every counter
         for counter in counters:
-            by_repo, skipped = replay_directory(directory, counter)
+            by_repo, skipped = replay_directory(directory, counter, cache=cache)
             parts.append(f"**`{directory.name}`, `log_counter: {counter}`**\n")
             parts.append(_table(COLUMNS, table_rows(by_repo)))
             if skipped:
@@ -131,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         out = {}
         for directory in args.dirs:
+            cache = CountCache()
             for counter in counters:
-                by_repo, skipped = replay_directory(directory, counter)
+                by_repo, skipped = replay_directory(directory, counter, cache=cache)
                 every = [r for rows in by_repo.values() for r in rows]
                 out[f"{directory.name}:{counter}"] = {
                     "by_repository": {repo: summary(rows) for repo, rows in by_repo.items()},

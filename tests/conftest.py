@@ -303,6 +303,7 @@ SHARED_SETUP: dict[str, tuple[str, ...]] = {
         "tests/test_robustness.py::test_a_key_inside_a_successful_answer",
         "tests/test_faults.py::test_cache_", "tests/test_faults.py::test_an_unwritable_cache_keeps_paid_answers",
         "tests/test_faults.py::test_two_concurrent_live_runs",
+        "tests/test_probes.py::test_the_judge_grades",  # the judge's mock_response goes through litellm.completion
     ),
     # tests/test_layers.py's import graph: every module of the package parsed (~2-4 CPU-s).
     "import_graph": ("tests/test_layers.py::",),

@@ -97,21 +97,16 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _cli(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    """The command in a process of its own (as a user runs it against the cluster)."""
-    proc = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=ENV,
-                          cwd=REPO, timeout=120)
-    assert proc.returncode == code, proc.stderr[-3000:]
-    return proc
-
-
-def _here(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    """The same command on this machine, in this process (no second interpreter to start)."""
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a command run in this process, on this machine or (``--scheduler``) on the
+    cluster: what is tested is the workers' side, and a process of its own would import the engine and
+    dask.distributed again (~3 CPU-s each). Ctrl-C is sent to a process of its own (the last test)."""
     from workbench.cli import main
 
     capsys.readouterr()
     code = main(list(args))
-    return code, capsys.readouterr().out
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 GRID = ["--grid", "trigger_ratio=0.3,0.5,0.7", "--grid", "kept_budget_ratio=0.05,0.2", "--set",
@@ -121,9 +116,10 @@ GRID = ["--grid", "trigger_ratio=0.3,0.5,0.7", "--grid", "kept_budget_ratio=0.05
 def test_the_cluster_sweep_has_the_local_rows_and_loads_each_history_once_per_worker(
         scheduler: str, histories: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     local, remote = tmp_path / "local.parquet", tmp_path / "cluster.parquet"
-    assert _here(capsys, "sweep", str(histories), *GRID, "--workers", "1", "--out", str(local))[0] == 0
-    run = _cli("sweep", str(histories), *GRID, "--scheduler", scheduler, "--out", str(remote))
-    assert "shipped 3 histories" in run.stderr and "to 2 workers" in run.stderr, run.stderr
+    assert _run(capsys, "sweep", str(histories), *GRID, "--workers", "1", "--out", str(local))[0] == 0
+    code, _, err = _run(capsys, "sweep", str(histories), *GRID, "--scheduler", scheduler, "--out", str(remote))
+    assert code == 0, err[-3000:]
+    assert "shipped 3 histories" in err and "to 2 workers" in err, err
     mine, theirs = pl.read_parquet(local), pl.read_parquet(remote)
     assert mine.height == theirs.height == 3 * 6
     assert mine.drop("replay_ms").equals(theirs.drop("replay_ms"))
@@ -137,7 +133,7 @@ def test_the_cluster_sweep_has_the_local_rows_and_loads_each_history_once_per_wo
         assert all(k.startswith("sha256:") for per in loads.values() for k in per)  # from the shipped bytes
         assert all(n == 1 for per in loads.values() for n in per.values())
         assert len(set().union(*loads.values())) == 3
-        _cli("sweep", str(histories), *GRID, "--scheduler", scheduler)
+        assert _run(capsys, "sweep", str(histories), *GRID, "--scheduler", scheduler)[0] == 0
         after = client.run(worker_loads)  # the scheduler may send a history's tasks to the other worker this time,
         assert all(n == 1 for per in after.values() for n in per.values())  # but no worker loads one twice
         assert all(after[w].items() >= per.items() for w, per in loads.items())  # and each kept what it loaded
@@ -149,11 +145,12 @@ def test_tune_on_the_cluster_finds_what_it_finds_here(scheduler: str, histories:
     args = ["tune", str(histories), "--set", "context_window_tokens=32000", "--space", "trigger_ratio=0.3:0.8",
             "--points", "3", "--rounds", "1", "--keep", "1", "--briefer", "simulated", "--max-overflows", "100000",
             "--max-compressions", "none", "--min-retention", "0", "--no-progress"]
-    code, here = _here(capsys, *args, "--workers", "1")
-    there = _cli(*args, "--scheduler", scheduler, code=code)
+    code, here, _ = _run(capsys, *args, "--workers", "1")
+    code_there, there, err = _run(capsys, *args, "--scheduler", scheduler)
+    assert code_there == code, err[-3000:]
     lines = [line for line in here.splitlines() if not line.startswith("tried ")]  # its seconds differ
     assert len(lines) > 5
-    assert [line for line in there.stdout.splitlines() if not line.startswith("tried ")] == lines
+    assert [line for line in there.splitlines() if not line.startswith("tried ")] == lines
 
 
 def test_ctrl_c_cancels_the_cluster_tasks_and_exits_promptly(scheduler: str, histories: Path) -> None:

@@ -23,7 +23,7 @@ from workbench.briefing.message_facts import (
     message_facts,
 )
 from workbench.briefing.prompt import detect_leaks
-from workbench.briefing.textrefs import LINK_RE
+from workbench.briefing.textrefs import find_links
 from workbench.history.jsjson import utf16_len
 from workbench.history.model import Message
 from workbench.history.words import counted
@@ -118,7 +118,7 @@ def parse_briefing(text: str | None) -> Briefing:
         else:
             b.extra.append((heading, body))
     # Links anywhere in the previous briefing must survive any later trimming.
-    _add_unique(b.links, LINK_RE.findall(text))
+    _add_unique(b.links, find_links(text))
     return b
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.briefing.textrefs import LINK_RE, bare_urls
+from workbench.briefing.textrefs import LINK_RE, bare_urls, find_links
 from workbench.briefing.textrefs import URL_RE as _URL_RE
 from workbench.counting.attachments import without_reminders
 from workbench.counting.usage import CONTEXTUAL_USER_PREFIXES
@@ -279,7 +279,7 @@ def message_facts(msg: Message) -> _Facts:
     texts = [p.text or "" for p in msg.parts or () if p.kind == "text" and p.text]
     joined = "\n".join(texts)
     if msg.role in ("user", "assistant"):
-        links = list(dict.fromkeys(LINK_RE.findall(joined) + bare_urls(joined)))
+        links = list(dict.fromkeys(find_links(joined) + bare_urls(joined)))
         files += [(p, "mentioned") for p in _paths_in_text(joined)]
     for part in msg.parts or ():
         if part.kind in ("tool", "tool-result"):
