@@ -11,6 +11,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -105,10 +106,26 @@ def open_page(chromium: Any, url: str, width: int, height: int, *, own_context: 
         (context if own_context else page).close()
 
 
+def _wait_for_chromium_install(limit_s: float = 900.0) -> str:
+    """Wait for the chromium install scripts/test.sh started in the background (WORKBENCH_CHROMIUM_INSTALL names the
+    file its exit status goes to), so the other tests need not wait for it; a note on how it ended, or ""."""
+    status = os.environ.get("WORKBENCH_CHROMIUM_INSTALL")
+    if not status:
+        return ""
+    deadline = time.monotonic() + limit_s
+    while not os.path.exists(status):
+        if time.monotonic() > deadline:
+            return f" (scripts/test.sh's install had not ended after {limit_s:.0f} s)"
+        time.sleep(0.5)
+    code = Path(status).read_text().strip()
+    return "" if code == "0" else f" (scripts/test.sh's apt-get install exited {code})"
+
+
 def _chromium() -> str:
+    install = _wait_for_chromium_install()
     path = chromium_path()
     if path is None:
-        reason = f"Debian's chromium is not installed ({CHROMIUM}); apt-get install -y chromium"
+        reason = f"Debian's chromium is not installed ({CHROMIUM}){install}; apt-get install -y chromium"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(reason)
         pytest.skip(reason)
