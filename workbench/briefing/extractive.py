@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest, briefing_tokens
@@ -199,6 +201,54 @@ def write_briefing(request: BriefRequest) -> str:
     return _trim(b, request.target_chars)
 
 
+@dataclass
+class _Written:
+    """A briefing text with what is read off it: its length, leak flags, and tokens by (counter, chars per token)."""
+
+    text: str
+    chars: int
+    leaks: tuple[bool, bool]
+    tokens: dict[tuple[str, float], int] = field(default_factory=dict)
+
+
+# Briefings already written, by what ``write_briefing`` reads of a request (``_written_key``): the replays of one
+# history under many knobs (a sweep, a tuner) fold the same spans into the same previous briefings again (notebook
+# 03's sweep of 768 replays asked 9,575 times for 5,248 distinct briefings). A few hundred cover a sweep's
+# consecutive replays of one history; each holds one text.
+_WRITTEN: OrderedDict[Hashable, _Written] = OrderedDict()
+_WRITTEN_MAX = 256
+_WRITTEN_LOCK = threading.Lock()
+
+
+def _written_key(request: BriefRequest) -> Hashable | None:
+    """Everything ``write_briefing`` reads of ``request``: the span (by its key; its length and any briefing stored
+    in it follow), the previous briefing, whether to regenerate, where the span starts, the chain index and the
+    target. None when the span has no key."""
+    if request.folded_key is None:
+        return None
+    return (request.folded_key, request.previous_briefing, request.regenerate, request.folded_from,
+            request.chain_index, request.target_chars)
+
+
+def _written(request: BriefRequest) -> _Written:
+    """``write_briefing(request)`` with its leak flags, written once per distinct request (``_written_key``)."""
+    key = _written_key(request)
+    if key is not None:
+        with _WRITTEN_LOCK:
+            found = _WRITTEN.get(key)
+            if found is not None:
+                _WRITTEN.move_to_end(key)
+                return found
+    text = write_briefing(request)
+    written = _Written(text=text, chars=utf16_len(text), leaks=detect_leaks(text))
+    if key is not None:
+        with _WRITTEN_LOCK:
+            _WRITTEN[key] = written
+            if len(_WRITTEN) > _WRITTEN_MAX:
+                _WRITTEN.popitem(last=False)
+    return written
+
+
 @dataclass(frozen=True)
 class ExtractiveBriefer:
     """Deterministic sectioned briefings from the folded messages: free, offline, with real text."""
@@ -206,15 +256,18 @@ class ExtractiveBriefer:
     name: str = "extractive"
 
     def __call__(self, request: BriefRequest) -> BriefRecord:
-        text = write_briefing(request)
-        previous, xml = detect_leaks(text)
-        tokens = briefing_tokens(text, request.knobs)
+        written = _written(request)
+        text, (previous, xml) = written.text, written.leaks
+        counter = (request.knobs.trigger_counter, request.knobs.chars_per_token)
+        tokens = written.tokens.get(counter)
+        if tokens is None:  # a tokenizer's count of a long briefing takes milliseconds
+            tokens = written.tokens[counter] = briefing_tokens(text, request.knobs)
         # It stands in for an LLM briefer, so like the simulated one it reports the tokens such a briefer
         # would read and write; the replay prices them at ``briefer_model`` (the text itself is free).
         cpt = request.knobs.chars_per_token
         return BriefRecord(
             text=text,
-            chars=utf16_len(text),
+            chars=written.chars,
             tokens=tokens,
             model="extractive",
             input_tokens=math.ceil((request.compact_history_chars + BRIEFER_PROMPT_CHARS) / cpt),

@@ -162,6 +162,7 @@ def briefing_request(
         regenerate=act.regenerate,
         opaque=act.opaque,
         compact_history_fn=build,
+        folded_key=(history.digest, read_from, boundary, frozenset(j for j in skip if read_from <= j < boundary)),
     )
 
 
