@@ -13,6 +13,7 @@ LLM judge lives in ``workbench.analysis.fact_probes.probe_judge``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -58,7 +59,7 @@ class FactIndex:
     is_plan: np.ndarray
     matcher: FactMatcher
     _mentions: dict[int, np.ndarray] = field(default_factory=dict)
-    _briefings: dict[str, np.ndarray] = field(default_factory=dict)
+    _briefings: dict[bytes, np.ndarray] = field(default_factory=dict)
 
     @property
     def history_digest(self) -> str:
@@ -73,13 +74,15 @@ class FactIndex:
         return found
 
     def found_in_briefing(self, text: str) -> np.ndarray:
-        """Sorted indices of the facts a briefing text mentions. Remembered by text: a briefing is probed at several
+        """Sorted indices of the facts a briefing text mentions. Remembered by the text's digest (not the text: a few
+        hundred briefings of tens of thousands of characters per history): a briefing is probed at several
         compressions of a run, and the replays of one history under many knobs write many of the same briefings."""
-        found = self._briefings.get(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = self._briefings.get(key)
         if found is None:
             if len(self._briefings) >= _BRIEFINGS_MAX:
                 self._briefings.pop(next(iter(self._briefings)), None)
-            found = self._briefings[text] = self.matcher.found_in_lines(text.lower())
+            found = self._briefings[key] = self.matcher.found_in_lines(text.lower())
         return found
 
     def mentioned_in(self, lo: int, hi: int, ids: np.ndarray | None = None) -> np.ndarray:
@@ -91,7 +94,7 @@ class FactIndex:
         return np.isin(facts, np.concatenate(hits)) if hits else np.zeros(len(facts), dtype=bool)
 
 
-_BRIEFINGS_MAX = 512  # briefing texts remembered per index (the oldest dropped first)
+_BRIEFINGS_MAX = 512  # briefings' fact hits remembered per index (the oldest dropped first)
 _INDEX_CACHE: dict[str, FactIndex] = {}
 _INDEX_CACHE_MAX = 64
 
