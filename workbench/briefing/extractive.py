@@ -120,8 +120,36 @@ def parse_briefing(text: str | None) -> Briefing:
         else:
             b.extra.append((heading, body))
     # Links anywhere in the previous briefing must survive any later trimming.
-    _add_unique(b.links, LINK_RE.findall(text))
+    _add_unique(b.links, _links_in(text))
     return b
+
+
+# Each distinct line's links, for ``_links_in``: a chained briefing repeats most lines of the one before it.
+_LINE_LINKS: dict[str, tuple[str, ...]] = {}
+_LINE_LINKS_MAX = 50_000  # then it starts afresh
+# Where a link could run on past a line's end: only the whitespace before its title, ``\s+"``, takes a newline.
+_TITLE_ACROSS_LINES = re.compile(r'\n\s*"')
+
+
+def _links_in(text: str) -> list[str]:
+    """``LINK_RE.findall(text)``, read line by line with each distinct line's links remembered (the whole text at once
+    when a link could span two lines: a newline, maybe more whitespace, then a quote)."""
+    if "](" not in text:  # every link holds it
+        return []
+    if _TITLE_ACROSS_LINES.search(text):
+        return LINK_RE.findall(text)
+    out: list[str] = []
+    cache = _LINE_LINKS
+    for line in text.split("\n"):
+        if "](" not in line:
+            continue
+        found = cache.get(line)
+        if found is None:
+            if len(cache) >= _LINE_LINKS_MAX:
+                cache.clear()
+            found = cache[line] = tuple(LINK_RE.findall(line))
+        out += found
+    return out
 
 
 def _previous_and_span(request: BriefRequest) -> tuple[str | None, Sequence[Message]]:
