@@ -277,6 +277,13 @@ def _written(request: BriefRequest) -> _Written:
     return written
 
 
+def forget_shared_briefings() -> None:
+    """Drop the briefings kept for later replays, so the next replay writes its own (a benchmark timing one)."""
+    with _WRITTEN_LOCK:
+        _WRITTEN.clear()
+    _LINE_LINKS.clear()
+
+
 @dataclass(frozen=True)
 class ExtractiveBriefer:
     """Deterministic sectioned briefings from the folded messages: free, offline, with real text."""
