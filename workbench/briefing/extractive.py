@@ -277,8 +277,8 @@ def _written(request: BriefRequest) -> _Written:
     return written
 
 
-def forget_shared_briefings() -> None:
-    """Drop the briefings kept for later replays, so the next replay writes its own (a benchmark timing one)."""
+def clear_caches() -> None:
+    """Forget the briefings and line links kept for later replays (the benchmarks time a replay writing its own)."""
     with _WRITTEN_LOCK:
         _WRITTEN.clear()
     _LINE_LINKS.clear()
