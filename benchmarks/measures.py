@@ -265,7 +265,7 @@ EXTRACTIVE_SIZE = 2000  # messages: the size the target was first set at (a tool
 def extractive(cfg: Config) -> list[Result]:
     """A replay with the extractive briefer (every briefing's text built) vs the same replay with the size model
     (no text), counts warm for both; the target is absolute, as the unit test that held it was."""
-    from workbench.briefing.extractive import ExtractiveBriefer
+    from workbench.briefing.extractive import ExtractiveBriefer, clear_caches
 
     knobs = Knobs(context_window_tokens=200_000)
     ours, ratio = Series(), Series()
@@ -274,6 +274,7 @@ def extractive(cfg: Config) -> list[Result]:
         history = cfg.histories.fresh(EXTRACTIVE_SIZE)
         cache = CountCache()
         compressions = simulate(history, knobs, cache=cache).metrics.compressions  # counts once: untimed
+        clear_caches()  # each run's history has the same messages: its replay writes its own briefings
         t_ours, t_ref = timed_pair(lambda h=history, c=cache: simulate(h, knobs, ExtractiveBriefer(), cache=c),
                                    lambda h=history, c=cache: simulate(h, knobs, cache=c), r)
         ours.add(t_ours)

@@ -128,6 +128,31 @@ def test_deterministic_and_record_fields():
     assert a.cost_usd == 0 and not a.leak_previous_tag
 
 
+def test_replays_share_briefings_and_each_is_the_one_written_afresh():
+    """Replays of one history under several presets ask for many of the same briefings; each answer, shared or not,
+    is the record the briefer writes for that request without the shared ones (no ``folded_key``)."""
+    from dataclasses import replace
+
+    from workbench.history.readers import load_history
+    from workbench.presets import get_preset
+
+    history = load_history(REPO / "sample_histories" / "tool_heavy.jsonl")
+    briefer, asked = ExtractiveBriefer(), []
+
+    def checked(request: BriefRequest):
+        record = briefer(request)
+        assert request.folded_key is not None
+        assert record == briefer(replace(request, folded_key=None))
+        asked.append((request.folded_key, request.previous_briefing, request.chain_index, request.target_chars))
+        return record
+
+    checked.name = "extractive"  # type: ignore[attr-defined]
+    for name in ("stagewise", "msagent", "claude_code"):
+        for window in (16_000, 32_000):
+            simulate(history, get_preset(name).replace(context_window_tokens=window), checked)
+    assert len(set(asked)) < len(asked)  # some were shared
+
+
 def test_links_from_the_replay_span_survive_in_every_landed_briefing():
     """In a chained replay each briefing holds every link of everything folded so far."""
     msgs = [Message(id=f"m{i}", role="user" if i % 2 == 0 else "assistant",

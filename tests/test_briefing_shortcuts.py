@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.briefing import message_facts
+from workbench.briefing import extractive, message_facts
 from workbench.briefing.textrefs import LINK_RE, find_links
 
 _PLAIN_LINK_RE = re.compile(r"!?\[[^\[\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
@@ -51,3 +51,13 @@ def test_file_name_edges():
     assert names("edit foo.py.bak and a.b.c.py, then x.json.") == ["foo.py", "a.b.c.py", "x.json"]
     assert names("@x.py :y.py /z.py .hidden.py") == []
     assert names("a.pyi b.py/ c.py-d") == ["a.pyi", "c.py"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*_PIECES, '"', ' "t")', "\n", "\n ", '\n"']), max_size=30).map("".join))
+def test_a_briefings_links_read_line_by_line_are_the_link_pattern_matches(text):
+    """``parse_briefing`` reads a previous briefing's links line by line (lines repeat from briefing to briefing);
+    a link whose title follows a line break is still found whole."""
+    assert extractive._links_in(text) == LINK_RE.findall(text)
+    assert extractive._links_in(text) == LINK_RE.findall(text)  # again, from the line cache
+    assert extractive._links_in('[a](b\n"t") [c](d)') == ['[a](b\n"t")', "[c](d)"]

@@ -8,7 +8,7 @@ calls a provider); the replay stays pure because the briefer is handed to it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -42,6 +42,10 @@ class BriefRequest:
     regenerate: bool = False  # the briefer re-reads the raw history (no previous briefing)
     opaque: bool = False  # a high-ratio, unreadable briefing was asked for (opaque family)
     compact_history_fn: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+    # What ``folded`` holds, where the caller can name it cheaply (the replay: its history's digest and the span's
+    # bounds): equal keys are equal spans, so a briefer may share its work between replays (the extractive one
+    # does). None: not named, nothing is shared.
+    folded_key: Hashable | None = field(default=None, compare=False, repr=False)
 
     @property
     def compact_history(self) -> str:

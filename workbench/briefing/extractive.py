@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.briefing.base import BRIEFER_PROMPT_CHARS, BriefRecord, BriefRequest, briefing_tokens
@@ -118,8 +120,37 @@ def parse_briefing(text: str | None) -> Briefing:
         else:
             b.extra.append((heading, body))
     # Links anywhere in the previous briefing must survive any later trimming.
-    _add_unique(b.links, find_links(text))
+    _add_unique(b.links, _links_in(text))
     return b
+
+
+# Each distinct line's links, for ``_links_in``: a chained briefing repeats most lines of the one before it.
+_LINE_LINKS: dict[str, tuple[str, ...]] = {}
+_LINE_LINKS_MAX = 50_000  # then it starts afresh
+# Where a link could run on past a line's end: only the whitespace before its title, ``\s+"``, takes a newline.
+_TITLE_ACROSS_LINES = re.compile(r'\n\s*"')
+
+
+def _links_in(text: str) -> list[str]:
+    """``LINK_RE.findall(text)`` (as ``find_links`` finds it), read line by line, each distinct line's links
+    remembered (the whole text at once when a link could span two lines: a newline, maybe more whitespace, then a
+    quote)."""
+    if "](" not in text:  # every link holds it
+        return []
+    if _TITLE_ACROSS_LINES.search(text):
+        return find_links(text)
+    out: list[str] = []
+    cache = _LINE_LINKS
+    for line in text.split("\n"):
+        if "](" not in line:
+            continue
+        found = cache.get(line)
+        if found is None:
+            if len(cache) >= _LINE_LINKS_MAX:
+                cache.clear()
+            found = cache[line] = tuple(find_links(line))
+        out += found
+    return out
 
 
 def _previous_and_span(request: BriefRequest) -> tuple[str | None, Sequence[Message]]:
@@ -199,6 +230,61 @@ def write_briefing(request: BriefRequest) -> str:
     return _trim(b, request.target_chars)
 
 
+@dataclass
+class _Written:
+    """A briefing text with what is read off it: its length, leak flags, and tokens by (counter, chars per token)."""
+
+    text: str
+    chars: int
+    leaks: tuple[bool, bool]
+    tokens: dict[tuple[str, float], int] = field(default_factory=dict)
+
+
+# Briefings already written, by what ``write_briefing`` reads of a request (``_written_key``): the replays of one
+# history under many knobs (a sweep, a tuner) fold the same spans into the same previous briefings again (notebook
+# 03's sweep of 768 replays asked 9,575 times for 5,248 distinct briefings). A few hundred cover a sweep's
+# consecutive replays of one history; each holds one text.
+_WRITTEN: OrderedDict[Hashable, _Written] = OrderedDict()
+_WRITTEN_MAX = 256
+_WRITTEN_LOCK = threading.Lock()
+
+
+def _written_key(request: BriefRequest) -> Hashable | None:
+    """Everything ``write_briefing`` reads of ``request``: the span (by its key; its length and any briefing stored
+    in it follow), the previous briefing, whether to regenerate, where the span starts, the chain index and the
+    target. None when the span has no key."""
+    if request.folded_key is None:
+        return None
+    return (request.folded_key, request.previous_briefing, request.regenerate, request.folded_from,
+            request.chain_index, request.target_chars)
+
+
+def _written(request: BriefRequest) -> _Written:
+    """``write_briefing(request)`` with its leak flags, written once per distinct request (``_written_key``)."""
+    key = _written_key(request)
+    if key is not None:
+        with _WRITTEN_LOCK:
+            found = _WRITTEN.get(key)
+            if found is not None:
+                _WRITTEN.move_to_end(key)
+                return found
+    text = write_briefing(request)
+    written = _Written(text=text, chars=utf16_len(text), leaks=detect_leaks(text))
+    if key is not None:
+        with _WRITTEN_LOCK:
+            _WRITTEN[key] = written
+            if len(_WRITTEN) > _WRITTEN_MAX:
+                _WRITTEN.popitem(last=False)
+    return written
+
+
+def clear_caches() -> None:
+    """Forget the briefings and line links kept for later replays (the benchmarks time a replay writing its own)."""
+    with _WRITTEN_LOCK:
+        _WRITTEN.clear()
+    _LINE_LINKS.clear()
+
+
 @dataclass(frozen=True)
 class ExtractiveBriefer:
     """Deterministic sectioned briefings from the folded messages: free, offline, with real text."""
@@ -206,15 +292,18 @@ class ExtractiveBriefer:
     name: str = "extractive"
 
     def __call__(self, request: BriefRequest) -> BriefRecord:
-        text = write_briefing(request)
-        previous, xml = detect_leaks(text)
-        tokens = briefing_tokens(text, request.knobs)
+        written = _written(request)
+        text, (previous, xml) = written.text, written.leaks
+        counter = (request.knobs.trigger_counter, request.knobs.chars_per_token)
+        tokens = written.tokens.get(counter)
+        if tokens is None:  # a tokenizer's count of a long briefing takes milliseconds
+            tokens = written.tokens[counter] = briefing_tokens(text, request.knobs)
         # It stands in for an LLM briefer, so like the simulated one it reports the tokens such a briefer
         # would read and write; the replay prices them at ``briefer_model`` (the text itself is free).
         cpt = request.knobs.chars_per_token
         return BriefRecord(
             text=text,
-            chars=utf16_len(text),
+            chars=written.chars,
             tokens=tokens,
             model="extractive",
             input_tokens=math.ceil((request.compact_history_chars + BRIEFER_PROMPT_CHARS) / cpt),

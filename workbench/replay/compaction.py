@@ -162,6 +162,10 @@ def briefing_request(
         regenerate=act.regenerate,
         opaque=act.opaque,
         compact_history_fn=build,
+        # By content where the counts are keyed by it (the digest is already known); counts keyed by identity (the
+        # reality check's windows of a log) name nothing rather than hash every message of each window.
+        folded_key=None if counts.cache.by_identity else (
+            history.digest, read_from, boundary, frozenset(j for j in skip if read_from <= j < boundary)),
     )
 
 

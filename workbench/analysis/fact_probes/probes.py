@@ -13,6 +13,7 @@ LLM judge lives in ``workbench.analysis.fact_probes.probe_judge``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -58,6 +59,7 @@ class FactIndex:
     is_plan: np.ndarray
     matcher: FactMatcher
     _mentions: dict[int, np.ndarray] = field(default_factory=dict)
+    _briefings: dict[bytes, np.ndarray] = field(default_factory=dict)
 
     @property
     def history_digest(self) -> str:
@@ -71,6 +73,18 @@ class FactIndex:
             found = self._mentions[j] = self.matcher.found_in(text, word_set(text), max_index=j)
         return found
 
+    def found_in_briefing(self, text: str) -> np.ndarray:
+        """Sorted indices of the facts a briefing text mentions. Remembered by the text's digest (not the text: a few
+        hundred briefings of tens of thousands of characters per history): a briefing is probed at several
+        compressions of a run, and the replays of one history under many knobs write many of the same briefings."""
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = self._briefings.get(key)
+        if found is None:
+            if len(self._briefings) >= _BRIEFINGS_MAX:
+                self._briefings.pop(next(iter(self._briefings)), None)
+            found = self._briefings[key] = self.matcher.found_in_lines(text.lower())
+        return found
+
     def mentioned_in(self, lo: int, hi: int, ids: np.ndarray | None = None) -> np.ndarray:
         """Per fact (of ``ids``, default all): is it mentioned in messages [lo, hi]?"""
         facts = np.arange(len(self.facts), dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
@@ -80,6 +94,7 @@ class FactIndex:
         return np.isin(facts, np.concatenate(hits)) if hits else np.zeros(len(facts), dtype=bool)
 
 
+_BRIEFINGS_MAX = 512  # briefings' fact hits remembered per index (the oldest dropped first)
 _INDEX_CACHE: dict[str, FactIndex] = {}
 _INDEX_CACHE_MAX = 64
 
@@ -123,7 +138,6 @@ class _Probe:
 def _probes(run: Run, index: FactIndex) -> list[_Probe]:
     out: list[_Probe] = []
     briefing: str | None = None
-    briefing_facts: dict[str, np.ndarray] = {}
     for c in run.compressions:
         if c.status != "landed":
             continue
@@ -143,10 +157,7 @@ def _probes(run: Run, index: FactIndex) -> list[_Probe]:
         pinned_idx = [j for j in c.pinned if j < b]
         pinned = np.zeros(len(ids), dtype=bool)
         if briefing:
-            found = briefing_facts.get(briefing)
-            if found is None:  # one briefing is often probed at several compressions
-                found = briefing_facts[briefing] = index.matcher.found_in_lines(briefing.lower())
-            in_brief = np.isin(ids, found)
+            in_brief = np.isin(ids, index.found_in_briefing(briefing))
         else:
             in_brief = np.zeros(len(ids), dtype=bool)
         for j in pinned_idx:
