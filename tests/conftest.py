@@ -211,9 +211,9 @@ class Chromium:
     @property
     def context(self) -> Any:
         if self._context is None or self._browser is None or not self._browser.is_connected():
-            from test_browser import COUNT_RUNS
+            from test_browser import CONTEXT, COUNT_RUNS
 
-            self._context = self.browser.new_context()
+            self._context = self.browser.new_context(**CONTEXT)
             self._context.add_init_script(COUNT_RUNS)  # after_rerun's count of the script runs
         return self._context
 
