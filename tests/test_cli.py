@@ -97,13 +97,15 @@ ENGINE = ("workbench.replay", "polars", "numpy", "plotly", "litellm")
 
 def test_a_bad_file_is_refused_before_the_engine_is_imported(tmp_path):
     """A missing file, or one that is not a log, is refused with the same exit code and line as ever before the
-    replay engine, polars, plotly or litellm are imported (they were most of a refusal's CPU time)."""
+    replay engine, polars, plotly or litellm are imported (they were most of a refusal's CPU time); sweep, tune,
+    reality and calibrate refuse a missing path so too."""
     import subprocess
     import sys
 
     not_a_log = tmp_path / "notes.txt"
     not_a_log.write_text("hello\nworld\n", encoding="utf-8")
     cases = [[command, str(path)] for command in ("simulate", "probe") for path in (tmp_path / "nope.jsonl", not_a_log)]
+    cases += [[command, str(tmp_path / "nope.jsonl")] for command in ("sweep", "tune", "reality", "calibrate")]
     code = (
         "import contextlib, io, json, sys\n"
         "from workbench.cli import main\n"
@@ -119,7 +121,10 @@ def test_a_bad_file_is_refused_before_the_engine_is_imported(tmp_path):
     results = json.loads(proc.stdout)
     for (command, path), (rc, err, loaded) in zip(cases, results, strict=True):
         missing = path.endswith("nope.jsonl")
-        said = f"{path}: cannot read: No such file or directory" if missing else f"{path}:1:1: invalid JSON"
+        said = {"simulate": f"{path}: cannot read: No such file or directory", "probe": f"{path}: cannot read: No such file or directory",
+                "sweep": f"{path}: no such history file", "tune": f"{path}: no such history file",
+                "reality": f"{path}: no such file or folder", "calibrate": f"{path}: no such file or folder"}[command]
+        said = said if missing else f"{path}:1:1: invalid JSON"
         assert rc == 2 and err.startswith(f"workbench {command}: error: {said}"), err
         assert len(err.strip().splitlines()) == 1
         assert loaded == [], (command, path)

@@ -33,14 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.cli.reality import loaded, log_paths
+
+    logs = log_paths(list(args.paths))  # a missing path is refused before polars and the engine load
     from workbench.analysis.real_logs.agent_settings import agent_settings
     from workbench.analysis.real_logs.calibration import calibrate
     from workbench.cli.progress import note
-    from workbench.cli.reality import load_logs
     from workbench.history.session_log import parse_version
     from workbench.knobs import dump_knobs
 
-    histories = load_logs(list(args.paths), NAME)
+    histories = loaded(logs, list(args.paths), NAME)
     usable = [h for h in histories if h.log is not None and h.log.calls]
     for h in histories:
         if h not in usable:

@@ -152,12 +152,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    logs = log_paths(list(args.paths))  # a missing path is refused before polars and the engine load
     from workbench.analysis.real_logs.reality import reality_summary
     from workbench.cli.progress import note
 
     # One process: the work takes a few tenths of a second on ../shared/real_sessions, less than starting a worker
     # that must import the engine again (benchmarks/README.md, the reality rows).
-    sessions, scores = _in_this_process(args, log_paths(list(args.paths)))
+    sessions, scores = _in_this_process(args, logs)
     summary = reality_summary(sessions)
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}

@@ -75,14 +75,16 @@ def knob_sets_from_args(args: argparse.Namespace) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.history.readers.discover import expand_history_paths
+
+    paths = expand_history_paths(args.histories)  # a missing path is refused before polars and the engine load
     import polars as pl
 
     from workbench.display.labels import SWEEP_COLUMNS
-    from workbench.explore.sweep import expand_history_paths, sweep, write_sweep
+    from workbench.explore.sweep import sweep, write_sweep
     from workbench.explore.tune import Constraints, aggregate
     from workbench.knobs import knob_names
 
-    paths = expand_history_paths(args.histories)
     knob_sets = knob_sets_from_args(args)
     if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
         raise ValueError(f"--out {args.out}: use a .parquet or .csv file")

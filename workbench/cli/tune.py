@@ -42,7 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.explore.sweep import expand_history_paths, write_sweep
+    from workbench.history.readers.discover import expand_history_paths
+
+    paths = expand_history_paths(args.histories)  # a missing path is refused before polars and the engine load
+    from workbench.explore.sweep import write_sweep
     from workbench.explore.tune import (
         COMPACTION_FACTOR,
         Constraints,
@@ -56,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
     if args.min_retention is not None and not 0.0 <= args.min_retention <= 1.0:
         raise ValueError(f"--min-retention must be in [0, 1], got {args.min_retention}")
     base = knobs_from_args(args)
-    paths = expand_history_paths(args.histories)
     space = dict(parse_space(s, option="--space") for s in args.space) or None
     bad: list[str] = []
 

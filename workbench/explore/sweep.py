@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
@@ -33,6 +33,7 @@ import polars as pl
 from workbench.briefing.base import Briefer
 from workbench.counting.tokens import CountCache
 from workbench.history.model import History
+from workbench.history.readers.discover import expand_history_paths as expand_history_paths  # the sweep's API too
 from workbench.knobs import Knobs, knobs_from_dict
 
 
@@ -54,8 +55,6 @@ class ShippedHistory:
 ProgressFn = Callable[[int, int], None]
 BadHistoryFn = Callable[[str, str], None]  # (path, one-line reason): a history that could not be loaded
 HistorySource = str | os.PathLike[str] | History | ShippedHistory
-HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db",  # as workbench.ui.sources
-                    ".jsonl.gz", ".json.gz")  # agents' logs kept gzipped (the readers unpack them)
 TASKS_PER_WORKER = 8  # enough tasks per worker to balance long and short histories
 IN_FLIGHT_PER_WORKER = 2  # tasks queued per pool worker while this process takes its own share
 
@@ -104,23 +103,6 @@ def knob_sample(
             else:
                 values[name] = rng.choice(list(spec))
         out.append(knobs_from_dict(values, base=base, source="sample"))
-    return out
-
-
-def expand_history_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files as given; folders expand to the history files directly inside them (sorted)."""
-    out: list[Path] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            found = sorted(x for x in path.iterdir() if x.is_file() and x.name.lower().endswith(HISTORY_SUFFIXES))
-            if not found:
-                raise FileNotFoundError(f"{path}: no history files ({', '.join(HISTORY_SUFFIXES)}) in this folder")
-            out.extend(found)
-        elif path.exists():
-            out.append(path)
-        else:
-            raise FileNotFoundError(f"{path}: no such history file")
     return out
 
 

@@ -17,11 +17,13 @@ from pathlib import Path
 from workbench.history.errors import HistoryError
 from workbench.history.model import History
 from workbench.history.readers import load_history, load_stagewise_sqlite, parse_history
+from workbench.history.readers.discover import HISTORY_SUFFIXES
 from workbench.history.readers.opencode_store import SESSION_MARK, looks_like_opencode_db
 from workbench.history.readers.parse_bounds import check_parse_cost
 
 ENV_VAR = "WORKBENCH_HISTORIES"
-SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db")
+# The picker matches one suffix (``Path.suffix``): the histories the sweep reads, gzipped logs aside.
+SUFFIXES = tuple(s for s in HISTORY_SUFFIXES if s.count(".") == 1)
 DEFAULT_NAMES = ("long.jsonl", "short.jsonl", "tool_heavy.jsonl")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 

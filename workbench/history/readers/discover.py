@@ -15,14 +15,39 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.history.errors import HistoryError
 from workbench.history.readers.opencode_store import SESSION_MARK, opencode_db_sessions
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson")
+# What a sweep or tune reads from a folder: any history the loader reads (stagewise's SQLite stores too), and agents'
+# logs kept gzipped (the readers unpack them). The app's file picker takes the plain ones (``ui.sources.SUFFIXES``).
+HISTORY_SUFFIXES = (".jsonl", ".ndjson", ".json", ".sqlite", ".sqlite3", ".db", ".jsonl.gz", ".json.gz")
 _OPENCODE_DB = re.compile(r"^opencode(-[A-Za-z0-9._-]+)?\.db$")
 _OPENCODE_STORAGE_PARTS = ("message", "part")  # below an OpenCode storage folder: read with their session file
+
+
+def expand_history_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files as given; folders expand to the history files directly inside them (sorted).
+
+    Here, beside the readers rather than in the sweep, so that ``sweep`` and ``tune`` refuse a missing path before
+    they import polars and the engine (most of a refusal's time).
+    """
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(x for x in path.iterdir() if x.is_file() and x.name.lower().endswith(HISTORY_SUFFIXES))
+            if not found:
+                raise FileNotFoundError(f"{path}: no history files ({', '.join(HISTORY_SUFFIXES)}) in this folder")
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such history file")
+    return out
 
 
 def agent_logs(folder: Path) -> tuple[list[Path], list[str]]:
