@@ -59,7 +59,9 @@ def main() -> None:
     from workbench.analysis.real_logs import reality
     from workbench.briefing.simulated import SimulatedBriefer
     from workbench.counting.tokens import CountCache
+    from workbench.history.errors import HistoryError
     from workbench.history.readers import load_history
+    from workbench.history.readers.discover import agent_logs
     from workbench.replay import simulate
 
     folder = Path(sys.argv[1])
@@ -74,14 +76,19 @@ def main() -> None:
 
     reality._first_compaction = recording  # type: ignore[assignment]
     out: dict[str, Any] = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        history = load_history(path)
+    found, _notes = agent_logs(folder)  # as the command finds them: recursively, gzipped logs included
+    for path in found:
+        try:
+            history = load_history(path)
+        except HistoryError as exc:  # facts.json and the like: the command skips them too
+            out[str(path.relative_to(folder))] = {"skipped": str(exc).replace(str(folder), "FOLDER")}
+            continue
         entry: dict[str, Any] = {"messages": len(history.messages), "history": _history_fingerprint(history)}
         for label, usage in (("usage", True), ("ignore_usage", False)):
             windows.clear()
             entry[label] = plain(reality.follow_log(history, usage=usage))
             entry[f"{label}_windows"] = list(windows)
-        out[path.name] = entry
+        out[str(path.relative_to(folder))] = entry
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     print()
 
