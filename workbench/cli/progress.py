@@ -28,7 +28,8 @@ def _console(*, stderr: bool, width: int | None = None) -> Any:
 @dataclass(frozen=True)
 class _PipeConsole:
     """What ``print_table`` reads of rich's Console where rich would find no terminal: the same answers, without
-    importing rich (its console module is ~2/3 of the modules a ``workbench reality`` run into a pipe imported)."""
+    importing rich (rich.console: 39 of rich's modules and colorsys, of the 55 modules a ``workbench reality`` run
+    into a pipe imported on main 7378b7e, by sys.modules before and after)."""
 
     file: Any
     width: int
