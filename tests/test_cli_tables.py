@@ -96,3 +96,15 @@ def test_cells_that_look_like_rich_markup_or_emoji_codes_are_printed_as_they_are
     assert lines[0].strip() == "[/] title" and lines[2].split() == ["[red]name[/red]", "v"]
     assert [line.split()[0] for line in lines[4:8]] == cells
     assert "\U0001f604" not in out
+
+
+@pytest.mark.parametrize("width", [None, 38, 200])
+def test_the_pipe_console_answers_what_rich_answers(monkeypatch: pytest.MonkeyPatch, width: int | None) -> None:
+    """Into a pipe ``print_table`` skips rich's Console (and its import): its stand-in must read the same."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        pipe, rich = progress._pipe_console(width), progress._console(stderr=False, width=width)
+        assert pipe is not None
+        for name in ("file", "width", "encoding", "is_terminal", "is_jupyter", "legacy_windows", "color_system"):
+            assert getattr(pipe, name) == getattr(rich, name), name
+        monkeypatch.setenv("FORCE_COLOR", "1")  # rich then sees a terminal: it decides, not the stand-in
+        assert progress._pipe_console(width) is None

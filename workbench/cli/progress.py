@@ -7,8 +7,11 @@ when it stops, so logs hold one line, not a carriage-return smear.
 
 from __future__ import annotations
 
+import builtins
+import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
@@ -20,6 +23,39 @@ def _console(*, stderr: bool, width: int | None = None) -> Any:
 
     stream = sys.stderr if stderr else sys.stdout
     return Console(file=stream, width=None if stream.isatty() else (width or WIDE), highlight=False)
+
+
+@dataclass(frozen=True)
+class _PipeConsole:
+    """What ``print_table`` reads of rich's Console where rich would find no terminal: the same answers, without
+    importing rich (rich.console: 39 of rich's modules and colorsys, of the 55 modules a ``workbench reality`` run
+    into a pipe imported on main 7378b7e, by sys.modules before and after)."""
+
+    file: Any
+    width: int
+    encoding: str
+    is_terminal: bool = False
+    is_jupyter: bool = False
+    legacy_windows: bool = False
+    color_system: None = None
+
+
+def _pipe_console(width: int | None = None) -> _PipeConsole | None:
+    """A ``_PipeConsole`` for stdout where rich's Console would surely see no terminal (not a tty, no
+    TTY_COMPATIBLE / FORCE_COLOR, no IPython, not Windows: rich.console's ``is_terminal``, ``_is_jupyter`` and
+    ``legacy_windows``), so no colour and the width asked for; None where rich must decide."""
+    stream = sys.stdout
+    if (sys.platform == "win32" or "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ
+            or hasattr(builtins, "get_ipython")):
+        return None
+    isatty = getattr(stream, "isatty", None)
+    try:
+        if isatty is not None and isatty():
+            return None
+    except ValueError:  # a closed file: rich says no terminal too
+        pass
+    return _PipeConsole(file=stream, width=width or WIDE,
+                        encoding=(getattr(stream, "encoding", "utf-8") or "utf-8").lower())
 
 
 class ProgressBar:
@@ -67,11 +103,11 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
     """
     cells = [[str(v) for v in row] for row in rows]
     flags = [bool(right and right[i]) for i in range(len(columns))]
-    console = _console(stderr=False, width=width)
+    console: Any = _pipe_console(width) or _console(stderr=False, width=width)
     if not console.is_terminal and not console.is_jupyter:
         natural = _natural_width(columns, cells)
         if natural > console.width:  # a pipe has no width to fit: a long line beats a cut number
-            console = _console(stderr=False, width=natural)
+            console = _pipe_console(natural) or _console(stderr=False, width=natural)
     shown, dropped = list(range(len(columns))), list[str]()
     wrap_headers = False
     if (drop or wrap) and console.is_terminal:
@@ -87,6 +123,8 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title:
         console.file.write(plain)
         console.file.flush()
         return
+    if isinstance(console, _PipeConsole):  # rich draws it after all
+        console = _console(stderr=False, width=console.width)
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -139,7 +177,12 @@ FOLD_WIDTH = 16  # the narrowest a folding name column gets: a path stays readab
 
 def _natural_width(columns: Sequence[str], cells: list[list[str]]) -> int:
     """The width rich draws the table at when nothing needs to give way (an edge each side, 3 between columns)."""
-    from rich.cells import cell_len
+    def cell_len(text: str) -> int:  # printable ASCII is a cell a character: rich.cells not imported for it
+        if text.isascii() and text.isprintable():
+            return len(text)
+        from rich.cells import cell_len as rich_len
+
+        return rich_len(text)
 
     widths = [max([cell_len(columns[i]), *(cell_len(row[i]) for row in cells if i < len(row))])
               for i in range(len(columns))]
@@ -249,7 +292,7 @@ def _title_lines(title: str, width: int) -> list[str] | None:
 
 def print_text(text: str) -> None:
     """A line of prose on stdout: wrapped at words to a terminal's width, as it is into a pipe."""
-    console = _console(stderr=False)
+    console: Any = _pipe_console() or _console(stderr=False)
     if not console.is_terminal:
         print(text)
         return

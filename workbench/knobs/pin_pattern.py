@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from workbench.history.warnings import cut, shown
 
@@ -31,18 +32,23 @@ class PinPattern:
     """A compiled pin_pattern whose searches of one history share one time budget (``regex`` module timeouts)."""
 
     def __init__(self, pattern: str) -> None:
-        import regex
-
         self.pattern = pattern
         # A plain text, or a choice of plain texts, anchored or not, matches exactly the texts that hold (or start
         # with) one of them: ``in`` / ``startswith`` find it without the regex engine (Claude Code's '# claudeMd'
         # and Codex's '^(# AGENTS\.md instructions|...)' are searched in every message of every replayed window).
         self._alternatives = plain_alternatives(pattern) if pattern else None
-        try:
-            self._rx = regex.compile(pattern)
-        except (regex.error, OverflowError, RecursionError, ValueError) as exc:
-            raise ValueError(f"pin_pattern must be a regular expression, got {shown(pattern)}: "
-                             f"{cut(str(exc), 120)}") from None
+        # Such a pattern is always a valid regex, so it is compiled only if a text is too long for ``in``: validating
+        # a preset's knobs (every first ``workbench reality`` run) then never imports ``regex`` (4 modules) nor runs
+        # its pure-Python compiler.
+        self._compiled: Any = None
+        if self._alternatives is None:
+            self._compiled = _compile(pattern)
+
+    @property
+    def _rx(self) -> Any:
+        if self._compiled is None:
+            self._compiled = _compile(self.pattern)
+        return self._compiled
 
     def search(self, text: str, *, where: str = "a message") -> bool:
         """Whether the pattern occurs in ``text`` (the budget of a history of this one text)."""
@@ -89,6 +95,17 @@ class PinPattern:
         if len(text) <= _LITERAL_SEARCH_MAX:  # far below any budget
             return any(t in text for t in texts)
         return None
+
+
+def _compile(pattern: str) -> Any:
+    """``regex.compile(pattern)``; a ValueError naming the knob when it is no regular expression."""
+    import regex
+
+    try:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
+        raise ValueError(f"pin_pattern must be a regular expression, got {shown(pattern)}: "
+                         f"{cut(str(exc), 120)}") from None
 
 
 def plain_alternatives(pattern: str) -> tuple[bool, tuple[str, ...]] | None:
