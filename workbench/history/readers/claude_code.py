@@ -58,11 +58,17 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     unknown: dict[str, Record] = {}
     restarts: list[int] = []  # lines where the agent's process started again on this transcript (resumed)
     missing = ["sessionId", "version", "cwd", "gitBranch"]  # the meta keys no record has given yet, in this order
+    uuids: set[str] = set()  # every record's, gathered in this one pass over the records
     for record in records:
         obj = record[2]
         if not isinstance(obj, dict):
             raise locate(HistoryError(f"expected a JSON object, got {type_name(obj)}"), record, source=source)
-        kind = record_type(obj)
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            uuids.add(uuid)
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = record_type(obj)
         if kind == "progress" and _resumed(obj) and record[0] is not None:
             restarts.append(record[0])
         if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") in _BOUNDARIES):
@@ -95,8 +101,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     if not chosen:
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
-    reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)},
-                         source=source, restarts=restarts)
+    reader = _ClaudeCode(uuids, source=source, restarts=restarts)
     for record in chosen:
         try:
             reader.line(record[2], record[0])
