@@ -45,9 +45,11 @@ def logged_calls(messages: tuple[Message, ...]) -> tuple[LoggedCall, ...]:
         usage = m.usage
         if usage is None:
             continue
-        total = m.meta("usageTotal")
+        meta = m.metadata  # a dict: the usage came from it
+        assert meta is not None
+        total, model = meta.get("usageTotal"), meta.get("model")
         out.append(LoggedCall(index=i, source_line=m.source_line, usage=usage,
-                              model=m.meta("model") if isinstance(m.meta("model"), str) else None,
+                              model=model if isinstance(model, str) else None,
                               cumulative=CallUsage.from_logged(total) if isinstance(total, dict) else None))
     return tuple(out)
 

@@ -269,20 +269,24 @@ def add_anthropic_content(
         pending = []
 
     for j, block in enumerate(blocks):
-        field = f"content[{j}]"
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            raise HistoryError(f"must be an object with a 'type', got {type_name(block)}", field=field)
-        kind = block["type"]
-        if kind == "tool_result" and role == "user":
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
+            raise HistoryError(f"must be an object with a 'type', got {type_name(block)}", field=f"content[{j}]")
+        if kind == "text":  # _anthropic_part's commonest case inline, its field named only for an error
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise HistoryError(f"must be a string, got {type_name(text)}", field=f"content[{j}].text")
+            pending.append(Part(data={"type": "text", "text": text}))
+        elif kind == "tool_result" and role == "user":
             flush()
             call_id = block.get("tool_use_id")
             if not isinstance(call_id, str):
-                raise HistoryError(f"must be a string, got {type_name(call_id)}", field=f"{field}.tool_use_id")
-            b.result(None, call_id, _tool_output(block.get("content"), field=f"{field}.content"),
+                raise HistoryError(f"must be a string, got {type_name(call_id)}", field=f"content[{j}].tool_use_id")
+            b.result(None, call_id, _tool_output(block.get("content"), field=f"content[{j}].content"),
                      is_error=block.get("is_error") is True, id=None if used_id else id, metadata=metadata)
             used_id = True
         else:
-            pending.append(_anthropic_part(b, block, field=field))
+            pending.append(_anthropic_part(b, block, field=f"content[{j}]"))
     if pending or (merge_into is None and not used_id):
         if not pending:
             pending.append(text_part(""))

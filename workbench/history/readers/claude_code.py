@@ -57,11 +57,18 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     skipped: Counter[str] = Counter()
     unknown: dict[str, Record] = {}
     restarts: list[int] = []  # lines where the agent's process started again on this transcript (resumed)
+    missing = ["sessionId", "version", "cwd", "gitBranch"]  # the meta keys no record has given yet, in this order
+    uuids: set[str] = set()  # every record's, gathered in this one pass over the records
     for record in records:
         obj = record[2]
         if not isinstance(obj, dict):
             raise locate(HistoryError(f"expected a JSON object, got {type_name(obj)}"), record, source=source)
-        kind = record_type(obj)
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            uuids.add(uuid)
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = record_type(obj)
         if kind == "progress" and _resumed(obj) and record[0] is not None:
             restarts.append(record[0])
         if kind in ("user", "assistant") or (kind == "system" and obj.get("subtype") in _BOUNDARIES):
@@ -72,9 +79,12 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
             skipped[kind] += 1
             if kind not in _CLAUDE_OTHER_TYPES:
                 unknown.setdefault(kind, record)
-        for key in ("sessionId", "version", "cwd", "gitBranch"):
-            if key not in meta and isinstance(obj.get(key), str):
-                meta[key] = obj[key]
+        if missing:  # once each has been found, no record is asked again
+            found = [key for key in missing if isinstance(obj.get(key), str)]
+            if found:
+                for key in found:
+                    meta[key] = obj[key]
+                missing = [key for key in missing if key not in meta]
     groups = _sidechains(side)
     meta["sidechains"] = list(groups)
     if sidechain is not None:
@@ -91,8 +101,7 @@ def claude_code_from_records(records: list[Record], *, source: str, sidechain: s
     if not chosen:
         raise HistoryError("no user or assistant records (not a Claude Code session?)", source=source)
     meta["skipped_records"] = dict(skipped)
-    reader = _ClaudeCode({r[2]["uuid"] for r in records if isinstance(r[2], dict) and isinstance(r[2].get("uuid"), str)},
-                         source=source, restarts=restarts)
+    reader = _ClaudeCode(uuids, source=source, restarts=restarts)
     for record in chosen:
         try:
             reader.line(record[2], record[0])
@@ -188,13 +197,15 @@ class _ClaudeCode:
     def line(self, obj: dict[str, Any], number: int | None = None) -> None:
         stamp = obj.get("timestamp")
         self._line = number
-        if obj.get("type") == "system" and obj.get("subtype") == "microcompact_boundary":
-            info = obj.get("microcompactMetadata")
-            ids = info.get("compactedToolIds") if isinstance(info, dict) else None
-            if isinstance(ids, list):
-                self.microcompactions.append([len(self.b), [i for i in ids if isinstance(i, str)]])
-            return
-        if obj.get("type") == "system":  # compact_boundary: the following user line is the summary
+        kind = obj.get("type")
+        if kind == "system":
+            if obj.get("subtype") == "microcompact_boundary":
+                info = obj.get("microcompactMetadata")
+                ids = info.get("compactedToolIds") if isinstance(info, dict) else None
+                if isinstance(ids, list):
+                    self.microcompactions.append([len(self.b), [i for i in ids if isinstance(i, str)]])
+                return
+            # compact_boundary: the following user line is the summary
             self._compactions.append(self._boundary(obj, stamp, number))
             return
         message = obj.get("message")
@@ -207,7 +218,7 @@ class _ClaudeCode:
                 while self._restarts and self._restarts[-1] < number:
                     self._restarts.pop()
                 metadata["resumed"] = True
-        if obj["type"] == "assistant":
+        if kind == "assistant":
             api_id = message.get("id")
             usage = self._usage(message.get("usage"))
             earlier = self.by_api_id.get(api_id) if isinstance(api_id, str) else None
@@ -229,9 +240,10 @@ class _ClaudeCode:
             add_anthropic_content(self.b, "assistant", message.get("content"), id=obj.get("uuid"),
                                   metadata=metadata or None)
             return
-        for flag in ("isMeta", "isCompactSummary"):
-            if obj.get(flag) is True:
-                metadata[flag] = True
+        if obj.get("isMeta") is True:
+            metadata["isMeta"] = True
+        if obj.get("isCompactSummary") is True:
+            metadata["isCompactSummary"] = True
         plan = obj.get("planContent")
         if isinstance(plan, str):  # a session started from a plan approved with "clear context"
             metadata["planContent"] = plan  # (its plan file goes on: counting.restore re-attaches it)

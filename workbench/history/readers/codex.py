@@ -49,10 +49,9 @@ def codex_from_records(records: list[Record], *, source: str) -> History:
     unknown: dict[str, Record] = {}
     for record in records:
         try:
-            reader.line(require_object(record[2], what="a JSON object"), record[0])
+            kind = reader.line(require_object(record[2], what="a JSON object"), record[0])
         except HistoryError as exc:
             raise locate(exc, record, source=source) from None
-        kind = record_type(record[2])
         if kind not in _CODEX_TYPES:
             unknown.setdefault(kind, record)
     reader.end_turn()
@@ -68,6 +67,14 @@ def codex_from_records(records: list[Record], *, source: str) -> History:
     return with_warnings(with_log(history, log),
                          [*reader.warnings, *unknown_type_warnings(unknown, reader.skipped, source=source, log="Codex")])
 
+
+
+def _metadata(stamp: Any, number: int | None) -> dict[str, Any] | None:
+    """A message's metadata from its record: made only for the records that add a message (a rollout's event_msg
+    lines, most of a file, need none)."""
+    if isinstance(stamp, str):
+        return {"createdAt": stamp} if number is None else {"createdAt": stamp, "sourceLine": number}
+    return None if number is None else {"sourceLine": number}
 
 
 class _Codex:
@@ -114,21 +121,19 @@ class _Codex:
     def warn(self, field: str, message: str) -> None:
         self.warnings.append(LoadWarning(source=self.source, line=self.line_number, field=field, message=message))
 
-    def line(self, obj: dict[str, Any], number: int | None = None) -> None:
+    def line(self, obj: dict[str, Any], number: int | None = None) -> str:
+        """Read one record; its type (``record_type``), which the caller checks too."""
         kind = record_type(obj)
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             raise HistoryError(f"must be an object, got {type_name(payload)}", field="payload")
         stamp = obj.get("timestamp")
-        metadata: dict[str, Any] | None = {"createdAt": stamp} if isinstance(stamp, str) else None
-        if number is not None:
-            metadata = {**(metadata or {}), "sourceLine": number}
         self.line_number = number
         if kind == "response_item":
             self._turn_items += 1
-            self.item(payload, metadata)
+            self.item(payload, _metadata(stamp, number))
         elif kind == "session_meta":
-            self.session(payload, metadata)
+            self.session(payload, _metadata(stamp, number))
         elif kind == "turn_context":
             model = payload.get("model")
             if isinstance(model, str) and model not in self.meta["models"]:
@@ -146,6 +151,7 @@ class _Codex:
             self.skipped[f"event_msg:{event}"] += 1
         else:
             self.skipped[kind] += 1
+        return kind
 
     def token_count(self, info: dict[str, Any]) -> None:
         window = info.get("model_context_window")

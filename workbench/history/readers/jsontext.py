@@ -242,8 +242,11 @@ def _scan(value: Any) -> tuple[bool, int]:
     the containers and skips the strings (most of an agent log's bytes): cheaper than scanning the text for
     runs of digits or counting its brackets.
     """
-    if type(value) is not dict and type(value) is not list:
-        return type(value) is float and not -_HUGE < value < _HUGE, 0
+    # the builtins as locals, and strings (most values of a log: 109k of 187k in ../shared/real_sessions) let
+    # through first: ~7% less time for this walk (3 runs of it over those logs' values)
+    _dict, _list, _str, _float = dict, list, str, float
+    if type(value) is not _dict and type(value) is not _list:
+        return type(value) is _float and not -_HUGE < value < _HUGE, 0
     huge = False
     depth = 0
     level = [value]
@@ -251,11 +254,13 @@ def _scan(value: Any) -> tuple[bool, int]:
         depth += 1
         below = []
         for v in level:
-            for x in v.values() if type(v) is dict else v:
+            for x in v.values() if type(v) is _dict else v:
                 t = type(x)
-                if t is dict or t is list:
+                if t is _str:
+                    continue
+                if t is _dict or t is _list:
                     below.append(x)
-                elif t is float and not -_HUGE < x < _HUGE:
+                elif t is _float and not -_HUGE < x < _HUGE:
                     huge = True
         level = below
     return huge, depth
