@@ -15,6 +15,7 @@ import pickle
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench.history.fast_init import dict_init
 from workbench.history.session_log import CallUsage, SessionLog
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def tool_name_of(data: dict[str, Any]) -> str | None:
     return None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, init=False)
+@dict_init
+@dataclass(frozen=True, kw_only=True, eq=False)
 class Part:
     """One message part, kept as its original JSON object.
 
@@ -86,11 +88,6 @@ class Part:
     """
 
     data: Any
-
-    def __init__(self, *, data: Any) -> None:
-        # the instance dict written directly: a frozen dataclass's own __init__ goes through object.__setattr__,
-        # and a reader makes one Part per content block (frozen, eq, hash, repr unchanged: tests/test_model_fast_init.py)
-        self.__dict__["data"] = data
 
     # -- identity -------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -196,13 +193,13 @@ def tool_result_part(name: str | None, call_id: str | None, output: Any, *, is_e
     return Part(data=data)
 
 
-_NO_EXTRA: Any = object()  # Message's extra not given: a new {} (the field's default_factory)
 
 # What a Message remembers of its parts alone (``text``, ``images``): a copy with other metadata keeps it.
 _PARTS_MEMOS = ("_text", "_images")
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, init=False)
+@dict_init
+@dataclass(frozen=True, kw_only=True, eq=False)
 class Message:
     """One message. ``parts`` is None when the source had no parts array (stagewise tolerates it).
 
@@ -215,16 +212,6 @@ class Message:
     parts: tuple[Part, ...] | None
     metadata: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def __init__(self, *, id: str, role: str, parts: tuple[Part, ...] | None, metadata: dict[str, Any] | None = None,
-                 extra: dict[str, Any] = _NO_EXTRA) -> None:
-        # the dataclass __init__'s work without its object.__setattr__ per field: a reader makes one per message
-        d = self.__dict__
-        d["id"] = id
-        d["role"] = role
-        d["parts"] = parts
-        d["metadata"] = metadata
-        d["extra"] = {} if extra is _NO_EXTRA else extra
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench.history.fast_init import dict_init
+
 Agent = Literal["claude_code", "codex", "opencode", "copilot_cli", "gemini_cli", "pi"]
 AGENTS: tuple[Agent, ...] = ("claude_code", "codex", "opencode", "copilot_cli", "gemini_cli", "pi")
 START_NOTE_PREFIX = "the log starts"  # how ``SessionLog.start_note`` begins
@@ -71,7 +73,8 @@ def _optional_int(value: Any) -> int | None:
     return None if value is None else token_count(value)
 
 
-@dataclass(frozen=True, kw_only=True, init=False)
+@dict_init
+@dataclass(frozen=True, kw_only=True)
 class CallUsage:
     """One model call as the provider billed it, in one shape for Anthropic and OpenAI.
 
@@ -87,18 +90,6 @@ class CallUsage:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     logged_total: int | None = None
-
-    def __init__(self, *, input_tokens: int, cache_read_tokens: int = 0, cache_write_tokens: int = 0,
-                 output_tokens: int = 0, reasoning_tokens: int = 0, logged_total: int | None = None) -> None:
-        # the instance dict written directly, not through object.__setattr__ per field: one per logged call
-        # (frozen, eq, hash, repr unchanged: tests/test_model_fast_init.py)
-        d = self.__dict__
-        d["input_tokens"] = input_tokens
-        d["cache_read_tokens"] = cache_read_tokens
-        d["cache_write_tokens"] = cache_write_tokens
-        d["output_tokens"] = output_tokens
-        d["reasoning_tokens"] = reasoning_tokens
-        d["logged_total"] = logged_total
 
     @property
     def context_tokens(self) -> int:
@@ -170,7 +161,8 @@ class CallUsage:
                    logged_total=_optional_int(total))
 
 
-@dataclass(frozen=True, kw_only=True, init=False)
+@dict_init
+@dataclass(frozen=True, kw_only=True)
 class LoggedCall:
     """One model call of the log: the assistant message it produced, where, and what it cost."""
 
@@ -179,16 +171,6 @@ class LoggedCall:
     usage: CallUsage
     model: str | None = None
     cumulative: CallUsage | None = None  # Codex total_token_usage: the session's running sum after this call
-
-    def __init__(self, *, index: int, source_line: int | None, usage: CallUsage, model: str | None = None,
-                 cumulative: CallUsage | None = None) -> None:
-        # CallUsage's fast __init__, for the same reason
-        d = self.__dict__
-        d["index"] = index
-        d["source_line"] = source_line
-        d["usage"] = usage
-        d["model"] = model
-        d["cumulative"] = cumulative
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"index": self.index, "source_line": self.source_line, "usage": self.usage.to_dict()}
