@@ -272,11 +272,8 @@ def add_anthropic_content(
         kind = block.get("type") if isinstance(block, dict) else None
         if not isinstance(kind, str):
             raise HistoryError(f"must be an object with a 'type', got {type_name(block)}", field=f"content[{j}]")
-        if kind == "text":  # _anthropic_part's commonest case inline, its field named only for an error
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise HistoryError(f"must be a string, got {type_name(text)}", field=f"content[{j}].text")
-            pending.append(Part(data={"type": "text", "text": text}))
+        if kind == "text" and isinstance(text := block.get("text"), str):
+            pending.append(text_part(text))  # the commonest block, without building its field's name (an error's)
         elif kind == "tool_result" and role == "user":
             flush()
             call_id = block.get("tool_use_id")
