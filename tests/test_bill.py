@@ -596,3 +596,39 @@ def test_held_out_folds_leave_the_session_and_its_repository_out_of_every_fit():
 def test_a_tool_calls_arguments_count_as_json_writes_them(args):
     """A tool call's visible size counts its arguments as ``json.dumps`` writes them, whichever path counts them."""
     assert args_chars(args) == len(json.dumps(args, ensure_ascii=False, default=str))
+
+
+def test_a_command_or_skill_switches_claude_codes_thinking_and_each_setting_reads_its_own_cache():
+    """Before 2.1.38 a prompt command's or skill's expansion (an isMeta user message) switched thinking off until
+    the next plain prompt; a call after a switch reads what the latest call with its own setting wrote if that call
+    is within the cache's 20-block look-back, else only the system part. From 2.1.38 nothing switches."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import LOOKBACK_BLOCKS, window_calls
+    from workbench.history.model import History
+
+    def msg(i: int, role: str, text: str, **meta: object) -> Message:
+        return Message(id=f"m{i}", role=role, parts=(text_part(text),), metadata=dict(meta))
+
+    model = "claude-opus-4-5-20251101"
+    msgs = (msg(0, "user", "fix it"), msg(1, "assistant", "done", model=model),
+            msg(2, "user", "<command-message>review</command-message>\n<command-name>/review</command-name>"),
+            msg(3, "user", "You are an expert code reviewer.", isMeta=True),
+            msg(4, "assistant", "reviewed", model=model),
+            msg(5, "user", "<local-command-caveat>Caveat: local commands</local-command-caveat>", isMeta=True),
+            msg(6, "user", "thanks"), msg(7, "assistant", "ok", model=model),
+            msg(8, "user", "quiet now", thinkingOff=True), msg(9, "assistant", "ok", model=model))
+    history = History(id="h", messages=msgs)
+    calls = window_calls(history, history, 0, 0, len(msgs), np.full(len(msgs), 1_000), 30_000, reset=True)
+    assert [c.thinking for c in calls] == [True, False, True, False]  # the caveat switches nothing
+    assert [c.blocks for c in calls] == [1, 4, 7, 9]
+    old, new = cache_rules("claude_code", "2.1.37"), cache_rules("claude_code", "2.1.38")
+    assert old.thinking_switch and not new.thinking_switch
+    bill_old, bill_new = modelled_bill(calls, old, NO_MISS), modelled_bill(calls, new, NO_MISS)
+    contexts = [c.context for c in calls]
+    # 2.1.38: each call reads what the one before it wrote; 2.1.37: the review reads the system part, the plain turn
+    # after it what the first (thinking on) call wrote, 6 blocks back; the quiet prompt what the review wrote
+    assert bill_new.cache_read == 20_000 + sum(contexts[:3])
+    assert bill_old.cache_read == 20_000 + 20_000 + contexts[0] + contexts[1]
+    far = [dataclasses.replace(c, blocks=c.blocks + (LOOKBACK_BLOCKS + 1) * k) for k, c in enumerate(calls)]
+    assert modelled_bill(far, old, NO_MISS).cache_read == 20_000 * 4  # out of the look-back: the system part
