@@ -313,13 +313,13 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0232, call_miss_share=0.0023, command_miss_share=0.1595, task_miss_share=0.2459, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0251, call_miss_share=0.0023, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
     "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.1595, task_miss_share=0.2459, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0394, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.2142, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
-    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0139, call_miss_share=0.0007, command_miss_share=0.8832, task_miss_share=0.4328, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0376, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.7646, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
+    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.8832, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
     "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.1595, task_miss_share=0.2459, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
     "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
     "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
     "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
@@ -358,7 +358,7 @@ class ModelCall:
     turn: bool  # a new user turn came before it
     reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
-    task: bool = False  # a new user turn after a turn whose calls changed the task list (``TASK_TOOLS``)
+    task: bool = False  # a new user turn after a turn whose calls completed the task list (``TASK_TOOLS``, ``all_done``)
     model: str | None = None  # the model that answered (the log's): each model has its own cache
     anchor: float | None = None  # the last call before a logged automatic compaction: the agent's trigger (tokens)
     thinking: bool | None = None  # whether the request had thinking on (``window_calls``; None: not known yet)
@@ -388,10 +388,13 @@ COMMAND_TAGS = ("<command-", "<bash-", "<local-command-")
 SKILL_PREFIX = "Base directory for this skill"
 
 
-# The tools that change Claude Code's task list (2.1.x's TaskCreate and TaskUpdate, which replaced TodoWrite). The
-# first call of the user turn after a turn that called one missed the cache in 11 of 27 such turns of the Claude Code
-# sessions of ../shared/real_sessions_large of 2.1.20 and later (most reading only the system prompt and tools),
-# against 18 of 305 other plain user turns; TodoWrite's turns in 2.1.2-2.1.19 missed in 0 of 15.
+# The tools that change Claude Code's task list (2.1.x's TaskCreate and TaskUpdate, which replaced TodoWrite). What
+# misses is the first call of the user turn after a turn whose task calls left every task completed (``all_done``:
+# Claude Code resets such a list, 2.1.25 cli.js ``NM1``/``iq1``; how that reaches the prompt is not traced): in the
+# large set's 2.1.20-2.1.37 sessions, within the lifetime and with no thinking switch, 6 of 6 such turns read only
+# the system prompt and tools, against 1 of 9 after a turn that changed a list still open and 1 of 33 with a
+# completed list not changed in the turn before (2.1.38-2.1.45: 1 of 10; 2.0.76-2.1.19: 1 of 2). Its share is
+# still fitted (*task miss*), on those turns only.
 TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
@@ -399,6 +402,35 @@ def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
     # the parts' objects read directly (every assistant message of every window asks), by Part.tool_name's rule
     return any(isinstance(p.data, dict) and tool_name_of(p.data) in TASK_TOOLS for p in msg.parts or ())
+
+
+def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> int:
+    """The task list after an assistant message's task calls, and how many tasks were created so far: TaskCreate adds
+    a pending task (numbered in order, as Claude Code numbers them), TaskUpdate sets a task's status (``deleted``
+    drops it)."""
+    for p in msg.parts or ():
+        data = p.data if isinstance(p.data, dict) else None
+        name = tool_name_of(data) if data is not None else None
+        if data is None or name not in TASK_TOOLS:
+            continue
+        args = data.get("input")
+        args = args if isinstance(args, dict) else {}
+        if name == "TaskCreate":
+            created += 1
+            tasks[str(created)] = "pending"
+        elif isinstance(args.get("status"), str) and args.get("taskId") is not None:
+            key = str(args["taskId"])
+            if args["status"] == "deleted":
+                tasks.pop(key, None)
+            else:
+                tasks[key] = args["status"]
+    return created
+
+
+def all_done(tasks: dict[str, str]) -> bool:
+    """Whether a task list has tasks and every one is completed (Claude Code resets such a list: 2.1.25 cli.js
+    ``NM1`` deletes its files 5 seconds after, ``iq1``)."""
+    return bool(tasks) and all(status == "completed" for status in tasks.values())
 
 
 def command_turn(msg: Message) -> bool:
@@ -444,8 +476,9 @@ def thinking_switched(c: ModelCall, prev: ModelCall | None) -> bool:
 # How far back from a breakpoint the cache looks for a cached prefix, in content blocks ("The cache system checks
 # for hits at each block boundary going backward from your explicit breakpoint, up to 20 blocks":
 # https://platform.claude.com/docs/en/build-with-claude/prompt-caching). In the large set's 2.1.17-2.1.37 sessions
-# the 10 calls after a switch whose own setting's latest call ended 6-24 message parts back read its whole prefix,
-# to 1%; of the 32 further back, 31 read only the system prompt and tools (or nothing past the lifetime).
+# 9 of the 11 calls after a switch whose own setting's latest call ended within 20 message parts read that call's
+# whole prefix (to 2%); 39 of the 46 whose own setting's call was further back, or none, read less than half of what
+# the call before them wrote (most only the system prompt and tools).
 LOOKBACK_BLOCKS = 20
 
 
@@ -567,6 +600,8 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     blocks = 0  # content blocks of the messages before this one
     turn = command = rebuilt = tasks = False
     thinking: bool | None = None  # the thinking setting the calls are sent with (``prompt_thinking``)
+    task_list: dict[str, str] = {}  # the task list as the window's task calls built it (``track_tasks``)
+    created = 0
     for j, m in enumerate(msgs):
         g = j + offset
         if g >= hi:
@@ -588,8 +623,9 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             turn = command = False
             rebuilt = True
             continue
-        task = turn and tasks  # the turn before this one changed the task list
+        task = turn and tasks and all_done(task_list)  # the turn before this one completed the task list
         tasks = (tasks and not turn) or changes_tasks(m)
+        created = track_tasks(m, task_list, created)
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
                              command=command, task=task, model=_model(history.messages[g]), thinking=thinking,
