@@ -197,13 +197,15 @@ def test_past_the_edge_a_known_lifetime_reads_nothing_and_an_experiments_session
     assert openai.cache_read == (20_000 - 20_000 % 128) + (15_000 - 15_000 % 128)
 
 
-def test_a_new_turn_after_a_turn_that_changed_the_task_list_takes_its_own_miss_share():
-    """Claude Code 2.1.20-2.1.37 missed its cache at most new user turns after a turn that called TaskCreate or
-    TaskUpdate: the first call of that next turn is marked, and only it."""
+def test_a_new_turn_after_a_turn_that_completed_the_task_list_takes_its_own_miss_share():
+    """Claude Code 2.1.20-2.1.37 missed its cache at the new user turns after a turn whose TaskCreate and TaskUpdate
+    calls left every task completed: the first call of that next turn is marked, and only it."""
     log = ClaudeLog(version="2.1.29")
     log.user("Plan the refactor.")
     log.assistant([tool_use("t1", "TaskCreate", subject="split the parser")], input_total=40_000, output=50)
     log.tool_result("t1", "Task #1 created")
+    log.assistant([tool_use("t3", "TaskUpdate", taskId="1", status="completed")], input_total=40_200, output=20)
+    log.tool_result("t3", "Updated task #1 status")
     log.assistant([text_block("Planned.")], input_total=40_400, output=20)
     log.user("go on")
     log.assistant([tool_use("t2", "Bash", command="pytest")], input_total=40_800, output=30)
@@ -213,13 +215,13 @@ def test_a_new_turn_after_a_turn_that_changed_the_task_list_takes_its_own_miss_s
     log.assistant([text_block("Docs done.")], input_total=41_600, output=20)
     history = parse_history(log.text(), source="c.jsonl")
     calls = follow_log(history).calls
-    assert [(c.turn, c.task) for c in calls] == [(True, False), (False, False), (True, True), (False, False),
-                                                 (True, False)]
+    assert [(c.turn, c.task) for c in calls] == [(True, False), (False, False), (False, False), (True, True),
+                                                 (False, False), (True, False)]
     model = replace_share(NO_MISS, turn_miss_share=0.0, task_miss_share=1.0)
     rules = cache_rules("claude_code", "2.1.29")
     bill = modelled_bill(calls, rules, model)
     plain = modelled_bill(calls, rules, replace_share(model, task_miss_share=0.0))
-    assert plain.cache_read - bill.cache_read == calls[1].context  # the task turn reads none of what the call before wrote
+    assert plain.cache_read - bill.cache_read == calls[2].context  # the task turn reads none of what the call before wrote
     fitted = fit_bill_model([(history, calls)], agent="claude_code", family="test")
     assert fitted.task_miss_share == pytest.approx(0.0, abs=1e-9)  # the builder's calls read everything
 
@@ -555,18 +557,19 @@ def test_on_the_real_sessions_the_shipped_settings_predict_the_context_after_and
     assert ignored["bills"] == 11 and ignored["bill_within_10pct"] >= 9  # 9 of 11 (the estimate, anchored at the compactions)
 
 
-def test_on_a_real_log_the_turns_after_a_task_list_change_are_marked_and_one_of_its_two_missed():
-    """claude_code__fc_99c919b212_0 (2.1.29) changed its task list in two turns: the turn after the second read only
-    the system prompt and tools (16,496 of the 147,915 tokens the call before it wrote), the one after the first all
-    of it: the ~half the large set's 2.1.20-2.1.37 sessions show (``task_miss_share``)."""
+def test_on_a_real_log_only_the_turn_after_the_task_list_was_completed_is_marked_and_it_missed():
+    """claude_code__fc_99c919b212_0 (2.1.29) changed its task list in two turns: the turn after the second, which
+    completed every task, read only the system prompt and tools (16,496 of the 147,915 tokens the call before it
+    wrote); the turn after the first, which left tasks open, read all of it (114,930) and is not marked."""
     folder = need_shared(shared_dir() / "real_sessions")
     history = load_history(folder / "claude_code__fc_99c919b212_0.jsonl")
     calls = follow_log(history).calls
     marked = [k for k, c in enumerate(calls) if c.task]
-    assert [calls[k].index for k in marked] == [83, 191]
+    assert [calls[k].index for k in marked] == [191]
     reads = [history.messages[calls[k].index].usage.cache_read_tokens for k in marked]  # type: ignore[union-attr]
-    assert [(r, calls[k - 1].context) for r, k in zip(reads, marked, strict=True)] == [(114_930, 114_592),
-                                                                                         (16_496, 147_915)]
+    assert [(r, calls[k - 1].context) for r, k in zip(reads, marked, strict=True)] == [(16_496, 147_915)]
+    opened = next(c for c in calls if c.index == 83)
+    assert history.messages[83].usage.cache_read_tokens == 114_930 and not opened.task  # type: ignore[union-attr]
 
 
 @pytest.mark.slow
@@ -596,3 +599,63 @@ def test_held_out_folds_leave_the_session_and_its_repository_out_of_every_fit():
 def test_a_tool_calls_arguments_count_as_json_writes_them(args):
     """A tool call's visible size counts its arguments as ``json.dumps`` writes them, whichever path counts them."""
     assert args_chars(args) == len(json.dumps(args, ensure_ascii=False, default=str))
+
+
+def test_a_command_or_skill_switches_claude_codes_thinking_and_each_setting_reads_its_own_cache():
+    """Before 2.1.38 a prompt command's or skill's expansion (an isMeta user message) switched thinking off until
+    the next plain prompt; a call after a switch reads what the latest call with its own setting wrote if that call
+    is within the cache's 20-block look-back, else only the system part. From 2.1.38 nothing switches."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import LOOKBACK_BLOCKS, window_calls
+    from workbench.history.model import History
+
+    def msg(i: int, role: str, text: str, **meta: object) -> Message:
+        return Message(id=f"m{i}", role=role, parts=(text_part(text),), metadata=dict(meta))
+
+    model = "claude-opus-4-5-20251101"
+    msgs = (msg(0, "user", "fix it"), msg(1, "assistant", "done", model=model),
+            msg(2, "user", "<command-message>review</command-message>\n<command-name>/review</command-name>"),
+            msg(3, "user", "You are an expert code reviewer.", isMeta=True),
+            msg(4, "assistant", "reviewed", model=model),
+            msg(5, "user", "<local-command-caveat>Caveat: local commands</local-command-caveat>", isMeta=True),
+            msg(6, "user", "thanks"), msg(7, "assistant", "ok", model=model),
+            msg(8, "user", "quiet now", thinkingOff=True), msg(9, "assistant", "ok", model=model))
+    history = History(id="h", messages=msgs)
+    calls = window_calls(history, history, 0, 0, len(msgs), np.full(len(msgs), 1_000), 30_000, reset=True)
+    assert [c.thinking for c in calls] == [True, False, True, False]  # the caveat switches nothing
+    assert [c.blocks for c in calls] == [1, 4, 7, 9]
+    old, new = cache_rules("claude_code", "2.1.37"), cache_rules("claude_code", "2.1.38")
+    assert old.thinking_switch and not new.thinking_switch
+    bill_old, bill_new = modelled_bill(calls, old, NO_MISS), modelled_bill(calls, new, NO_MISS)
+    contexts = [c.context for c in calls]
+    # 2.1.38: each call reads what the one before it wrote; 2.1.37: the review reads the system part, the plain turn
+    # after it what the first (thinking on) call wrote, 6 blocks back; the quiet prompt what the review wrote
+    assert bill_new.cache_read == 20_000 + sum(contexts[:3])
+    assert bill_old.cache_read == 20_000 + 20_000 + contexts[0] + contexts[1]
+    far = [dataclasses.replace(c, blocks=c.blocks + (LOOKBACK_BLOCKS + 1) * k) for k, c in enumerate(calls)]
+    assert modelled_bill(far, old, NO_MISS).cache_read == 20_000 * 4  # out of the look-back: the system part
+
+
+def test_a_turn_after_one_that_completed_the_task_list_is_a_task_turn_and_an_open_list_is_not():
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import window_calls
+    from workbench.history.model import History, tool_call_part
+
+    def msg(i: int, role: str, *parts: object, **meta: object) -> Message:
+        return Message(id=f"m{i}", role=role, parts=tuple(parts), metadata=dict(meta))  # type: ignore[arg-type]
+
+    model = "claude-opus-4-6"
+    create = [tool_call_part("TaskCreate", f"c{k}", {"subject": f"step {k}"}) for k in (1, 2)]
+    msgs = (msg(0, "user", text_part("plan it")), msg(1, "assistant", *create, model=model),
+            msg(2, "user", text_part("go")),
+            msg(3, "assistant", tool_call_part("TaskUpdate", "u1", {"taskId": "1", "status": "completed"}), model=model),
+            msg(4, "user", text_part("next")),
+            msg(5, "assistant", tool_call_part("TaskUpdate", "u2", {"taskId": "2", "status": "completed"}), model=model),
+            msg(6, "user", text_part("thanks")), msg(7, "assistant", text_part("ok"), model=model),
+            msg(8, "user", text_part("and")), msg(9, "assistant", text_part("ok"), model=model))
+    history = History(id="h", messages=msgs)
+    calls = window_calls(history, history, 0, 0, len(msgs), np.full(len(msgs), 1_000), 30_000, reset=True)
+    # task 1 of 2 done: the list is open; both done: the next turn is a task turn; the one after it is not
+    assert [c.task for c in calls] == [False, False, False, True, False]

@@ -27,6 +27,17 @@ its own rules against the log's timestamps (``CacheRules``, each cited):
 - **A compaction invalidates the cached prefix**: the first call after it reads only what precedes the messages
   (system prompt and tool schemas), as the logs show (e.g. 31,944 of 55,912 tokens after each compaction of
   ../shared/real_sessions' claude_code__ad_ff0201aecb_0, whose system part is 31,944 throughout).
+- **A change of the thinking setting invalidates the cached messages** (tools and system prompt stay cached:
+  https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "What invalidates the cache"), and Claude
+  Code before 2.1.38 switched thinking off for the rest of a turn whenever a prompt command or a skill ran: it
+  takes the thinking budget of the command's or skill's expanded text from the user messages among it that carry
+  ``thinkingMetadata``, of which there are none, so 0 (2.1.25 cli.js ``m7K`` ``$=dp([t1({content:X})],void 0)``,
+  ``dp``/``$oY``; the Skill tool's ``contextModifier`` sets ``options.maxThinkingTokens`` to it, and a typed
+  command's turn is queried with it; the same in 2.0.76-2.1.37's packages; 2.1.38 cli.js sets it ``void 0``), and
+  the next plain prompt switched it back on. The messages each setting cached stay, as a model's do: a call after a
+  switch reads what the latest call with its own setting wrote if that call's end is within the 20 content blocks
+  the cache looks back from a breakpoint (same page, "Automatic prefix checking"), else only what a reset leaves
+  (``thinking_read``; ``CacheRules.thinking_switch``).
 
 Without usage the context of each call is the estimate's, and one thing in the transcript pins it: the agent
 compacted automatically where its own measure crossed its trigger (the preset's ``trigger_limit``), so the call just
@@ -79,6 +90,9 @@ CLAUDE_CODE_1H_FROM = (2, 1, 20)  # the first version whose logged sessions all 
 # The versions whose lifetime no transcript tells: 2.1.17's package asks for 1 hour behind its experiment (cli.js
 # ``gUA``); 2.1.14 and earlier and 2.1.19 write 5-minute entries in every logged session, 2.1.15-2.1.18 are between.
 CLAUDE_CODE_TTL_EXPERIMENT = ((2, 1, 15), (2, 1, 19))
+# From this version a prompt command or a skill leaves the thinking setting as it was (2.1.38 cli.js: the expanded
+# command's ``maxThinkingTokens`` is ``void 0``; 2.0.76-2.1.37 compute 0 from it: ``THINKING_OFF`` below).
+CLAUDE_CODE_THINKING_KEPT_FROM = (2, 1, 38)
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98% of calls within 10 minutes hit
 OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
 OPENAI_MIN_TOKENS = 1024
@@ -164,6 +178,7 @@ class CacheRules:
     turn_reads_to_turn_start: bool = False  # a new user turn reads only up to where the previous turn began
     late_hits: bool = True  # the cache may outlive its sure lifetime (past its edge): False where the lifetime is known
     lifetime_per_session: bool = False  # one of two lifetimes for the whole session (an experiment's arm), not per call
+    thinking_switch: bool = False  # a call whose thinking setting differs from the previous call's reads no message
 
     @property
     def one_hour_writes(self) -> bool:
@@ -205,7 +220,8 @@ def cache_rules(agent: str | None, version: str | None, model: str | None = None
     # Claude Code's own lifetime is known but in its experiment's versions; another agent's request options are not
     known = agent == "claude_code" and not lo <= v < hi
     return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True,
-                      late_hits=not known, lifetime_per_session=agent == "claude_code" and not known)
+                      late_hits=not known, lifetime_per_session=agent == "claude_code" and not known,
+                      thinking_switch=agent == "claude_code" and v < CLAUDE_CODE_THINKING_KEPT_FROM)
 
 
 def log_cache_rules(log: Any) -> CacheRules:
@@ -297,13 +313,13 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0396, call_miss_share=0.0023, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.2648, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.1018, call_miss_share=0.0005, command_miss_share=0.3468, task_miss_share=0.5038, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
-    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0375, call_miss_share=0.0007, command_miss_share=0.6593, task_miss_share=0.4676, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0251, call_miss_share=0.0023, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0376, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.7646, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
+    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.8832, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
     "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.3838, call_miss_share=0.0008, command_miss_share=0.4395, task_miss_share=0.3293, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
     "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
     "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
     "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
@@ -342,9 +358,11 @@ class ModelCall:
     turn: bool  # a new user turn came before it
     reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
-    task: bool = False  # a new user turn after a turn whose calls changed the task list (``TASK_TOOLS``)
+    task: bool = False  # a new user turn after a turn whose calls completed the task list (``TASK_TOOLS``, ``all_done``)
     model: str | None = None  # the model that answered (the log's): each model has its own cache
     anchor: float | None = None  # the last call before a logged automatic compaction: the agent's trigger (tokens)
+    thinking: bool | None = None  # whether the request had thinking on (``window_calls``; None: not known yet)
+    blocks: int = 0  # content blocks sent before it in its window (message parts, at least one a message)
 
 
 def timestamp(msg: Message) -> float | None:
@@ -370,10 +388,13 @@ COMMAND_TAGS = ("<command-", "<bash-", "<local-command-")
 SKILL_PREFIX = "Base directory for this skill"
 
 
-# The tools that change Claude Code's task list (2.1.x's TaskCreate and TaskUpdate, which replaced TodoWrite). The
-# first call of the user turn after a turn that called one missed the cache in 11 of 27 such turns of the Claude Code
-# sessions of ../shared/real_sessions_large of 2.1.20 and later (most reading only the system prompt and tools),
-# against 18 of 305 other plain user turns; TodoWrite's turns in 2.1.2-2.1.19 missed in 0 of 15.
+# The tools that change Claude Code's task list (2.1.x's TaskCreate and TaskUpdate, which replaced TodoWrite). What
+# misses is the first call of the user turn after a turn whose task calls left every task completed (``all_done``:
+# Claude Code resets such a list, 2.1.25 cli.js ``NM1``/``iq1``; how that reaches the prompt is not traced): in the
+# large set's 2.1.20-2.1.37 sessions, within the lifetime and with no thinking switch, 6 of 6 such turns read only
+# the system prompt and tools, against 1 of 9 after a turn that changed a list still open and 1 of 33 with a
+# completed list not changed in the turn before (2.1.38-2.1.45: 1 of 10; 2.0.76-2.1.19: 1 of 2). Its share is
+# still fitted (*task miss*), on those turns only.
 TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
@@ -383,12 +404,92 @@ def changes_tasks(msg: Message) -> bool:
     return any(isinstance(p.data, dict) and tool_name_of(p.data) in TASK_TOOLS for p in msg.parts or ())
 
 
+def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> int:
+    """The task list after an assistant message's task calls, and how many tasks were created so far: TaskCreate adds
+    a pending task (numbered in order, as Claude Code numbers them), TaskUpdate sets a task's status (``deleted``
+    drops it)."""
+    for p in msg.parts or ():
+        data = p.data if isinstance(p.data, dict) else None
+        name = tool_name_of(data) if data is not None else None
+        if data is None or name not in TASK_TOOLS:
+            continue
+        args = data.get("input")
+        args = args if isinstance(args, dict) else {}
+        if name == "TaskCreate":
+            created += 1
+            tasks[str(created)] = "pending"
+        elif isinstance(args.get("status"), str) and args.get("taskId") is not None:
+            key = str(args["taskId"])
+            if args["status"] == "deleted":
+                tasks.pop(key, None)
+            else:
+                tasks[key] = args["status"]
+    return created
+
+
+def all_done(tasks: dict[str, str]) -> bool:
+    """Whether a task list has tasks and every one is completed (Claude Code resets such a list: 2.1.25 cli.js
+    ``NM1`` deletes its files 5 seconds after, ``iq1``)."""
+    return bool(tasks) and all(status == "completed" for status in tasks.values())
+
+
 def command_turn(msg: Message) -> bool:
     """Whether a user message is a slash command's record or a skill's instructions."""
     if msg.role != "user":
         return False
     text = msg.text.lstrip()
     return text.startswith(COMMAND_TAGS) or (msg.meta("isMeta") is True and text.startswith(SKILL_PREFIX))
+
+
+# What switches Claude Code's thinking (``CacheRules.thinking_switch``, the module docstring): a command's or skill's
+# expanded text, which Claude Code logs as an isMeta user message (a skill's "Base directory for this skill: ...", a
+# custom command's body), switches it off for the calls after it until the next plain prompt, which switches it
+# back on (unless its ``thinkingMetadata`` says off: the reader's ``thinkingOff``). A local command's caveat is isMeta
+# too but expands nothing. In ../shared/real_sessions_large's 2.1.20-2.1.37 sessions, within the lifetime, 34 of the
+# 38 first calls of a turn where the setting switched read only the system prompt and tools, against 14 of the 226
+# turns where it did not; 9 of the 11 calls right after a skill the model invoked mid-turn, against 5 of 2,580
+# other calls (2.0.76-2.1.19: 3 of 3; from 2.1.38, where nothing switches, 6 of 83 turns).
+META_NOT_EXPANSION = ("<local-command-caveat>", "Caveat:")
+
+
+def expands_command(msg: Message) -> bool:
+    """Whether a user message is a prompt command's or a skill's expanded text (thinking off after it)."""
+    return msg.role == "user" and msg.meta("isMeta") is True and not msg.text.lstrip().startswith(META_NOT_EXPANSION)
+
+
+def prompt_thinking(msg: Message) -> bool | None:
+    """The thinking setting a user message sets: off after a command's expansion, the prompt's own (on unless its
+    ``thinkingMetadata`` said off) after a plain prompt, None (unchanged) for anything else."""
+    if expands_command(msg):
+        return False
+    if (msg.role != "user" or msg.meta("isMeta") is True or msg.meta("isCompactSummary") is True
+            or not is_user_turn(msg) or command_turn(msg)):
+        return None
+    return msg.meta("thinkingOff") is not True
+
+
+def thinking_switched(c: ModelCall, prev: ModelCall | None) -> bool:
+    """Whether ``c`` was sent with another thinking setting than ``prev`` (both known)."""
+    return prev is not None and c.thinking is not None and prev.thinking is not None and c.thinking != prev.thinking
+
+
+# How far back from a breakpoint the cache looks for a cached prefix, in content blocks ("The cache system checks
+# for hits at each block boundary going backward from your explicit breakpoint, up to 20 blocks":
+# https://platform.claude.com/docs/en/build-with-claude/prompt-caching). In the large set's 2.1.17-2.1.37 sessions
+# 9 of the 11 calls after a switch whose own setting's latest call ended within 20 message parts read that call's
+# whole prefix (to 2%); 39 of the 46 whose own setting's call was further back, or none, read less than half of what
+# the call before them wrote (most only the system prompt and tools).
+LOOKBACK_BLOCKS = 20
+
+
+def thinking_read(c: ModelCall, own: ModelCall | None, rules: CacheRules, kept: float) -> float:
+    """What a call after a thinking switch reads: the prefix ``own`` (the latest earlier call with ``c``'s setting
+    and model) wrote, if within the lifetime and the cache's look-back, else what a reset leaves (``kept``)."""
+    if own is not None and c.blocks - own.blocks <= LOOKBACK_BLOCKS:
+        shared = expected_read(c, own, rules, 0)
+        if shared:
+            return shared
+    return kept
 
 
 # json.dumps(args, ensure_ascii=False, default=str), its encoder made once (dumps builds one per call with these
@@ -496,14 +597,22 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     before = np.concatenate(([0], np.cumsum(tokens, dtype=np.int64))).tolist()  # read one at a time: Python ints
     out: list[ModelCall] = []
     msgs = segment.messages
+    blocks = 0  # content blocks of the messages before this one
     turn = command = rebuilt = tasks = False
+    thinking: bool | None = None  # the thinking setting the calls are sent with (``prompt_thinking``)
+    task_list: dict[str, str] = {}  # the task list as the window's task calls built it (``track_tasks``)
+    created = 0
     for j, m in enumerate(msgs):
         g = j + offset
         if g >= hi:
             break
         if g >= lo and m.meta("resumed") is True:
             rebuilt = True
+        sent, blocks = blocks, blocks + max(1, len(m.parts or ()))
         if m.role != "assistant":
+            if m.role == "user":
+                switch = prompt_thinking(m)
+                thinking = thinking if switch is None else switch
             if g >= lo and is_user_turn(m):
                 turn = True
                 command = command or command_turn(m)
@@ -514,11 +623,13 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             turn = command = False
             rebuilt = True
             continue
-        task = turn and tasks  # the turn before this one changed the task list
+        task = turn and tasks and all_done(task_list)  # the turn before this one completed the task list
         tasks = (tasks and not turn) or changes_tasks(m)
+        created = track_tasks(m, task_list, created)
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
-                             command=command, task=task, model=_model(history.messages[g])))
+                             command=command, task=task, model=_model(history.messages[g]), thinking=thinking,
+                             blocks=sent))
         turn = command = rebuilt = False
     if out and anchor is not None:
         out[-1] = replace(out[-1], anchor=anchor)
@@ -635,13 +746,15 @@ def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillMode
     tin = tread = twrite = 0
     tout = 0.0
     last: dict[str | None, ModelCall] = {}  # each model's latest call: a model reads only its own cache
+    setting: dict[tuple[str | None, bool | None], ModelCall] = {}  # the same per thinking setting (``thinking_read``)
     turn_first = 0  # input of the first call of the turn the previous call belongs to
     if earlier is not None:
         last[earlier.model] = earlier
         turn_first = earlier.context
     for c in calls:
         prev, switched = previous_call(c, last)
-        shared = 0.0 if switched else _shared(c, prev, rules, model, turn_first)
+        own = setting.get((c.model, c.thinking))
+        shared = 0.0 if switched else _shared(c, prev, rules, model, turn_first, own)
         read = max(0, min(c.context, int(shared)))
         if rules.increment > 1:
             read -= read % rules.increment
@@ -660,6 +773,7 @@ def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillMode
         if not last or c.turn or c.reset:
             turn_first = c.context
         last[c.model] = c
+        setting[(c.model, c.thinking)] = c
     return Bill(calls=len(calls), input=tin, cache_read=tread, cache_write=twrite, output=int(round(tout)))
 
 
@@ -728,8 +842,10 @@ def late_share(model: BillModel, rules: CacheRules) -> float:
     return model.late_hit_share
 
 
-def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: BillModel, turn_first: int) -> float:
-    """The prefix ``c`` reads from the cache: the rules' read, less the expected misses."""
+def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: BillModel, turn_first: int,
+            own: ModelCall | None = None) -> float:
+    """The prefix ``c`` reads from the cache: the rules' read, less the expected misses (after a thinking switch,
+    ``thinking_read`` of ``own``, the latest earlier call with ``c``'s setting)."""
     kept = float(model.reset_cached_tokens)
     shared = expected_read(c, prev, rules, turn_first)
     if shared is None:
@@ -739,6 +855,8 @@ def _shared(c: ModelCall, prev: ModelCall | None, rules: CacheRules, model: Bill
     assert prev is not None
     if late(c, prev, rules):
         shared *= model.edge_hit_share if near(c, prev, rules) else late_share(model, rules)
+    if rules.thinking_switch and thinking_switched(c, prev):
+        return thinking_read(c, own, rules, min(shared, kept))
     miss = (model.command_miss_share if c.command else model.task_miss_share if c.task
             else model.turn_miss_share if c.turn else model.call_miss_share)
     return shared * (1.0 - miss)
@@ -840,6 +958,8 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                 late_expected += shared
                 own_read += min(shared, usage.cache_read_tokens)
                 own_expected += shared
+            elif shared > 0 and rules.thinking_switch and thinking_switched(c, prev):
+                pass  # the thinking switch explains what it missed (``_shared``): no share of a kind to measure
             elif shared > 0:
                 kind = "command" if c.command else "task" if c.task else "turn" if c.turn else "call"
                 lost[kind] += max(0.0, shared - usage.cache_read_tokens)

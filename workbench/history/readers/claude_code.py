@@ -244,6 +244,8 @@ class _ClaudeCode:
             metadata["isMeta"] = True
         if obj.get("isCompactSummary") is True:
             metadata["isCompactSummary"] = True
+        if _thinking_off(obj.get("thinkingMetadata")):  # the prompt asked for no thinking (analysis.real_logs.bill)
+            metadata["thinkingOff"] = True
         plan = obj.get("planContent")
         if isinstance(plan, str):  # a session started from a plan approved with "clear context"
             metadata["planContent"] = plan  # (its plan file goes on: counting.restore re-attaches it)
@@ -295,6 +297,14 @@ class _ClaudeCode:
                                               "ignored")
             return {}
         return {"usage": usage}
+
+
+def _thinking_off(info: Any) -> bool:
+    """Whether a prompt's ``thinkingMetadata`` says thinking was off: ``maxThinkingTokens`` 0 (2.1.19 and later),
+    ``disabled`` or ``level`` "none" (before)."""
+    if not isinstance(info, dict):
+        return False
+    return info.get("maxThinkingTokens") == 0 or info.get("disabled") is True or info.get("level") == "none"
 
 
 def _read_lines(result: Any) -> tuple[int, ...] | None:
