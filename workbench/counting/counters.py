@@ -217,11 +217,17 @@ def _text_estimates(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
 def _text_estimate(counts: HistoryCounts, image: int) -> np.ndarray:
     store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
     key_of = counts.cache.parts_key
-    found = []  # Python ints, made an array once (a numpy item write per message costs more)
-    for m in counts.history.messages:
-        mine = key_of(m)
-        got = store.get(mine)
-        if got is None:
-            got = store[mine] = text_estimate_counts(m)
-        found.append(int(round(got[0] / 4)) + got[1] * image)  # text_estimate's arithmetic
-    return np.array(found, dtype=np.int64)
+    msgs = counts.history.messages
+    # by_identity: a hit needs no key call (the cache holds every parts tuple it stored counts of)
+    got: list[tuple[int, int] | None] = ([store.get(id(m.parts)) for m in msgs] if counts.cache.by_identity
+                                         else [None] * len(msgs))
+    if None in got:
+        for i, m in enumerate(msgs):
+            if got[i] is None:
+                mine = key_of(m)
+                found = store.get(mine)
+                if found is None:
+                    found = store[mine] = text_estimate_counts(m)
+                got[i] = found
+    # Python ints, made an array once (a numpy item write per message costs more); text_estimate's arithmetic
+    return np.array([int(round(c / 4)) + n * image for c, n in got], dtype=np.int64)  # type: ignore[misc]

@@ -106,7 +106,19 @@ def structures(counts: HistoryCounts) -> tuple[Structure, ...]:
     """Every message's structure, found once per history (kept with its counts)."""
     found = counts.derived.get("structure")
     if found is None:
-        found = counts.derived["structure"] = tuple(message_structure(m) for m in counts.history.messages)
+        msgs = counts.history.messages
+        cache = counts.cache
+        if cache.by_identity:  # by the message object: a window's messages are mostly the log's, or the last window's
+            store, key_of = cache.structures, cache.key
+            got = [store.get(id(m)) for m in msgs]
+            if None in got:
+                for i, m in enumerate(msgs):
+                    if got[i] is None:
+                        got[i] = store[key_of(m)] = message_structure(m)
+            found = tuple(got)  # no None is left
+        else:
+            found = tuple(message_structure(m) for m in msgs)
+        counts.derived["structure"] = found
     return found
 
 
