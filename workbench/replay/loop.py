@@ -142,7 +142,7 @@ class _Replay:
         self.flight: InFlight | None = None
         self.skipped_checks = 0
         self.last_skip: str | None = None
-        self.pin_mask = pin_mask(history, knobs, counts.derived)
+        self.pin_mask = pin_mask(history, knobs, counts.derived, counts.cache if counts.cache.by_identity else None)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
         self.limits = policy.limits()  # which terms bind: reported on the Run, never used to replay
