@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from workbench.counting.usage import is_user_turn
-from workbench.history.model import History, Message, tool_name_of
+from workbench.history.model import History, Message
 from workbench.history.session_log import parse_version
 
 # Bill units: what each token class costs relative to an uncached input token (the issue's yardstick, close to
@@ -377,10 +377,20 @@ SKILL_PREFIX = "Base directory for this skill"
 TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
+_TASK_TYPES = tuple(f"tool-{name}" for name in TASK_TOOLS)  # their parts' types where no toolName names them
+
+
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
     # the parts' objects read directly (every assistant message of every window asks), by Part.tool_name's rule
-    return any(isinstance(p.data, dict) and tool_name_of(p.data) in TASK_TOOLS for p in msg.parts or ())
+    # (``tool_name_of``) inlined: a string toolName names the tool, else a "tool-NAME" type
+    for p in msg.parts or ():
+        data = p.data
+        if isinstance(data, dict):
+            name = data.get("toolName")
+            if name in TASK_TOOLS if isinstance(name, str) else data.get("type") in _TASK_TYPES:
+                return True
+    return False
 
 
 def command_turn(msg: Message) -> bool:
@@ -510,15 +520,17 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             continue
         if g < lo:
             continue
-        if _model(m) == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
+        model = _model(m)
+        if model == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
             turn = command = False
             rebuilt = True
             continue
         task = turn and tasks  # the turn before this one changed the task list
         tasks = (tasks and not turn) or changes_tasks(m)
+        logged = history.messages[g]
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
-                             time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
-                             command=command, task=task, model=_model(history.messages[g])))
+                             time=timestamp(logged), turn=turn, reset=(reset and not out) or rebuilt,
+                             command=command, task=task, model=model if logged is m else _model(logged)))
         turn = command = rebuilt = False
     if out and anchor is not None:
         out[-1] = replace(out[-1], anchor=anchor)
