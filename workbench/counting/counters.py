@@ -17,6 +17,7 @@ not in them: the replay adds it to every call.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from workbench.counting.structure import (
     unbilled_tokens,
     uses_structure,
 )
-from workbench.counting.usage import text_estimate_counts, usage_tokens
+from workbench.counting.usage import agent_measure, first_anchor, prefixed_usage_tokens, text_estimate_counts
 from workbench.knobs import KnobView, counting_view
 
 if TYPE_CHECKING:
@@ -123,6 +124,12 @@ def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     usage = knobs.trigger_counter == "usage"
+    if usage:  # the agent's measure with no hidden prefix, kept: any other prefix moves it without a walk
+        unprefixed = ("usage_measure", dataclasses.replace(knobs, hidden_prefix_tokens=0))  # type: ignore[type-var]
+        found: tuple[np.ndarray, int] | None = counts.derived.get(unprefixed)
+        if found is not None:
+            return prefixed_usage_tokens(found[0], found[1], knobs.hidden_prefix_tokens,
+                                         check_points(counts, knobs.check_point))
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
     else:
@@ -140,8 +147,13 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
             base = deferred_to_calls(counts, base)
     if usage:
         checks = check_points(counts, knobs.check_point)
-        base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
-                            count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
+        msgs = counts.history.messages
+        measure = agent_measure(msgs, base, 0, count_added=knobs.count_added_since_call,
+                                reasoning_ratio=knobs.reasoning_carry_ratio)
+        measure.flags.writeable = False
+        anchor = first_anchor(msgs)
+        counts.derived[unprefixed] = (measure, anchor)
+        return prefixed_usage_tokens(measure, anchor, knobs.hidden_prefix_tokens, checks)
     return np.array(base, dtype=np.int64, copy=True)
 
 
