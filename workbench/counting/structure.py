@@ -108,13 +108,15 @@ def structures(counts: HistoryCounts) -> tuple[Structure, ...]:
     if found is None:
         msgs = counts.history.messages
         cache = counts.cache
-        if cache.by_identity:  # by the message object: a window's messages are mostly the log's, or the last window's
-            store, key_of = cache.structures, cache.key
-            got = [store.get(id(m)) for m in msgs]
+        if cache.by_identity:
+            # A structure reads the message's parts and role alone: kept per (parts tuple, role), which a window
+            # shares with the whole log and a copy (its usage taken off) with its original.
+            store, key_of = cache.structures, cache.parts_key
+            got = [store.get((id(m.parts), m.role)) for m in msgs]
             if None in got:
                 for i, m in enumerate(msgs):
                     if got[i] is None:
-                        got[i] = store[key_of(m)] = message_structure(m)
+                        got[i] = store[(key_of(m), m.role)] = message_structure(m)
             found = tuple(got)  # no None is left
         else:
             found = tuple(message_structure(m) for m in msgs)

@@ -57,7 +57,7 @@ class CountCache:
     chunk_chars: dict[Key, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
     text_counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
     parts_values: dict[Any, dict[Key, Any]] = field(default_factory=dict)  # ``per_parts``'s stores, by name
-    structures: dict[Key, Any] = field(default_factory=dict)  # by_identity: each message's ``counting.structure``
+    structures: dict[tuple[Key, str], Any] = field(default_factory=dict)  # by_identity: ``counting.structure``'s
     restore_counts: dict[tuple[str, float], dict[Any, int]] = field(default_factory=dict)  # counting.restore's texts
     restore_walks: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)  # counting.restore's walks of logs
     max_tables: int = 64
