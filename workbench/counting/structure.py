@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.counting.usage import is_user_turn
+from workbench.history.fast_init import dict_init
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 MIN_ENCRYPTED_CHARS = 100
 
 
-@dataclass(frozen=True)
+@dict_init  # one per message of a log (those of a window are kept): its fields stored straight into the dict
+@dataclass(frozen=True, kw_only=True)
 class Structure:
     """One message's structure: what the estimate adds beyond its counted text."""
 
