@@ -371,12 +371,10 @@ class HistoryCounts:
         if found is None:
             msgs = self.history.messages
             if self.cache.by_identity:  # whether a message holds an image reads its parts alone
-                flags = self.cache.per_parts("image", msgs, lambda todo: [
-                    bool(_may_hold_image(msgs[i]) and msgs[i].images()) for i in todo])
+                flags = self.cache.per_parts("image", msgs, lambda todo: [_holds_image(msgs[i]) for i in todo])
                 found = np.flatnonzero(flags).astype(np.int64, copy=False)
             else:
-                found = np.fromiter((i for i, m in enumerate(msgs) if _may_hold_image(m) and m.images()),
-                                    dtype=np.int64)
+                found = np.fromiter((i for i, m in enumerate(msgs) if _holds_image(m)), dtype=np.int64)
             self.derived["image_messages"] = found
         return found
 
@@ -409,6 +407,23 @@ def _may_hold_image(msg: Message) -> bool:
                                        or "output" in data):
             return True
     return False
+
+
+def _holds_image(msg: Message) -> bool:
+    """``_may_hold_image(msg) and msg.images()``, without the walk where it can find nothing: an image is a part
+    whose type is an image's or a dict or list inside one (``history.images``), and a tool result's output is
+    mostly a plain string (every tool result passes the pre-check)."""
+    asked = walk = False
+    for part in msg.parts or ():
+        data = part.data
+        if isinstance(data, dict):
+            if data.get("type") in ("file", "image", "input_image", "image_url"):
+                return bool(msg.images())
+            asked = asked or "output" in data
+            walk = walk or any(isinstance(value, (dict, list)) for value in data.values())
+        elif isinstance(data, list):
+            walk = True
+    return asked and walk and bool(msg.images())
 
 
 def count_message(
