@@ -124,8 +124,12 @@ def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     usage = knobs.trigger_counter == "usage"
-    if usage:  # the agent's measure with no hidden prefix, kept: any other prefix moves it without a walk
-        unprefixed = ("usage_measure", dataclasses.replace(knobs, hidden_prefix_tokens=0))  # type: ignore[type-var]
+    if usage:
+        # The agent's measure with no hidden prefix, kept: any other prefix moves it without a walk. Kept without the
+        # restore's knobs too, which it never reads: an after-compaction prediction counts its window with the
+        # restore off (``predict_after``), the window's own replays with it on.
+        unprefixed = ("usage_measure", dataclasses.replace(  # type: ignore[type-var]
+            knobs, hidden_prefix_tokens=0, compaction_restore_tokens=0, restore_files=0, restore_file_tokens=0))
         found: tuple[np.ndarray, int] | None = counts.derived.get(unprefixed)
         if found is not None:
             return prefixed_usage_tokens(found[0], found[1], knobs.hidden_prefix_tokens,
