@@ -153,7 +153,7 @@ def _billed_size(path: str, reads: list[tuple[str, int, tuple[Any, ...]]], scale
         notice = max(notice, int(billed - body_tokens))  # a reminder is re-attached once, not scaled
         restored += body_tokens
         bare += body_tokens * bare_chars / body_chars if body_chars else 0.0
-    header = count(read_attachment(path, ""), ("header", path))
+    header = count(lambda: read_attachment(path, ""), ("header", path))  # built only when not counted yet
     return round(restored * scale) + notice + header, round(bare * scale) <= limit
 
 
