@@ -685,10 +685,8 @@ def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[Mode
     per call) shares the cache of the calls around it."""
     if not last:
         return None, False
-    latest = max(last.values(), key=lambda x: x.index)
-    known = [m for m in last if m is not None]
-    if c.model is None or not known:
-        return latest, False
+    if c.model is None or (len(last) == 1 and None in last):  # no model is known: the latest call of all
+        return max(last.values(), key=lambda x: x.index), False
     found = last.get(c.model)
     if found is None:
         return None, not c.reset
