@@ -87,7 +87,9 @@ def _with_logged(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
     counted as that, as the agent counts it (no ratio: it is already the agent's number)."""
     found = counts.derived.get(("logged_tokens",))
     if found is None:
-        pairs = [(i, n) for i, m in enumerate(counts.history.messages) if (n := m.logged_tokens) is not None]
+        # Message.logged_tokens asked only where the metadata holds the key (most messages: a dict read, no call)
+        pairs = [(i, n) for i, m in enumerate(counts.history.messages)
+                 if isinstance(md := m.metadata, dict) and "loggedTokens" in md and (n := m.logged_tokens) is not None]
         found = (np.fromiter((i for i, _ in pairs), dtype=np.int64, count=len(pairs)),
                  np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs)))
         counts.derived[("logged_tokens",)] = found
