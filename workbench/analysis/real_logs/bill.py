@@ -507,18 +507,17 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     out: list[ModelCall] = []
     msgs = segment.messages
     turn = command = rebuilt = tasks = False
-    for j, m in enumerate(msgs):
+    start = max(0, lo - offset)  # the messages before lo change nothing here: not walked
+    for j in range(start, max(start, min(len(msgs), hi - offset))):
+        m = msgs[j]
         g = j + offset
-        if g >= hi:
-            break
-        if g >= lo and m.meta("resumed") is True:
+        md = m.metadata  # m.meta, inlined: every message of every window
+        if isinstance(md, dict) and md.get("resumed") is True:
             rebuilt = True
         if m.role != "assistant":
-            if g >= lo and is_user_turn(m):
+            if is_user_turn(m):
                 turn = True
                 command = command or command_turn(m)
-            continue
-        if g < lo:
             continue
         model = _model(m)
         if model == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
