@@ -48,6 +48,7 @@ One pass over the messages; cached with the history's counts under the knobs it 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -213,16 +214,17 @@ def billed_tokens(
     n = len(messages)
     calls = [(i, u.context_tokens, u.reasoning_tokens) for i, m in enumerate(messages)
              if m.role == "assistant" and (u := m.usage) is not None and u.context_tokens > 0]
-    w = [int(x) for x in np.asarray(weights).tolist()]  # Python ints: numpy's would be read one at a time
+    array = np.asarray(weights)
+    # Python ints: numpy's would be read one at a time (an integer array's tolist gives them already)
+    w = array.tolist() if array.dtype.kind in "iu" else [int(x) for x in array.tolist()]
     for i, m in enumerate(messages):
-        if m.meta("isCompactSummary") is True:
+        md = m.metadata  # m.meta, inlined: every message of the log
+        if isinstance(md, dict) and md.get("isCompactSummary") is True:
             w[i] = 0  # the agent's own summary: the replay's briefing stands in for it
     out = [0] * n
     if not calls:
         return _result(out, 0, ratio_hint, n, 0, 0, 0)
-    prefix = [0] * (n + 1)
-    for i in range(n):
-        prefix[i + 1] = prefix[i] + w[i]
+    prefix = [0, *itertools.accumulate(w)]
     cuts = sorted(index for index, _ in compactions)
     measured = {index: tokens for index, tokens in compactions if tokens is not None}
 

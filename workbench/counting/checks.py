@@ -27,7 +27,14 @@ def check_indices(history: History, check_point: str) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     roles = [m.role for m in msgs]
     if check_point == "call":
-        out = [i for i in range(n) if i == n - 1 or _call_follows(msgs, roles, i)]
+        # One comprehension, no call per message (every message of every replayed window is asked): a call follows
+        # message i when an assistant message comes next; after every user message (several in a row: each one is
+        # looked at); after a tool result when the step's results are complete; after an assistant message whose
+        # tool results are missing from the log (the call came after them).
+        out = [i for i, (role, nxt) in enumerate(zip(roles[:-1], roles[1:], strict=True))
+               if nxt == "assistant" or role == "user" or (role == "tool" and nxt != "tool")
+               or (role == "assistant" and _awaits_results(msgs[i]))]
+        out.append(n - 1)
         return np.asarray(out, dtype=np.int64)
     out = [
         i
@@ -35,19 +42,6 @@ def check_indices(history: History, check_point: str) -> np.ndarray:
         if i == n - 1 or (roles[i] in ("assistant", "tool") and roles[i + 1] in ("user", "assistant", "system"))
     ]
     return np.asarray(out, dtype=np.int64)
-
-
-def _call_follows(msgs: Any, roles: list[str], i: int) -> bool:
-    role, nxt = roles[i], roles[i + 1]
-    if nxt == "assistant":
-        return True
-    if role == "user":
-        return True  # a model call answers every user message (several in a row: each one is looked at)
-    if role == "tool":
-        return nxt != "tool"  # the step's results are complete
-    if role == "assistant":
-        return _awaits_results(msgs[i])  # its tool results are missing from the log; the call came after them
-    return False
 
 
 def _awaits_results(msg: Any) -> bool:

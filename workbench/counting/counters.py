@@ -17,6 +17,7 @@ not in them: the replay adds it to every call.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ from workbench.counting.structure import (
     unbilled_tokens,
     uses_structure,
 )
-from workbench.counting.usage import text_estimate_counts, usage_tokens
+from workbench.counting.usage import agent_measure, first_anchor, prefixed_usage_tokens, text_estimate_counts
 from workbench.knobs import KnobView, counting_view
 
 if TYPE_CHECKING:
@@ -86,7 +87,9 @@ def _with_logged(counts: HistoryCounts, tokens: np.ndarray) -> np.ndarray:
     counted as that, as the agent counts it (no ratio: it is already the agent's number)."""
     found = counts.derived.get(("logged_tokens",))
     if found is None:
-        pairs = [(i, n) for i, m in enumerate(counts.history.messages) if (n := m.logged_tokens) is not None]
+        # Message.logged_tokens asked only where the metadata holds the key (most messages: a dict read, no call)
+        pairs = [(i, n) for i, m in enumerate(counts.history.messages)
+                 if isinstance(md := m.metadata, dict) and "loggedTokens" in md and (n := m.logged_tokens) is not None]
         found = (np.fromiter((i for i, _ in pairs), dtype=np.int64, count=len(pairs)),
                  np.fromiter((n for _, n in pairs), dtype=np.int64, count=len(pairs)))
         counts.derived[("logged_tokens",)] = found
@@ -123,6 +126,16 @@ def trigger_lag(counts: HistoryCounts, knobs: Knobs | KnobView) -> np.ndarray | 
 
 def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
     usage = knobs.trigger_counter == "usage"
+    if usage:
+        # The agent's measure with no hidden prefix, kept: any other prefix moves it without a walk. Kept without the
+        # restore's knobs too, which it never reads: an after-compaction prediction counts its window with the
+        # restore off (``predict_after``), the window's own replays with it on.
+        unprefixed = ("usage_measure", dataclasses.replace(  # type: ignore[type-var]
+            knobs, hidden_prefix_tokens=0, compaction_restore_tokens=0, restore_files=0, restore_file_tokens=0))
+        found: tuple[np.ndarray, int] | None = counts.derived.get(unprefixed)
+        if found is not None:
+            return prefixed_usage_tokens(found[0], found[1], knobs.hidden_prefix_tokens,
+                                         check_points(counts, knobs.check_point))
     if usage and knobs.agent_estimate == "text":
         base = _text_estimates(counts, knobs)  # the agent's own count of what was added: no estimate needed
     else:
@@ -140,8 +153,13 @@ def _trigger(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
             base = deferred_to_calls(counts, base)
     if usage:
         checks = check_points(counts, knobs.check_point)
-        base = usage_tokens(counts.history.messages, base, knobs.hidden_prefix_tokens, checks,
-                            count_added=knobs.count_added_since_call, reasoning_ratio=knobs.reasoning_carry_ratio)
+        msgs = counts.history.messages
+        measure = agent_measure(msgs, base, 0, count_added=knobs.count_added_since_call,
+                                reasoning_ratio=knobs.reasoning_carry_ratio)
+        measure.flags.writeable = False
+        anchor = first_anchor(msgs)
+        counts.derived[unprefixed] = (measure, anchor)
+        return prefixed_usage_tokens(measure, anchor, knobs.hidden_prefix_tokens, checks)
     return np.array(base, dtype=np.int64, copy=True)
 
 
@@ -217,11 +235,17 @@ def _text_estimates(counts: HistoryCounts, knobs: KnobView) -> np.ndarray:
 def _text_estimate(counts: HistoryCounts, image: int) -> np.ndarray:
     store = counts.cache.text_counts  # by content (or parts): the windows of a log replay share most messages
     key_of = counts.cache.parts_key
-    found = []  # Python ints, made an array once (a numpy item write per message costs more)
-    for m in counts.history.messages:
-        mine = key_of(m)
-        got = store.get(mine)
-        if got is None:
-            got = store[mine] = text_estimate_counts(m)
-        found.append(int(round(got[0] / 4)) + got[1] * image)  # text_estimate's arithmetic
-    return np.array(found, dtype=np.int64)
+    msgs = counts.history.messages
+    # by_identity: a hit needs no key call (the cache holds every parts tuple it stored counts of)
+    got: list[tuple[int, int] | None] = ([store.get(id(m.parts)) for m in msgs] if counts.cache.by_identity
+                                         else [None] * len(msgs))
+    if None in got:
+        for i, m in enumerate(msgs):
+            if got[i] is None:
+                mine = key_of(m)
+                found = store.get(mine)
+                if found is None:
+                    found = store[mine] = text_estimate_counts(m)
+                got[i] = found
+    # Python ints, made an array once (a numpy item write per message costs more); text_estimate's arithmetic
+    return np.array([int(round(c / 4)) + n * image for c, n in got], dtype=np.int64)  # type: ignore[misc]

@@ -62,23 +62,24 @@ class _File:
         the file as it is then; Claude Code's Read tool checks the limit on the content it reads)."""
         if not self.grown:
             return self._tokens(count, limit)
-        chars = self._bare_chars()
+        chars = self._bare_chars(count)
         if not chars:
             return self._tokens(count, limit)
         growth = max(0.1, 1.0 + self.grown / chars)
         size = self._tokens(count, round(limit / growth))
         return None if size is None else (round(size[0] * growth), size[1])
 
-    def _bare_chars(self) -> float:
-        """The file's length without line numbers and reminders, as the reads (or the write) tell it."""
+    def _bare_chars(self, count: _Counter) -> float:
+        """The file's length without line numbers and reminders, as the reads (or the write) tell it; each read's
+        kept under its key (``_Counter.bare_lengths``): every compaction after an edit sizes the file again."""
         if self.whole is not None:
-            raw, _, written, _ = self.whole
+            raw, key, written, _ = self.whole
             text = part_text(raw)
-            return len(text) if written else len(without_line_numbers(without_reminders(text)))
+            return len(text) if written else count.bare_lengths(text, key)[1]
         shown = sum(lines for _, _, lines, _ in self.ranges)
         if not shown or not self.total_lines:
             return 0.0
-        bare = sum(len(without_line_numbers(without_reminders(part_text(raw)))) for raw, *_ in self.ranges)
+        bare = sum(count.bare_lengths(part_text(raw), key)[1] for raw, key, *_ in self.ranges)
         return bare * max(1.0, self.total_lines / shown)
 
     def _tokens(self, count: _Counter, limit: int) -> tuple[int, bool] | None:
@@ -152,7 +153,7 @@ def _billed_size(path: str, reads: list[tuple[str, int, tuple[Any, ...]]], scale
         notice = max(notice, int(billed - body_tokens))  # a reminder is re-attached once, not scaled
         restored += body_tokens
         bare += body_tokens * bare_chars / body_chars if body_chars else 0.0
-    header = count(read_attachment(path, ""), ("header", path))
+    header = count(lambda: read_attachment(path, ""), ("header", path))  # built only when not counted yet
     return round(restored * scale) + notice + header, round(bare * scale) <= limit
 
 

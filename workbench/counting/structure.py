@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.counting.usage import is_user_turn
+from workbench.history.fast_init import dict_init
 
 if TYPE_CHECKING:
     from workbench.counting.tokens import HistoryCounts
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 MIN_ENCRYPTED_CHARS = 100
 
 
-@dataclass(frozen=True)
+@dict_init  # one per message of a log (those of a window are kept): its fields stored straight into the dict
+@dataclass(frozen=True, kw_only=True)
 class Structure:
     """One message's structure: what the estimate adds beyond its counted text."""
 
@@ -106,7 +108,21 @@ def structures(counts: HistoryCounts) -> tuple[Structure, ...]:
     """Every message's structure, found once per history (kept with its counts)."""
     found = counts.derived.get("structure")
     if found is None:
-        found = counts.derived["structure"] = tuple(message_structure(m) for m in counts.history.messages)
+        msgs = counts.history.messages
+        cache = counts.cache
+        if cache.by_identity:
+            # A structure reads the message's parts and role alone: kept per (parts tuple, role), which a window
+            # shares with the whole log and a copy (its usage taken off) with its original.
+            store, key_of = cache.structures, cache.parts_key
+            got = [store.get((id(m.parts), m.role)) for m in msgs]
+            if None in got:
+                for i, m in enumerate(msgs):
+                    if got[i] is None:
+                        got[i] = store[(key_of(m), m.role)] = message_structure(m)
+            found = tuple(got)  # no None is left
+        else:
+            found = tuple(message_structure(m) for m in msgs)
+        counts.derived["structure"] = found
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -55,6 +56,8 @@ class CountCache:
     serialized: dict[Key, str | None] = field(default_factory=dict)  # only what a briefer asked to read
     chunk_chars: dict[Key, int] = field(default_factory=dict)  # UTF-16 length of each chunk, -1 for none
     text_counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # the agent's text estimate's inputs
+    parts_values: dict[Any, dict[Key, Any]] = field(default_factory=dict)  # ``per_parts``'s stores, by name
+    structures: dict[tuple[Key, str], Any] = field(default_factory=dict)  # by_identity: ``counting.structure``'s
     restore_counts: dict[tuple[str, float], dict[Any, int]] = field(default_factory=dict)  # counting.restore's texts
     restore_walks: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)  # counting.restore's walks of logs
     max_tables: int = 64
@@ -87,6 +90,21 @@ class CountCache:
         k = id(parts)
         self._held.setdefault(k, parts)
         return k
+
+    def per_parts(self, name: Any, messages: Sequence[Message], compute: Callable[[list[int]], Sequence[Any]]) -> list[Any]:
+        """(``by_identity``) A value per message that reads its parts alone, kept per parts tuple under ``name``:
+        ``compute(indices)`` gives those of the messages whose parts have none yet (never None). A window's
+        messages share their parts with the whole log's (a ``with_metadata`` copy too), so each is worked out once."""
+        store = self.parts_values.setdefault(name, {})
+        found = [store.get(id(m.parts)) for m in messages]
+        if None in found:
+            todo = [i for i, v in enumerate(found) if v is None]
+            held = self._held
+            for i, value in zip(todo, compute(todo), strict=True):
+                parts = messages[i].parts
+                held.setdefault(id(parts), parts)
+                found[i] = store[id(parts)] = value
+        return found
 
     def counts_for(self, history: History) -> HistoryCounts:
         """The (cached) count table of a history."""
@@ -131,8 +149,19 @@ class HistoryCounts:
     def _fill_chars(self) -> None:
         store, shares = self.cache.chars, self.cache.part_chars
         key_of, parts_key_of = self.cache.key, self.cache.parts_key
-        values = []  # Python ints, made an array once (a numpy item write per message costs more)
-        for msg in self.history.messages:
+        msgs = self.history.messages
+        # Python ints, made an array once (a numpy item write per message costs more)
+        values: list[int | None]
+        if self.cache.by_identity:
+            # Keyed by the object: a hit needs no ``key`` call (the cache already holds every message it stored a
+            # count of); most messages of a window were counted with the whole log or the window before it.
+            values = [store.get(id(msg)) for msg in msgs]
+            todo: Any = [i for i, v in enumerate(values) if v is None] if None in values else ()
+        else:
+            values = [None] * len(msgs)
+            todo = range(len(msgs))
+        for i in todo:
+            msg = msgs[i]
             key = key_of(msg)
             value = store.get(key)
             if value is None:  # these stores are the memo
@@ -149,7 +178,7 @@ class HistoryCounts:
                 # JS gives NaN for junk like a numeric `text`; count such a message as 0 chars.
                 value = -1 if c is None else (int(c) if c == c else 0)
                 store[key] = value
-            values.append(value)
+            values[i] = value
         found = np.array(values, dtype=np.int64)
         has = found >= 0
         self._chars, self._has_parts = np.where(has, found, 0), has
@@ -340,8 +369,12 @@ class HistoryCounts:
         """Indices of the messages that hold an image (found once per history)."""
         found = self.derived.get("image_messages")
         if found is None:
-            found = np.fromiter((i for i, m in enumerate(self.history.messages) if _may_hold_image(m) and m.images()),
-                                dtype=np.int64)
+            msgs = self.history.messages
+            if self.cache.by_identity:  # whether a message holds an image reads its parts alone
+                flags = self.cache.per_parts("image", msgs, lambda todo: [_holds_image(msgs[i]) for i in todo])
+                found = np.flatnonzero(flags).astype(np.int64, copy=False)
+            else:
+                found = np.fromiter((i for i, m in enumerate(msgs) if _holds_image(m)), dtype=np.int64)
             self.derived["image_messages"] = found
         return found
 
@@ -374,6 +407,23 @@ def _may_hold_image(msg: Message) -> bool:
                                        or "output" in data):
             return True
     return False
+
+
+def _holds_image(msg: Message) -> bool:
+    """``_may_hold_image(msg) and msg.images()``, without the walk where it can find nothing: an image is a part
+    whose type is an image's or a dict or list inside one (``history.images``), and a tool result's output is
+    mostly a plain string (every tool result passes the pre-check)."""
+    asked = walk = False
+    for part in msg.parts or ():
+        data = part.data
+        if isinstance(data, dict):
+            if data.get("type") in ("file", "image", "input_image", "image_url"):
+                return bool(msg.images())
+            asked = asked or "output" in data
+            walk = walk or any(isinstance(value, (dict, list)) for value in data.values())
+        elif isinstance(data, list):
+            walk = True
+    return asked and walk and bool(msg.images())
 
 
 def count_message(

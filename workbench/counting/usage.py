@@ -90,6 +90,34 @@ def usage_tokens(
     """
     cumulative = agent_measure(messages, estimate, hidden_prefix, count_added=count_added,
                                reasoning_ratio=reasoning_ratio)
+    return running_tokens(cumulative, checks)
+
+
+def first_anchor(messages: Sequence[Any]) -> int:
+    """The first message whose measure ``agent_measure`` sets (a logged measure of the context, or a call's bill),
+    ``len(messages)`` for none: the hidden prefix is taken off there only, so ``agent_measure(.., h)`` is
+    ``agent_measure(.., 0)`` less ``h`` from this message on and the same before it."""
+    for i, msg in enumerate(messages):
+        md = msg.metadata
+        logged = md.get("loggedContextTokens") if isinstance(md, dict) else None
+        if (isinstance(logged, int) and not isinstance(logged, bool)) or (
+                msg.role == "assistant" and msg.usage is not None):
+            return i
+    return len(messages)
+
+
+def prefixed_usage_tokens(unprefixed: np.ndarray, anchor: int, hidden_prefix: int, checks: np.ndarray) -> np.ndarray:
+    """``usage_tokens`` from ``agent_measure`` with no hidden prefix and its ``first_anchor``: one walk of the messages
+    serves every hidden prefix (a followed log's window is counted with its own and with the measured one)."""
+    cumulative = np.array(unprefixed, dtype=np.int64, copy=True)
+    if hidden_prefix:
+        cumulative[anchor:] -= hidden_prefix
+    return running_tokens(cumulative, checks)
+
+
+def running_tokens(cumulative: np.ndarray, checks: np.ndarray) -> np.ndarray:
+    """Per-message tokens whose running sum is ``cumulative`` (changed in place) held at its running maximum at the
+    check points (``usage_tokens``)."""
     if len(checks):
         at = cumulative[checks]
         cumulative[checks] = np.maximum.accumulate(at)

@@ -241,12 +241,12 @@ def _build_index(history: History) -> HistoryIndex:
 _PIN_CACHE: dict[tuple[str, KnobView], np.ndarray] = {}
 
 
-def _pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None) -> np.ndarray:
+def _pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None, parts: Any = None) -> np.ndarray:
     if memo is not None:
         mine = ("pin_mask", pins)
         mask = memo.get(mine)
         if mask is None:
-            mask = memo[mine] = _build_pin_mask(history, pins, memo)
+            mask = memo[mine] = _build_pin_mask(history, pins, memo, parts)
         return mask
     key = (history.digest, pins)
     found = _PIN_CACHE.get(key)
@@ -263,7 +263,7 @@ def clear_caches() -> None:
     _PIN_CACHE.clear()
 
 
-def _build_pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None) -> np.ndarray:
+def _build_pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | None, parts: Any = None) -> np.ndarray:
     n = len(history.messages)
     mask = np.zeros(n, dtype=bool)
     index = history_index(history, memo)
@@ -275,18 +275,23 @@ def _build_pin_mask(history: History, pins: KnobView, memo: dict[Any, Any] | Non
     if pins.pin_pattern:
         rx = compile_pin_pattern(pins.pin_pattern)  # one time budget for the whole history: a backtracking pattern errors
         msgs = history.messages
-        mask |= np.asarray(rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})"),
-                           dtype=bool)
+        if parts is None:
+            mask |= np.asarray(rx.matches([m.text for m in msgs], name=lambda i: f"message {i} ({msgs[i].id})"),
+                               dtype=bool)
+        else:  # a CountCache by identity: a message's text is its parts', searched once per parts tuple
+            mask |= np.asarray(parts.per_parts(("pin_pattern", pins.pin_pattern), msgs, lambda todo: rx.matches(
+                [msgs[i].text for i in todo], name=lambda j: f"message {todo[j]} ({msgs[todo[j]].id})")), dtype=bool)
     mask.flags.writeable = False
     return mask
 
 
-def pin_mask(history: History, knobs: Knobs, memo: dict[Any, Any] | None = None) -> np.ndarray:
+def pin_mask(history: History, knobs: Knobs, memo: dict[Any, Any] | None = None, parts: Any = None) -> np.ndarray:
     """Messages the pin_* knobs keep out of every fold (system prompt, task, rules files); read-only.
 
     Computed from ``knobs.pins`` alone and cached under it, by the history's content digest, or in ``memo`` (see
-    ``history_index``) when given: a pin knob added to the group joins the key by itself."""
-    return _pin_mask(history, knobs.pins, memo)
+    ``history_index``) when given: a pin knob added to the group joins the key by itself. ``parts``: a
+    ``CountCache`` by identity, which keeps each parts tuple's pin_pattern match (the windows of a log replay)."""
+    return _pin_mask(history, knobs.pins, memo, parts)
 
 
 class Policy:

@@ -35,7 +35,7 @@ from workbench.counting.restore import RunningRestore
 from workbench.counting.tokens import CountCache, HistoryCounts
 from workbench.history.model import History
 from workbench.history.words import counted
-from workbench.knobs import Knobs
+from workbench.knobs import Knobs, counting_view
 from workbench.policies import get_policy
 from workbench.policies.base import (
     Compact,
@@ -126,13 +126,14 @@ class _Replay:
         self.on_compression = on_compression
         self.prices, self.briefer_prices = prices, briefer_prices  # looked up for the Run (first_compaction has none)
         # What the trigger measures, and what the boundary walk measures (they may differ: a feature).
-        self.counter_tokens = trigger_tokens(counts, knobs)
+        counting = counting_view(knobs)  # made once: each count below would make its own (a frozen copy of 23 knobs)
+        self.counter_tokens = trigger_tokens(counts, counting)
         self._walk: np.ndarray | None = None  # the boundary walk's tokens, counted when a policy first asks
         self.messages = len(history.messages)
         self.checks = check_points(counts, knobs.check_point)
         self.check_count = len(self.checks)
         # The agent's own measure where it differs from the context held (a log counted as billed).
-        self.sums = self.sums_type(self.counter_tokens, self.checks, trigger_lag(counts, knobs))
+        self.sums = self.sums_type(self.counter_tokens, self.checks, trigger_lag(counts, counting))
         system = system_tokens(counts, knobs)  # the hidden prefix: a log's own, when its bill is the counter
         self.state = InContext(system_tokens=system)
         self.timeline = TimelineRows(self.checks, system)
@@ -142,7 +143,7 @@ class _Replay:
         self.flight: InFlight | None = None
         self.skipped_checks = 0
         self.last_skip: str | None = None
-        self.pin_mask = pin_mask(history, knobs, counts.derived)
+        self.pin_mask = pin_mask(history, knobs, counts.derived, counts.cache if counts.cache.by_identity else None)
         self.knob_pinned = np.flatnonzero(self.pin_mask)  # messages the pin_* knobs pin
         self._elidable: np.ndarray | None = None
         self.limits = policy.limits()  # which terms bind: reported on the Run, never used to replay

@@ -398,10 +398,20 @@ SKILL_PREFIX = "Base directory for this skill"
 TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
+_TASK_TYPES = tuple(f"tool-{name}" for name in TASK_TOOLS)  # their parts' types where no toolName names them
+
+
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
     # the parts' objects read directly (every assistant message of every window asks), by Part.tool_name's rule
-    return any(isinstance(p.data, dict) and tool_name_of(p.data) in TASK_TOOLS for p in msg.parts or ())
+    # (``tool_name_of``) inlined: a string toolName names the tool, else a "tool-NAME" type
+    for p in msg.parts or ():
+        data = p.data
+        if isinstance(data, dict):
+            name = data.get("toolName")
+            if name in TASK_TOOLS if isinstance(name, str) else data.get("type") in _TASK_TYPES:
+                return True
+    return False
 
 
 def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> int:
@@ -602,12 +612,14 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     thinking: bool | None = None  # the thinking setting the calls are sent with (``prompt_thinking``)
     task_list: dict[str, str] = {}  # the task list as the window's task calls built it (``track_tasks``)
     created = 0
-    for j, m in enumerate(msgs):
+    # every message from the segment's start: those before lo set the thinking setting and count as blocks sent
+    for j in range(min(len(msgs), max(0, hi - offset))):
+        m = msgs[j]
         g = j + offset
-        if g >= hi:
-            break
-        if g >= lo and m.meta("resumed") is True:
-            rebuilt = True
+        if g >= lo:
+            md = m.metadata  # m.meta, inlined: every message of every window
+            if isinstance(md, dict) and md.get("resumed") is True:
+                rebuilt = True
         sent, blocks = blocks, blocks + max(1, len(m.parts or ()))
         if m.role != "assistant":
             if m.role == "user":
@@ -619,17 +631,19 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             continue
         if g < lo:
             continue
-        if _model(m) == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
+        model = _model(m)
+        if model == SYNTHETIC_MODEL:  # no call; what came before it was answered locally (a command's output)
             turn = command = False
             rebuilt = True
             continue
         task = turn and tasks and all_done(task_list)  # the turn before this one completed the task list
         tasks = (tasks and not turn) or changes_tasks(m)
         created = track_tasks(m, task_list, created)
+        logged = history.messages[g]
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
-                             time=timestamp(history.messages[g]), turn=turn, reset=(reset and not out) or rebuilt,
-                             command=command, task=task, model=_model(history.messages[g]), thinking=thinking,
-                             blocks=sent))
+                             time=timestamp(logged), turn=turn, reset=(reset and not out) or rebuilt,
+                             command=command, task=task, model=model if logged is m else _model(logged),
+                             thinking=thinking, blocks=sent))
         turn = command = rebuilt = False
     if out and anchor is not None:
         out[-1] = replace(out[-1], anchor=anchor)
@@ -787,10 +801,8 @@ def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[Mode
     per call) shares the cache of the calls around it."""
     if not last:
         return None, False
-    latest = max(last.values(), key=lambda x: x.index)
-    known = [m for m in last if m is not None]
-    if c.model is None or not known:
-        return latest, False
+    if c.model is None or (len(last) == 1 and None in last):  # no model is known: the latest call of all
+        return max(last.values(), key=lambda x: x.index), False
     found = last.get(c.model)
     if found is None:
         return None, not c.reset
