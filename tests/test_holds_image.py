@@ -1,11 +1,11 @@
-"""``counting.tokens._holds_image`` answers what the pre-check and the walk answered (``_may_hold_image(m) and
-m.images()``), walking only where an image can be."""
+"""``counting.tokens._holds_image`` answers what the replay asked before it, the pre-check below and then the walk
+(``_may_hold_image(m) and m.images()``), walking only where an image can be."""
 
 from __future__ import annotations
 
 import itertools
 
-from workbench.counting.tokens import CountCache, _holds_image, _may_hold_image
+from workbench.counting.tokens import _IMAGE_PART_TYPES, CountCache, _holds_image
 from workbench.history.model import History, Message, Part
 
 PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -24,6 +24,15 @@ PARTS = [
     [{"type": "input_image", "image_url": PNG}],
     "junk",
 ]
+
+
+def _may_hold_image(msg: Message) -> bool:
+    """The pre-check the replay used before ``_holds_image``: only parts that can carry an image payload walked."""
+    for part in msg.parts or ():
+        data = part.data
+        if isinstance(data, dict) and (data.get("type") in _IMAGE_PART_TYPES or "output" in data):
+            return True
+    return False
 
 
 def test_holds_image_is_the_precheck_and_the_walk() -> None:

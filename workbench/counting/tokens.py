@@ -399,25 +399,20 @@ class HistoryCounts:
         return self.encoded(counter)
 
 
-def _may_hold_image(msg: Message) -> bool:
-    """A cheap pre-check: only parts that can carry an image payload are walked."""
-    for part in msg.parts or ():
-        data = part.data
-        if isinstance(data, dict) and (data.get("type") in ("file", "image", "input_image", "image_url")
-                                       or "output" in data):
-            return True
-    return False
+# The part types that are an image payload themselves (``history.images`` reads each): any other part holds one only
+# inside a dict or list (a tool result's output).
+_IMAGE_PART_TYPES = ("file", "image", "input_image", "image_url")
 
 
 def _holds_image(msg: Message) -> bool:
-    """``_may_hold_image(msg) and msg.images()``, without the walk where it can find nothing: an image is a part
+    """Whether ``msg.images()`` finds an image, without the walk where it can find nothing: an image is a part
     whose type is an image's or a dict or list inside one (``history.images``), and a tool result's output is
     mostly a plain string (every tool result passes the pre-check)."""
     asked = walk = False
     for part in msg.parts or ():
         data = part.data
         if isinstance(data, dict):
-            if data.get("type") in ("file", "image", "input_image", "image_url"):
+            if data.get("type") in _IMAGE_PART_TYPES:
                 return bool(msg.images())
             asked = asked or "output" in data
             walk = walk or any(isinstance(value, (dict, list)) for value in data.values())
