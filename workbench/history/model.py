@@ -66,7 +66,7 @@ def _digest(obj: Any) -> str:
 
 
 def tool_name_of(data: dict[str, Any]) -> str | None:
-    """``Part.tool_name`` of a part's JSON object: for loops that read the objects directly (``bill.changes_tasks``
+    """``Part.tool_name`` of a part's JSON object: for loops that read the objects directly (``bill.track_tasks``
     asks for every assistant part of every window)."""
     name = data.get("toolName")
     if isinstance(name, str):

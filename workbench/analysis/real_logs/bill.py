@@ -398,31 +398,27 @@ SKILL_PREFIX = "Base directory for this skill"
 TASK_TOOLS = ("TaskCreate", "TaskUpdate")
 
 
-_TASK_TYPES = tuple(f"tool-{name}" for name in TASK_TOOLS)  # their parts' types where no toolName names them
+def _task_calls(msg: Message) -> list[tuple[str, dict[str, Any]]]:
+    """(tool name, part object) of each of a message's calls that change the task list (names by ``tool_name_of``)."""
+    out = []
+    for p in msg.parts or ():
+        data = p.data
+        if isinstance(data, dict) and (name := tool_name_of(data)) in TASK_TOOLS:
+            out.append((name, data))
+    return out
 
 
 def changes_tasks(msg: Message) -> bool:
     """Whether an assistant message calls a tool that changes the task list."""
-    # the parts' objects read directly (every assistant message of every window asks), by Part.tool_name's rule
-    # (``tool_name_of``) inlined: a string toolName names the tool, else a "tool-NAME" type
-    for p in msg.parts or ():
-        data = p.data
-        if isinstance(data, dict):
-            name = data.get("toolName")
-            if name in TASK_TOOLS if isinstance(name, str) else data.get("type") in _TASK_TYPES:
-                return True
-    return False
+    return bool(_task_calls(msg))
 
 
-def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> int:
-    """The task list after an assistant message's task calls, and how many tasks were created so far: TaskCreate adds
-    a pending task (numbered in order, as Claude Code numbers them), TaskUpdate sets a task's status (``deleted``
-    drops it)."""
-    for p in msg.parts or ():
-        data = p.data if isinstance(p.data, dict) else None
-        name = tool_name_of(data) if data is not None else None
-        if data is None or name not in TASK_TOOLS:
-            continue
+def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> tuple[int, bool]:
+    """How many tasks were created so far once an assistant message's task calls changed ``tasks`` (in place), and
+    whether it made any: TaskCreate adds a pending task (numbered in order, as Claude Code numbers them), TaskUpdate
+    sets a task's status (``deleted`` drops it)."""
+    calls = _task_calls(msg)
+    for name, data in calls:
         args = data.get("input")
         args = args if isinstance(args, dict) else {}
         if name == "TaskCreate":
@@ -434,7 +430,7 @@ def track_tasks(msg: Message, tasks: dict[str, str], created: int) -> int:
                 tasks.pop(key, None)
             else:
                 tasks[key] = args["status"]
-    return created
+    return created, bool(calls)
 
 
 def all_done(tasks: dict[str, str]) -> bool:
@@ -637,8 +633,8 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
             rebuilt = True
             continue
         task = turn and tasks and all_done(task_list)  # the turn before this one completed the task list
-        tasks = (tasks and not turn) or changes_tasks(m)
-        created = track_tasks(m, task_list, created)
+        created, changed = track_tasks(m, task_list, created)
+        tasks = (tasks and not turn) or changed
         logged = history.messages[g]
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=timestamp(logged), turn=turn, reset=(reset and not out) or rebuilt,
