@@ -21,6 +21,19 @@ def test_a_plan_content_that_is_no_text_is_ignored_with_a_warning():
     assert good.messages[0].meta("planContent") == "# Plan" and not good.warnings
 
 
+def test_a_prompt_is_read_as_thinking_off_only_by_its_metadata_values():
+    """``thinkingMetadata`` turns thinking off by ``maxThinkingTokens`` 0 (2.1.19 and later), ``disabled`` true or
+    ``level`` "none": a JSON false or 0.0 there, equal to 0 in Python, is no budget of 0 tokens."""
+    cases = [({"maxThinkingTokens": 0}, True), ({"maxThinkingTokens": 31999}, False), ({"disabled": True}, True),
+             ({"disabled": False, "level": "high"}, False), ({"level": "none"}, True),
+             ({"maxThinkingTokens": False}, False), ({"maxThinkingTokens": 0.0}, False), (["off"], False)]
+    for info, off in cases:
+        log = ClaudeLog().user("go", thinkingMetadata=info)
+        log.assistant([text_block("ok")], input_total=20_000, output=5)
+        h = parse_history(log.text(), source="t.jsonl")
+        assert (h.messages[0].meta("thinkingOff") is True) is off, info
+
+
 def test_a_task_list_change_is_known_by_the_tools_name_in_either_shape():
     """``changes_tasks`` reads the tool's name as ``Part.tool_name`` does: ``tool-TaskCreate`` or a dynamic tool named
     ``TaskUpdate``; a name of another JSON type is no task tool."""

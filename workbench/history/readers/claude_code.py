@@ -304,7 +304,8 @@ def _thinking_off(info: Any) -> bool:
     ``disabled`` or ``level`` "none" (before)."""
     if not isinstance(info, dict):
         return False
-    return info.get("maxThinkingTokens") == 0 or info.get("disabled") is True or info.get("level") == "none"
+    budget = info.get("maxThinkingTokens")  # a JSON 0, not false or 0.0 (which compare equal to it)
+    return (type(budget) is int and budget == 0) or info.get("disabled") is True or info.get("level") == "none"
 
 
 def _read_lines(result: Any) -> tuple[int, ...] | None:
