@@ -659,3 +659,67 @@ def test_a_turn_after_one_that_completed_the_task_list_is_a_task_turn_and_an_ope
     calls = window_calls(history, history, 0, 0, len(msgs), np.full(len(msgs), 1_000), 30_000, reset=True)
     # task 1 of 2 done: the list is open; both done: the next turn is a task turn; the one after it is not
     assert [c.task for c in calls] == [False, False, False, True, False]
+
+
+def test_the_window_after_a_compaction_keeps_the_thinking_setting_and_reads_nothing_written_before_it():
+    """Claude Code sets the thinking budget once per user input and compacts inside that query: a window that starts
+    at a compaction is sent with the setting of the prompt before it, and a call after a switch there cannot read
+    what a call before the compaction wrote (its messages are gone)."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import carried_thinking, window_calls
+    from workbench.history.model import History
+
+    def msg(i: int, role: str, text: str, **meta: object) -> Message:
+        return Message(id=f"m{i}", role=role, parts=(text_part(text),), metadata=dict(meta))
+
+    model = "claude-opus-4-5-20251101"
+    msgs = (msg(0, "user", "fix it"), msg(1, "assistant", "a", model=model),
+            msg(2, "user", "<command-message>review</command-message>\n<command-name>/review</command-name>"),
+            msg(3, "user", "You are an expert code reviewer.", isMeta=True), msg(4, "assistant", "b", model=model),
+            msg(5, "user", "summary of the conversation", isCompactSummary=True),  # the window after the compaction
+            msg(6, "assistant", "c", model=model), msg(7, "user", "thanks"), msg(8, "assistant", "d", model=model))
+    history = History(id="h", messages=msgs)
+    assert carried_thinking(history, 5) is False and carried_thinking(history, 2) is True
+    assert carried_thinking(history, 0) is None
+    tokens = np.full(len(msgs), 1_000)
+    first = window_calls(history, history, 0, 0, 5, tokens, 30_000, reset=True)
+    after = window_calls(history, History(id="h", messages=msgs[5:]), 5, 5, len(msgs), tokens[5:], 30_000, reset=True)
+    assert [c.thinking for c in first] == [True, False]
+    assert [c.thinking for c in after] == [False, True]  # not None: the review's setting carries over
+    rules = cache_rules("claude_code", "2.1.37")
+    bill = modelled_bill(first + after, rules, NO_MISS)
+    # the plain prompt after the compaction switches thinking back on: the only call with that setting is from before
+    # the compaction (2 blocks back as the new window counts), so it reads the system part, not that call's prefix;
+    # the first call, the review's and the first after the compaction read the system part too
+    assert bill.cache_read == 20_000 * 4
+
+
+def test_a_calls_time_is_when_its_request_was_sent_the_message_before_it():
+    """The cache's lifetime runs between requests: a call is timed by the prompt or tool result before it, and an
+    answer written long after its request still finds the cache its previous request refreshed."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import request_time, window_calls
+    from workbench.history.model import History
+
+    def msg(i: int, role: str, at: str | None, **meta: object) -> Message:
+        md = dict(meta) | ({"createdAt": at} if at else {})
+        return Message(id=f"m{i}", role=role, parts=(text_part("x"),), metadata=md)
+
+    model = "claude-opus-4-5-20251101"
+    msgs = (msg(0, "user", "2026-01-01T10:00:00Z"), msg(1, "assistant", "2026-01-01T10:00:40Z", model=model),
+            msg(2, "user", "2026-01-01T10:05:10Z"), msg(3, "assistant", "2026-01-01T10:06:00Z", model=model),
+            msg(4, "user", None), msg(5, "assistant", "2026-01-01T10:07:00Z", model=model))
+    history = History(id="h", messages=msgs)
+    assert request_time(msgs, 3) == request_time(msgs, 1) + 310  # the prompts' times
+    assert request_time(msgs, 0) == request_time(msgs, 1)  # nothing before the first message: its own time
+    assert request_time(msgs, 5) == request_time(msgs, 3) + 110  # the message before has no time: the answer's
+    calls = window_calls(history, history, 0, 0, len(msgs), np.full(len(msgs), 1_000), 30_000, reset=True)
+    t0 = calls[0].time
+    assert t0 is not None
+    assert [round(c.time - t0) for c in calls if c.time is not None] == [0, 310, 420]  # the last: no time before it
+    # 310 s between the requests, 320 s between the answers: within the 5-minute lifetime's edge either way, but the
+    # requests are what the cache counts from
+    bill = modelled_bill(calls, cache_rules("claude_code", "2.1.7"), NO_MISS)
+    assert bill.cache_read > 0

@@ -313,13 +313,13 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0251, call_miss_share=0.0023, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5489, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0465, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.0918, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0169, call_miss_share=0.0037, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6913, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0230, call_miss_share=0.0023, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5047, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0470, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.2979, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0077, call_miss_share=0.0037, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6200, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
     "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0376, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.7646, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
-    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.8832, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
+    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.0473, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
     "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.1595, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.3720, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
     "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
     "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
     "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
@@ -354,7 +354,7 @@ class ModelCall:
     index: int  # the assistant message
     context: int  # tokens sent: the replay's context just before the message
     visible: int  # the assistant message's visible size (``visible_chars`` / 4): what output is modelled from
-    time: float | None  # the log's timestamp (seconds)
+    time: float | None  # when its request was sent (``request_time``, seconds)
     turn: bool  # a new user turn came before it
     reset: bool  # the first call after a logged compaction (or of the session), a resume or a synthetic message
     command: bool = False  # a slash command or a skill's instructions came before it (``command_turn``)
@@ -368,6 +368,22 @@ class ModelCall:
 def timestamp(msg: Message) -> float | None:
     """The message's ``createdAt`` in seconds (None when absent or unreadable)."""
     return seconds(msg.meta("createdAt"))
+
+
+def request_time(messages: Sequence[Message], index: int) -> float | None:
+    """When the call answered by ``messages[index]`` was sent: the time of the message before it (the prompt or tool
+    result whose arrival sends the request), else the answer's own time.
+
+    The cache's lifetime runs between requests, and an answer is written a response's length after its request (a
+    long one, or one that first writes 100,000 tokens to the cache, takes a minute). Timed so, in the 5-minute Claude
+    Code sessions of ../shared/real_sessions_large every call up to 321 s after the request before it read that
+    call's prefix and none past 360 s (0 of 71); the held-out bill with usage ignored came within 10% for 51 of 65
+    sessions with the repository left out, against 49 of 65 timed by the answers (``scripts/reality_targets.py``)."""
+    if index > 0:
+        sent = timestamp(messages[index - 1])
+        if sent is not None:
+            return sent
+    return timestamp(messages[index])
 
 
 def seconds(value: Any) -> float | None:
@@ -472,6 +488,22 @@ def prompt_thinking(msg: Message) -> bool | None:
             or not is_user_turn(msg) or command_turn(msg)):
         return None
     return msg.meta("thinkingOff") is not True
+
+
+def carried_thinking(history: History, end: int) -> bool | None:
+    """The thinking setting of the last prompt among the log's messages before ``end`` (None where none sets one).
+
+    Claude Code computes a query's thinking budget once, from the user input that starts it (2.1.33 cli.js: the
+    input's processing returns ``maxThinkingTokens:eg([D],...)`` for the new prompt message alone), and an
+    automatic compaction runs inside that query with the same options: the window after a compaction is sent with
+    the setting of the prompt before it, not with none."""
+    msgs = history.messages
+    for k in range(min(end, len(msgs)) - 1, -1, -1):
+        if msgs[k].role == "user":
+            found = prompt_thinking(msgs[k])
+            if found is not None:
+                return found
+    return None
 
 
 def thinking_switched(c: ModelCall, prev: ModelCall | None) -> bool:
@@ -605,7 +637,9 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     msgs = segment.messages
     blocks = 0  # content blocks of the messages before this one
     turn = command = rebuilt = tasks = False
-    thinking: bool | None = None  # the thinking setting the calls are sent with (``prompt_thinking``)
+    # the thinking setting the calls are sent with (``prompt_thinking``): the last prompt's, from before the segment
+    # too, since Claude Code sets it once per user input and its compaction keeps it (``carried_thinking``)
+    thinking = carried_thinking(history, offset)
     task_list: dict[str, str] = {}  # the task list as the window's task calls built it (``track_tasks``)
     created = 0
     # every message from the segment's start: those before lo set the thinking setting and count as blocks sent
@@ -637,7 +671,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
         tasks = (tasks and not turn) or changed
         logged = history.messages[g]
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
-                             time=timestamp(logged), turn=turn, reset=(reset and not out) or rebuilt,
+                             time=request_time(history.messages, g), turn=turn, reset=(reset and not out) or rebuilt,
                              command=command, task=task, model=model if logged is m else _model(logged),
                              thinking=thinking, blocks=sent))
         turn = command = rebuilt = False
@@ -782,6 +816,8 @@ def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillMode
         tout += max(0.0, model.output_ratio * c.visible + model.output_per_call)
         if not last or c.turn or c.reset:
             turn_first = c.context
+        if c.reset:  # what the calls before a reset wrote holds other messages: no later call reads it
+            setting.clear()
         last[c.model] = c
         setting[(c.model, c.thinking)] = c
     return Bill(calls=len(calls), input=tin, cache_read=tread, cache_write=twrite, output=int(round(tout)))
@@ -805,10 +841,9 @@ def previous_call(c: ModelCall, last: dict[str | None, ModelCall]) -> tuple[Mode
     return found if found.index >= (last[None].index if None in last else -1) else last[None], False
 
 
-# How far past the sure lifetime a call still counts as at its edge: the log's timestamps are when each answer was
-# written, not when its request reached the cache (a response takes seconds to a minute), and in the large set's
-# 5-minute Claude Code sessions 15 of 28 calls 300-360 s after the call before them read its prefix, 12 of 94 later
-# (11 of those in three 2.1.17 sessions that read it at every gap: its 1-hour experiment).
+# How far past the sure lifetime a call still counts as at its edge: in the large set's 5-minute Claude Code
+# sessions, timed by their requests (``request_time``), 12 of 23 calls 300-360 s after the request before them read
+# its prefix and none of 71 later (2.1.17's sessions aside, whose 1-hour experiment reads it at 13 of 33 later gaps).
 LATE_EDGE = 1.2
 
 
