@@ -513,6 +513,7 @@ def print_fits(large: Path) -> None:
               f"late_hit_share={m.late_hit_share:.4f}, edge_hit_share={m.edge_hit_share:.4f}, "
               f"uncached_per_call={m.uncached_per_call:.2f}, "
               f"output_ratio={m.output_ratio:.4f}, output_per_call={m.output_per_call:.2f}, "
+              f"start_output={m.start_output:.2f}, start_output_tool={m.start_output_tool:.2f}, "
               f"anchor_share={m.anchor_share:.4f}, carry_share={m.carry_share:.4f}, sessions={m.sessions}),")
 
 

@@ -61,12 +61,14 @@ def test_claude_code_asks_for_the_one_hour_cache_from_2_1_20_and_codex_gets_open
 
 def test_anthropic_reads_what_the_previous_call_wrote_and_writes_the_rest():
     calls = [call(1, 30_000, 0.0, reset=True), call(3, 32_000, 10.0), call(5, 35_000, 20.0)]
-    bill = modelled_bill(calls, cache_rules("claude_code", "2.1.25"), NO_MISS)
+    bill = modelled_bill(calls, cache_rules("claude_code", "2.1.39"), NO_MISS)
     # first call: the reset part (system prompt, tools) cached, the rest written, 3 tokens uncached per call
     assert bill.cache_read == 20_000 + 30_000 + 32_000
     assert bill.input == 9
     assert bill.cache_write == (30_000 - 20_000 - 3) + (32_000 - 30_000 - 3) + (35_000 - 32_000 - 3)
     assert bill.output == 3 * (50 + 10)
+    # 2.1.25 logs each answer's output as its stream began: the bill takes the model's start count, not the size
+    assert modelled_bill(calls, cache_rules("claude_code", "2.1.25"), NO_MISS).output == 0
     assert bill.calls == 3
 
 
@@ -723,3 +725,41 @@ def test_a_calls_time_is_when_its_request_was_sent_the_message_before_it():
     # requests are what the cache counts from
     bill = modelled_bill(calls, cache_rules("claude_code", "2.1.7"), NO_MISS)
     assert bill.cache_read > 0
+
+
+def test_where_the_log_counts_output_as_the_stream_began_the_bill_takes_that_count_by_the_answers_first_part():
+    """Claude Code 2.1.12-2.1.30 log each answer's output as its stream began: a token or two for an answer that
+    opens with text or reasoning, ~25 for one that opens with a tool call, whatever its size. The bill models that
+    count there (medians fitted on such calls, and on 2.1.31 and later, whose median call is logged the same way) and
+    the answer's size elsewhere; the size fit leaves the start counts out."""
+    assert [cache_rules("claude_code", v).start_output for v in ("2.1.7", "2.1.12", "2.1.29", "2.1.30", "2.1.31")] \
+        == [False, True, True, True, False]
+    assert not cache_rules("codex", "0.142.0").start_output
+
+    def session(version: str, outs: tuple[int, int]) -> ClaudeLog:
+        log = ClaudeLog(version=version)
+        log.user("Fix the parser.")
+        for k in range(4):
+            log.assistant([tool_use(f"t{k}", "Bash", command="pytest " + "x" * 400)], input_total=40_000 + 1_000 * k,
+                          output=outs[1])
+            log.tool_result(f"t{k}", "ok")
+            log.assistant([text_block("Checked. " + "y" * 2_000)], input_total=40_500 + 1_000 * k, output=outs[0])
+            log.user("go on")
+        return log
+
+    old = parse_history(session("2.1.29", (1, 25)).text(), source="old.jsonl")
+    new = parse_history(session("2.1.39", (2, 24)).text(), source="new.jsonl")
+    old_calls, new_calls = follow_log(old).calls, follow_log(new).calls
+    assert [c.opens_with_tool for c in old_calls[:2]] == [True, False]
+    # fitted on the later version alone: its median calls give the start counts, its sizes the ratio
+    fitted = fit_bill_model([(new, new_calls)], agent="claude_code", family="test")
+    assert (fitted.start_output, fitted.start_output_tool) == (2.0, 24.0)
+    bill = modelled_bill(old_calls, cache_rules("claude_code", "2.1.29"), fitted)
+    assert bill.output == 4 * 2 + 4 * 24  # not the answers' sizes: 2,000-character texts
+    sized = modelled_bill(old_calls, cache_rules("claude_code", "2.1.31"), fitted)
+    assert sized.output == round(sum(max(0.0, fitted.output_ratio * c.visible + fitted.output_per_call)
+                                     for c in old_calls))
+    # fitted on the earlier version: its calls measure the start counts and nothing of the answers' sizes
+    early = fit_bill_model([(old, old_calls)], agent="claude_code", family="test")
+    assert (early.start_output, early.start_output_tool) == (1.0, 25.0)
+    assert (early.output_ratio, early.output_per_call) == (1.0, 0.0)  # no size measured: the defaults

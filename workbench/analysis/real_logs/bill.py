@@ -55,8 +55,9 @@ prefix a reset leaves cached, how often a new user turn (or any call) misses the
 slash commands, hooks and model switches change the prompt, and in 2.1.20-2.1.37 so did a turn that changed its task
 list; OpenAI routes some calls to a cold machine), the
 uncached tokens per call, and the output tokens: a ratio of the assistant message's visible size plus a constant
-per call (reasoning, which the transcript does not hold, and the log's own count, which Claude Code writes from a
-streaming snapshot: 2.1.12-2.1.30 log 2-10 output tokens a call whatever the answer, 2.1.2-2.1.11 the final count).
+per call (reasoning, which the transcript does not hold), except where the log counts each answer's output as its
+stream began (Claude Code 2.1.12-2.1.30: ``CLAUDE_CODE_START_OUTPUT``), where it is that count, fitted by whether the
+answer opens with a tool call (a token or two, or ~25, whatever the answer).
 Pure: histories and arrays in, values out; the log's usage is read only by ``logged_bill`` and ``fit_bill_model``.
 """
 
@@ -93,6 +94,14 @@ CLAUDE_CODE_TTL_EXPERIMENT = ((2, 1, 15), (2, 1, 19))
 # From this version a prompt command or a skill leaves the thinking setting as it was (2.1.38 cli.js: the expanded
 # command's ``maxThinkingTokens`` is ``void 0``; 2.0.76-2.1.37 compute 0 from it: ``THINKING_OFF`` below).
 CLAUDE_CODE_THINKING_KEPT_FROM = (2, 1, 38)
+# The versions whose log holds each answer's output count as the stream began, not as it ended. 2.1.12-2.1.29's
+# packages write a line per content block at its ``content_block_stop`` with the ``message_start`` message's usage
+# (2.1.29 cli.js ``message:{...e,content:HIA([f1],...)}``, ``e`` that message) and nothing updates it; 2.1.31's also
+# gives the last line the final usage at ``message_delta`` (``f1.message={...f1.message,usage:O1}``), which reaches
+# the log when the line is not yet written. The lower edge is the logs': 2.1.5's and 2.1.7's calls log a mean 293
+# and 214 output tokens, 2.1.12-2.1.29's 2.2-7.1 (../shared/real_sessions_large; the streaming code of the 2.1.5,
+# 2.1.7 and 2.1.12 packages is the same, and what wrote the final count into the earlier logs is not traced).
+CLAUDE_CODE_START_OUTPUT = ((2, 1, 12), (2, 1, 31))
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98% of calls within 10 minutes hit
 OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
 OPENAI_MIN_TOKENS = 1024
@@ -179,6 +188,7 @@ class CacheRules:
     late_hits: bool = True  # the cache may outlive its sure lifetime (past its edge): False where the lifetime is known
     lifetime_per_session: bool = False  # one of two lifetimes for the whole session (an experiment's arm), not per call
     thinking_switch: bool = False  # a call whose thinking setting differs from the previous call's reads no message
+    start_output: bool = False  # the log counts each answer's output as its stream began (``CLAUDE_CODE_START_OUTPUT``)
 
     @property
     def one_hour_writes(self) -> bool:
@@ -217,11 +227,13 @@ def cache_rules(agent: str | None, version: str | None, model: str | None = None
     one_hour = agent == "claude_code" and v >= CLAUDE_CODE_1H_FROM
     sure = ANTHROPIC_TTL_1H if one_hour else ANTHROPIC_TTL_5M
     lo, hi = CLAUDE_CODE_TTL_EXPERIMENT
+    start_lo, start_hi = CLAUDE_CODE_START_OUTPUT
     # Claude Code's own lifetime is known but in its experiment's versions; another agent's request options are not
     known = agent == "claude_code" and not lo <= v < hi
     return CacheRules(provider="anthropic", ttl_seconds=ANTHROPIC_TTL_1H, sure_seconds=sure, writes_billed=True,
                       late_hits=not known, lifetime_per_session=agent == "claude_code" and not known,
-                      thinking_switch=agent == "claude_code" and v < CLAUDE_CODE_THINKING_KEPT_FROM)
+                      thinking_switch=agent == "claude_code" and v < CLAUDE_CODE_THINKING_KEPT_FROM,
+                      start_output=agent == "claude_code" and start_lo <= v < start_hi)
 
 
 def log_cache_rules(log: Any) -> CacheRules:
@@ -275,6 +287,10 @@ class BillModel:
     uncached_per_call: float = 0.0  # Anthropic: input after the last cache breakpoint
     output_ratio: float = 1.0  # output tokens per visible token of the assistant message (chars / 4)
     output_per_call: float = 0.0
+    # the output the log holds where it counts it as the stream began (``CacheRules.start_output``): the median logged
+    # output of calls whose answer opens with text or reasoning, and of those that open with a tool call
+    start_output: float = 0.0
+    start_output_tool: float = 0.0
     anchor_share: float = 1.0  # context of the last call before an automatic compaction over the agent's trigger
     carry_share: float = 0.0  # share of the nearest anchored window's shift a window without an anchor takes
     sessions: int = 0
@@ -286,7 +302,8 @@ class BillModel:
                 "task_miss_share": round(self.task_miss_share, 4),
                 "late_hit_share": round(self.late_hit_share, 4), "edge_hit_share": round(self.edge_hit_share, 4),
                 "uncached_per_call": round(self.uncached_per_call, 2), "output_ratio": round(self.output_ratio, 4),
-                "output_per_call": round(self.output_per_call, 2), "anchor_share": round(self.anchor_share, 4),
+                "output_per_call": round(self.output_per_call, 2), "start_output": round(self.start_output, 2),
+                "start_output_tool": round(self.start_output_tool, 2), "anchor_share": round(self.anchor_share, 4),
                 "carry_share": round(self.carry_share, 4),
                 "sessions": self.sessions}
 
@@ -304,6 +321,7 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
                         lambda m: f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–"))
     columns += [("output / visible", lambda m: f"{m.output_ratio:.3f}"),
                 ("output / call", lambda m: f"{m.output_per_call:.1f}"),
+                ("output at start (tool call first)", lambda m: f"{m.start_output:.0f} ({m.start_output_tool:.0f})"),
                 ("anchor", lambda m: f"{m.anchor_share:.3f}"), ("carry", lambda m: f"{m.carry_share:.2f}")]
     return (["bill model"] + [h for h, _ in columns],
             [[name] + [cell(m) for _, cell in columns] for name, m in models.items()])
@@ -313,16 +331,16 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
 # scripts/reality_after_bill.py --print-fits`` prints them; docs/reality.md): the defaults ``workbench reality`` bills
 # with, per version family and per agent (the fallback).
 SHIPPED: dict[str, BillModel] = {
-    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0230, call_miss_share=0.0023, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5047, uncached_per_call=13.88, output_ratio=0.3518, output_per_call=12.62, anchor_share=0.9991, carry_share=0.9950, sessions=58),
-    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0470, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.2979, uncached_per_call=22.42, output_ratio=0.0002, output_per_call=2.68, anchor_share=1.0002, carry_share=0.9950, sessions=11),
-    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0077, call_miss_share=0.0037, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6200, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, anchor_share=0.9982, carry_share=0.9950, sessions=14),
-    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0376, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.7646, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.0000, output_per_call=5.80, anchor_share=0.9995, carry_share=0.9950, sessions=8),
-    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.0473, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, anchor_share=0.9992, carry_share=0.9950, sessions=12),
-    "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
-    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
-    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, anchor_share=0.9194, carry_share=0.5071, sessions=7),
-    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, anchor_share=0.9334, carry_share=0.5071, sessions=5),
-    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, anchor_share=0.8402, carry_share=0.5071, sessions=2),
+    "claude_code": BillModel(agent="claude_code", family="claude_code", reset_cached_tokens=25409, turn_miss_share=0.0230, call_miss_share=0.0023, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.4286, edge_hit_share=0.5047, uncached_per_call=13.88, output_ratio=0.4630, output_per_call=33.60, start_output=1.00, start_output_tool=25.00, anchor_share=0.9991, carry_share=0.9950, sessions=58),
+    "claude_code 2.1.12-<2.1.20": BillModel(agent="claude_code", family="claude_code 2.1.12-<2.1.20", reset_cached_tokens=18888, turn_miss_share=0.0470, call_miss_share=0.0042, command_miss_share=0.0000, task_miss_share=0.0373, late_hit_share=0.4286, edge_hit_share=0.2979, uncached_per_call=22.42, output_ratio=0.4630, output_per_call=33.60, start_output=1.00, start_output_tool=15.00, anchor_share=1.0002, carry_share=0.9950, sessions=11),
+    "claude_code 2.1.2-<2.1.12": BillModel(agent="claude_code", family="claude_code 2.1.2-<2.1.12", reset_cached_tokens=34243, turn_miss_share=0.0077, call_miss_share=0.0037, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.6200, uncached_per_call=16.24, output_ratio=0.8119, output_per_call=11.93, start_output=1.00, start_output_tool=25.00, anchor_share=0.9982, carry_share=0.9950, sessions=14),
+    "claude_code 2.1.20-<2.1.31": BillModel(agent="claude_code", family="claude_code 2.1.20-<2.1.31", reset_cached_tokens=25409, turn_miss_share=0.0376, call_miss_share=0.0005, command_miss_share=0.0767, task_miss_share=0.7646, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=14.26, output_ratio=0.4630, output_per_call=33.60, start_output=1.00, start_output_tool=25.00, anchor_share=0.9995, carry_share=0.9950, sessions=8),
+    "claude_code 2.1.31-<2.1.38": BillModel(agent="claude_code", family="claude_code 2.1.31-<2.1.38", reset_cached_tokens=16606, turn_miss_share=0.0211, call_miss_share=0.0007, command_miss_share=0.0473, task_miss_share=0.5641, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=7.09, output_ratio=0.2020, output_per_call=30.80, start_output=2.00, start_output_tool=25.00, anchor_share=0.9992, carry_share=0.9950, sessions=12),
+    "claude_code 2.1.38+": BillModel(agent="claude_code", family="claude_code 2.1.38+", reset_cached_tokens=19316, turn_miss_share=0.0038, call_miss_share=0.0013, command_miss_share=0.0000, task_miss_share=0.0000, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=2.72, output_ratio=0.4865, output_per_call=0.00, start_output=2.00, start_output_tool=25.00, anchor_share=0.9969, carry_share=0.9950, sessions=11),
+    "claude_code <2.1.2": BillModel(agent="claude_code", family="claude_code <2.1.2", reset_cached_tokens=34361, turn_miss_share=0.0000, call_miss_share=0.0008, command_miss_share=0.0473, task_miss_share=0.2963, late_hit_share=0.0000, edge_hit_share=0.0000, uncached_per_call=76.27, output_ratio=1.0533, output_per_call=0.00, start_output=1.00, start_output_tool=25.00, anchor_share=1.0003, carry_share=0.9950, sessions=2),
+    "codex": BillModel(agent="codex", family="codex", reset_cached_tokens=9600, turn_miss_share=0.0660, call_miss_share=0.0115, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.5998, edge_hit_share=0.9988, uncached_per_call=5635.49, output_ratio=1.2193, output_per_call=120.63, start_output=0.00, start_output_tool=0.00, anchor_share=0.9194, carry_share=0.5071, sessions=7),
+    "codex 0.140+": BillModel(agent="codex", family="codex 0.140+", reset_cached_tokens=9600, turn_miss_share=0.0684, call_miss_share=0.0127, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.7427, edge_hit_share=0.9988, uncached_per_call=5838.18, output_ratio=1.2936, output_per_call=80.96, start_output=0.00, start_output_tool=0.00, anchor_share=0.9334, carry_share=0.5071, sessions=5),
+    "codex <0.140": BillModel(agent="codex", family="codex <0.140", reset_cached_tokens=14336, turn_miss_share=0.0036, call_miss_share=0.0073, command_miss_share=0.0000, task_miss_share=0.0660, late_hit_share=0.0336, edge_hit_share=0.9988, uncached_per_call=4895.61, output_ratio=1.1546, output_per_call=233.29, start_output=0.00, start_output_tool=0.00, anchor_share=0.8402, carry_share=0.5071, sessions=2),
 }
 
 
@@ -363,6 +381,7 @@ class ModelCall:
     anchor: float | None = None  # the last call before a logged automatic compaction: the agent's trigger (tokens)
     thinking: bool | None = None  # whether the request had thinking on (``window_calls``; None: not known yet)
     blocks: int = 0  # content blocks sent before it in its window (message parts, at least one a message)
+    opens_with_tool: bool = False  # its answer's first part is a tool call (``CacheRules.start_output``)
 
 
 def timestamp(msg: Message) -> float | None:
@@ -627,6 +646,13 @@ def _model(msg: Message) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def _opens_with_tool(msg: Message) -> bool:
+    parts = msg.parts
+    data = parts[0].data if parts else None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return isinstance(kind, str) and (kind == "dynamic-tool" or kind.startswith("tool-"))
+
+
 def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
                  base: int, *, reset: bool, anchor: float | None = None) -> list[ModelCall]:
     """The calls at the assistant messages of ``segment`` whose log index is in [lo, hi): each sent with ``base``
@@ -673,7 +699,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
         out.append(ModelCall(index=g, context=int(base + before[j]), visible=math.ceil(visible_chars(m) / 4),
                              time=request_time(history.messages, g), turn=turn, reset=(reset and not out) or rebuilt,
                              command=command, task=task, model=model if logged is m else _model(logged),
-                             thinking=thinking, blocks=sent))
+                             thinking=thinking, blocks=sent, opens_with_tool=_opens_with_tool(m)))
         turn = command = rebuilt = False
     if out and anchor is not None:
         out[-1] = replace(out[-1], anchor=anchor)
@@ -813,7 +839,10 @@ def modelled_bill(calls: Sequence[ModelCall], rules: CacheRules, model: BillMode
         tin += uncached
         tread += read
         twrite += write
-        tout += max(0.0, model.output_ratio * c.visible + model.output_per_call)
+        if rules.start_output:
+            tout += model.start_output_tool if c.opens_with_tool else model.start_output
+        else:
+            tout += max(0.0, model.output_ratio * c.visible + model.output_per_call)
         if not last or c.turn or c.reset:
             turn_first = c.context
         if c.reset:  # what the calls before a reset wrote holds other messages: no later call reads it
@@ -962,6 +991,7 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
     firsts: list[int] = []  # each whole log's first call: its hidden prefix, mostly
     vis: list[float] = []
     outs: list[float] = []
+    starts: dict[bool, list[float]] = {False: [], True: []}  # logged output counted as the stream began, by tool first
     n = 0
     for history, calls in sessions:
         log = history.log
@@ -969,6 +999,10 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             continue
         n += 1
         rules = log_cache_rules(log)
+        # the median call of 2.1.31 and later is still logged as its stream began (the final count reaches the log
+        # only when its line is not yet written): their calls measure the start counts as well
+        at_start = rules.start_output or (log.agent == "claude_code"
+                                          and parse_version(log.version) >= CLAUDE_CODE_START_OUTPUT[1])
         edges = edges or (rules.sure_seconds or rules.ttl_seconds) < rules.ttl_seconds
         lates = lates or rules.late_hits
         logged = logged_calls_as_modelled(history, calls)
@@ -985,8 +1019,11 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
             if c.anchor:
                 anchors.append(c.context / c.anchor)
                 triggers.append(c.anchor)
-            vis.append(float(c.visible))
-            outs.append(float(usage.output_tokens))
+            if at_start:
+                starts[c.opens_with_tool].append(float(usage.output_tokens))
+            if not rules.start_output:  # a count as the stream began tells nothing of the answer's size
+                vis.append(float(c.visible))
+                outs.append(float(usage.output_tokens))
             shared = 0.0 if switched else expected_read(c, prev, rules, turn_first)
             if shared is None:
                 if prev is not None and usage.cache_read_tokens > 0:
@@ -1013,8 +1050,10 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
         if rules.lifetime_per_session and own_expected:
             arms.append(own_read >= own_expected / 2)
     kept = int(np.median(resets)) if resets else 0
-    ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs))
     base = prior or BillModel(agent=agent, family=family)
+    # no answer's size measured (every call logged as its stream began): the prior's
+    ratio, per_call = _output_fit(np.asarray(vis), np.asarray(outs)) if vis else (base.output_ratio,
+                                                                                   base.output_per_call)
     turn_miss = _measured(lost["turn"], expected["turn"], base.turn_miss_share)
     return BillModel(agent=agent, family=family, reset_cached_tokens=kept, turn_miss_share=turn_miss,
                      # no turn after a task list change to measure on: the prior's, else a plain turn's
@@ -1030,6 +1069,8 @@ def fit_bill_model(sessions: Iterable[tuple[History, Sequence[ModelCall]]], *, a
                      edge_hit_share=_measured(edge_read, edge_expected, base.edge_hit_share) if edges else 0.0,
                      uncached_per_call=float(np.mean(uncached)) if uncached else 0.0,
                      output_ratio=ratio, output_per_call=per_call,
+                     start_output=float(np.median(starts[False])) if starts[False] else base.start_output,
+                     start_output_tool=float(np.median(starts[True])) if starts[True] else base.start_output_tool,
                      anchor_share=float(np.median(anchors)) if anchors else 1.0,
                      carry_share=_carry_share(firsts, anchors, triggers), sessions=n)
 
