@@ -534,7 +534,7 @@ def thinking_switched(c: ModelCall, prev: ModelCall | None) -> bool:
 # for hits at each block boundary going backward from your explicit breakpoint, up to 20 blocks":
 # https://platform.claude.com/docs/en/build-with-claude/prompt-caching). In the large set's 2.1.17-2.1.37 sessions
 # 9 of the 11 calls after a switch whose own setting's latest call ended within 20 message parts read that call's
-# whole prefix (to 2%); 39 of the 46 whose own setting's call was further back, or none, read less than half of what
+# whole prefix (to 2%); 32 of the 40 whose own setting's call was further back, or none, read less than half of what
 # the call before them wrote (most only the system prompt and tools).
 LOOKBACK_BLOCKS = 20
 
