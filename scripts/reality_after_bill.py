@@ -506,7 +506,7 @@ def sections(large: Path, small: Path) -> list[str]:
         "Claude Code's 2.1.17 experiment, the share of sessions in its 1-hour arm); *output / visible* and "
         "*output / call*: logged output ≈ ratio × the assistant message's chars / 4 + a constant; *output at start*: "
         "the logged output where the log counts it as the stream began, of an answer that opens with text or "
-        "reasoning (with a tool call); *carry*: the share "
+        "reasoning (*tool first*: with a tool call; – where no fitted log counts output so); *carry*: the share "
         "of an anchored window's shift a window without an anchor takes (per agent). A family's share that none of "
         "its calls measures is its agent's (above).",
         "",

@@ -763,3 +763,11 @@ def test_where_the_log_counts_output_as_the_stream_began_the_bill_takes_that_cou
     early = fit_bill_model([(old, old_calls)], agent="claude_code", family="test")
     assert (early.start_output, early.start_output_tool) == (1.0, 25.0)
     assert (early.output_ratio, early.output_per_call) == (1.0, 0.0)  # no size measured: the defaults
+
+
+def test_the_fits_table_shows_the_start_counts_only_where_a_log_counts_output_so():
+    from workbench.analysis.real_logs.bill import SHIPPED, bill_model_table
+
+    headers, rows = bill_model_table({k: SHIPPED[k] for k in ("claude_code 2.1.20-<2.1.31", "codex")})
+    column = headers.index("output at start (tool first)")
+    assert [row[column] for row in rows] == ["1 (25)", "–"]

@@ -321,7 +321,8 @@ def bill_model_table(models: dict[str, BillModel], *, uncached: bool = False) ->
                         lambda m: f"{m.uncached_per_call:,.0f}" if m.agent == "claude_code" else "–"))
     columns += [("output / visible", lambda m: f"{m.output_ratio:.3f}"),
                 ("output / call", lambda m: f"{m.output_per_call:.1f}"),
-                ("output at start (tool call first)", lambda m: f"{m.start_output:.0f} ({m.start_output_tool:.0f})"),
+                ("output at start (tool first)", lambda m: f"{m.start_output:.0f} ({m.start_output_tool:.0f})"
+                 if m.start_output or m.start_output_tool else "–"),
                 ("anchor", lambda m: f"{m.anchor_share:.3f}"), ("carry", lambda m: f"{m.carry_share:.2f}")]
     return (["bill model"] + [h for h, _ in columns],
             [[name] + [cell(m) for _, cell in columns] for name, m in models.items()])
