@@ -94,13 +94,14 @@ CLAUDE_CODE_TTL_EXPERIMENT = ((2, 1, 15), (2, 1, 19))
 # From this version a prompt command or a skill leaves the thinking setting as it was (2.1.38 cli.js: the expanded
 # command's ``maxThinkingTokens`` is ``void 0``; 2.0.76-2.1.37 compute 0 from it: ``THINKING_OFF`` below).
 CLAUDE_CODE_THINKING_KEPT_FROM = (2, 1, 38)
-# The versions whose log holds each answer's output count as the stream began, not as it ended. 2.1.12-2.1.29's
-# packages write a line per content block at its ``content_block_stop`` with the ``message_start`` message's usage
-# (2.1.29 cli.js ``message:{...e,content:HIA([f1],...)}``, ``e`` that message) and nothing updates it; 2.1.31's also
-# gives the last line the final usage at ``message_delta`` (``f1.message={...f1.message,usage:O1}``), which reaches
-# the log when the line is not yet written. The lower edge is the logs': 2.1.5's and 2.1.7's calls log a mean 293
-# and 214 output tokens, 2.1.12-2.1.29's 2.2-7.1 (../shared/real_sessions_large; the streaming code of the 2.1.5,
-# 2.1.7 and 2.1.12 packages is the same, and what wrote the final count into the earlier logs is not traced).
+# The versions whose log holds each answer's output count as the stream began, not as it ended. 2.1.12-2.1.29's packages
+# write a line per content block at its ``content_block_stop`` with the ``message_start`` message's usage (2.1.29 cli.js
+# ``message:{...e,content:HIA([f1],...)}``, ``e`` that message) and nothing updates it; 2.1.31's also gives the last
+# line the final usage at ``message_delta`` (``f1.message={...f1.message,usage:O1}``), and the logs of 2.1.31-2.1.45
+# hold the final count for some calls (a mean 43-473 output tokens a call by version and first part, a median 1-25). The
+# lower edge is the logs': 2.1.5's and 2.1.7's calls log a mean 293 and 214 output tokens, 2.1.12-2.1.29's 2.2-7.1
+# (../shared/real_sessions_large; the streaming code of the 2.1.5, 2.1.7 and 2.1.12 packages is the same, and what wrote
+# the final count into the earlier logs is not traced).
 CLAUDE_CODE_START_OUTPUT = ((2, 1, 12), (2, 1, 31))
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity": in the Codex rollouts 98% of calls within 10 minutes hit
 OPENAI_MAX_TTL = 3600.0  # "up to a maximum of one hour": past 10 minutes ~2 in 3 hit, past an hour none
@@ -648,10 +649,10 @@ def _model(msg: Message) -> str | None:
 
 
 def _opens_with_tool(msg: Message) -> bool:
+    """Whether the answer's first part is a tool call (by ``tool_name_of``, the tool call's one home)."""
     parts = msg.parts
     data = parts[0].data if parts else None
-    kind = data.get("type") if isinstance(data, dict) else None
-    return isinstance(kind, str) and (kind == "dynamic-tool" or kind.startswith("tool-"))
+    return isinstance(data, dict) and tool_name_of(data) is not None
 
 
 def window_calls(history: History, segment: History, offset: int, lo: int, hi: int, tokens: np.ndarray,
