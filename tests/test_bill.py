@@ -721,10 +721,15 @@ def test_a_calls_time_is_when_its_request_was_sent_the_message_before_it():
     t0 = calls[0].time
     assert t0 is not None
     assert [round(c.time - t0) for c in calls if c.time is not None] == [0, 310, 420]  # the last: no time before it
-    # 310 s between the requests, 320 s between the answers: within the 5-minute lifetime's edge either way, but the
-    # requests are what the cache counts from
-    bill = modelled_bill(calls, cache_rules("claude_code", "2.1.7"), NO_MISS)
-    assert bill.cache_read > 0
+    # a long first answer: 290 s between the first two requests, within the 5-minute lifetime, but 340 s between
+    # their answers, past it (at its edge, where this model reads nothing)
+    early = dataclasses.replace(calls[1], time=t0 + 290)
+    rules = cache_rules("claude_code", "2.1.7")
+    by_request = modelled_bill([calls[0], early], rules, NO_MISS)
+    assert by_request.cache_read == 20_000 + calls[0].context  # the second call reads what the first wrote
+    by_answer = modelled_bill([dataclasses.replace(calls[0], time=t0 + 40), dataclasses.replace(early, time=t0 + 380)],
+                              rules, NO_MISS)
+    assert by_answer.cache_read == 20_000  # timed by the answers it would read nothing
 
 
 def test_where_the_log_counts_output_as_the_stream_began_the_bill_takes_that_count_by_the_answers_first_part():
