@@ -776,3 +776,28 @@ def test_the_fits_table_shows_the_start_counts_only_where_a_log_counts_output_so
     headers, rows = bill_model_table({k: SHIPPED[k] for k in ("claude_code 2.1.20-<2.1.31", "codex")})
     column = headers.index("output at start (tool first)")
     assert [row[column] for row in rows] == ["1 (25)", "–"]
+
+
+def test_the_carried_thinking_setting_counts_every_log_message_before_the_window_whatever_the_segment_carries_in():
+    """A window's segment starts with what the agent carried in (its offset lies that many messages before the
+    window): the setting carried into it is the last prompt's before the window's first log message, not before the
+    offset."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.bill import window_calls
+    from workbench.history.model import History
+
+    def msg(i: int, role: str, text: str, **meta: object) -> Message:
+        return Message(id=f"m{i}", role=role, parts=(text_part(text),), metadata=dict(meta))
+
+    model = "claude-opus-4-5-20251101"
+    msgs = (msg(0, "user", "<command-message>review</command-message>\n<command-name>/review</command-name>"),
+            msg(1, "user", "You are an expert code reviewer.", isMeta=True), msg(2, "assistant", "a", model=model),
+            msg(3, "assistant", "b", model=model), msg(4, "user", "go on"),  # thinking back on
+            msg(5, "user", "summary of the conversation", isCompactSummary=True), msg(6, "assistant", "c", model=model))
+    history = History(id="h", messages=msgs)
+    carried = msg(99, "user", "what the agent re-attached", isMeta=True)
+    segment = History(id="h", messages=(carried, *msgs[5:]))
+    calls = window_calls(history, segment, 4, 5, len(msgs), np.full(len(segment.messages), 1_000), 30_000, reset=True)
+    assert [c.index for c in calls] == [6]
+    assert calls[0].thinking is True  # "go on" (message 4) set it, after the review's expansion turned it off

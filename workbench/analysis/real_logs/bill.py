@@ -665,12 +665,14 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
     msgs = segment.messages
     blocks = 0  # content blocks of the messages before this one
     turn = command = rebuilt = tasks = False
-    # the thinking setting the calls are sent with (``prompt_thinking``): the last prompt's, from before the segment
-    # too, since Claude Code sets it once per user input and its compaction keeps it (``carried_thinking``)
-    thinking = carried_thinking(history, offset)
+    # the thinking setting the calls are sent with (``prompt_thinking``): the last prompt's in the log before ``lo``
+    # too, since Claude Code sets it once per user input and its compaction keeps it (``carried_thinking``); not
+    # before ``offset``, which lies before the window by what the segment carries in
+    thinking = carried_thinking(history, lo)
     task_list: dict[str, str] = {}  # the task list as the window's task calls built it (``track_tasks``)
     created = 0
-    # every message from the segment's start: those before lo set the thinking setting and count as blocks sent
+    # every message from the segment's start: those before lo count as blocks sent (the setting they made is
+    # ``carried_thinking``'s: what the segment carries in are copies of earlier messages, not new prompts)
     for j in range(min(len(msgs), max(0, hi - offset))):
         m = msgs[j]
         g = j + offset
@@ -680,7 +682,7 @@ def window_calls(history: History, segment: History, offset: int, lo: int, hi: i
                 rebuilt = True
         sent, blocks = blocks, blocks + max(1, len(m.parts or ()))
         if m.role != "assistant":
-            if m.role == "user":
+            if m.role == "user" and g >= lo:
                 switch = prompt_thinking(m)
                 thinking = thinking if switch is None else switch
             if g >= lo and is_user_turn(m):
