@@ -467,10 +467,12 @@ def shared_dir() -> Path:
     return Path(env) if env else ROOT.parent / "shared"
 
 
-def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold") -> dict[str, Any]:
+def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str = "cold",
+           one_process: bool = False) -> dict[str, Any]:
     probe = Path(__file__).with_name("reality_probe.py")
     cmd = [sys.executable, str(probe), str(folder), str(runs), "--registry-cache", registry_cache]
     cmd += ["--with-ignore-usage"] if ignore_usage else []
+    cmd += ["--with-one-process"] if one_process else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
         raise RuntimeError(f"reality probe failed: {proc.stderr[-2000:]}")
@@ -481,7 +483,8 @@ def _probe(folder: Path, runs: int, *, ignore_usage: bool, registry_cache: str =
 def reality(cfg: Config) -> list[Result]:
     """``workbench reality`` over ../shared/real_sessions vs read + json.loads of every line, in fresh processes.
 
-    The command works in its one process (no worker processes: starting one costs more than the work it takes)."""
+    The command shares the logs between its process and workers forked from it, one per CPU it may use (the
+    first probe also times a later run with ``--workers 1``, all in one process, for the notes)."""
     folder = shared_dir() / "real_sessions"
     measure = ("`workbench reality` over ../shared/real_sessions, first run in a process (modules imported first), "
                "registry cache cold")
@@ -497,10 +500,11 @@ def reality(cfg: Config) -> list[Result]:
     cached, cached_t, cached_cpu = Series(), Series(), Series()
     cold_cpu, warm_cpu, imports, with_imports = Series(), Series(), Series(), Series()
     cpu_s = Series()  # CPU seconds of a first run
+    one = Series()  # a later run with --workers 1, over its reference
     ignore: tuple[float, float] | None = None
     probes = []  # one first run each, the registry cache cold and warm, alternating
     for i in range(cfg.runs):
-        probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold"))
+        probes.append(_probe(folder, cfg.runs, ignore_usage=i == 0, registry_cache="cold", one_process=True))
         probes.append(_probe(folder, cfg.runs, ignore_usage=False, registry_cache="warm"))
     for d in probes:
         if d["registry_cache"] == "warm":
@@ -518,6 +522,8 @@ def reality(cfg: Config) -> list[Result]:
             warm.add(ours[0] / ref[0])
             warm_cpu.add(ours[1] / ref[1])
             warm_t.add(ours[0])
+        if d.get("one_process") is not None:
+            one.add(d["one_process"][0] / d["one_process_ref"][0])
         if d["ignore_usage"] is not None:
             ignore = (d["ignore_usage"][0], d["ignore_usage"][0] / d["ignore_usage_ref"][0])
     d = probes[0]
@@ -528,7 +534,9 @@ def reality(cfg: Config) -> list[Result]:
         f"modules a run imports ({d['modules']}: numpy, polars, rich, the command modules), timed apart: "
         f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
         f"{with_imports.median:.1f}x the reference",
-        f"CPU time instead of wall time: first run {cold_cpu.median:.2f}x (registry cache cold; "
+        f"the command's workers: {d['workers']} processes (this one and {d['workers'] - 1} forked); all in one "
+        f"process (`--workers 1`), a later run is {one.median:.2f}x the reference (median of {len(one)})",
+        f"CPU time instead of wall time (the workers' included): first run {cold_cpu.median:.2f}x (registry cache cold; "
         f"{cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later runs {warm_cpu.median:.2f}x",
         f"registry cache: a cold first run starts with an empty cache folder, a warm one with what an earlier "
         f"process wrote there (files before it: "

@@ -1,6 +1,7 @@
 """``workbench reality FOLDER`` in this fresh process: a cold first run, then warm runs, each beside its reference.
 
-    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage] [--registry-cache cold|warm] [--charge-garbage]
+    python benchmarks/reality_probe.py FOLDER RUNS [--with-ignore-usage] [--with-one-process] [--registry-cache cold|warm]
+        [--charge-garbage]
 
 The reference reads every line of the folder's ``.jsonl`` logs and ``json.loads`` it (the files are read
 once before anything is timed, so both sides find them in the page cache). The command runs in-process
@@ -9,7 +10,9 @@ and timed apart (numpy, polars, rich, the command modules: the list comes from a
 process), so the cold run is what a user's one run does beyond starting Python and loading modules: the
 presets' YAML, litellm's price registry, rich's first table, the work itself. A warm run is a later run
 in the same process over logs it has not seen (per-history caches cleared; presets, registry and modules
-kept). Prints one JSON line: wall and CPU seconds (this process's and any reaped children's).
+kept). Prints one JSON line: wall and CPU seconds (this process's and any reaped children's). The command shares
+the logs with workers forked from this process, one per CPU it may use; ``--with-one-process`` adds a later run
+with ``--workers 1``, all in this process.
 
 The entries of litellm's price registry a run looks up are kept in a disk cache (``counting.registry``):
 ``--registry-cache cold`` (the default) points ``WORKBENCH_CACHE_DIR`` at an empty folder for the first run (a
@@ -132,8 +135,13 @@ def main() -> None:
     if "--with-ignore-usage" in sys.argv:  # the estimate alone: o200k_base counts of every message
         ignore = _timed(_command(folder, "--ignore-usage"))
         ignore_ref = _timed(reference)
+    one = one_ref = None
+    if "--with-one-process" in sys.argv:
+        one = _timed(_command(folder, "--workers", "1"))
+        one_ref = _timed(reference)
     scratch.cleanup()
-    print(json.dumps({"registry_cache": mode, "cache_files_before": cached, "imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
+    print(json.dumps({"one_process": one, "one_process_ref": one_ref, "workers": len(os.sched_getaffinity(0)),
+                      "registry_cache": mode, "cache_files_before": cached, "imports": imports, "modules": len(modules), "cold": cold, "cold_ref": cold_ref,
                       "pairs": pairs, "ignore_usage": ignore, "ignore_usage_ref": ignore_ref, "files": len(logs),
                       "bytes": sum(p.stat().st_size for p in logs),
                       "lines": sum(p.read_bytes().count(b"\n") for p in logs)}))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from workbench.history.words import counted
 
@@ -41,6 +42,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (sessions and summary) instead of tables")
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
+    parser.add_argument("--workers", type=_positive, metavar="N",
+                        help="logs followed at once, each in a process forked from this one (default: one per CPU "
+                             "this process may use, at most one per log; 1 follows them all in this process)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
@@ -156,9 +170,8 @@ def _run(args: argparse.Namespace) -> int:
     from workbench.analysis.real_logs.reality import reality_summary
     from workbench.cli.progress import note
 
-    # One process: the work takes a few tenths of a second on ../shared/real_sessions, less than starting a worker
-    # that must import the engine again (benchmarks/README.md, the reality rows).
-    sessions, scores = _in_this_process(args, logs)
+    workers = worker_count(args.workers, len(logs))
+    sessions, scores = _in_workers(args, logs, workers) if workers > 1 else _in_this_process(args, logs)
     summary = reality_summary(sessions)
     if args.json:
         out: dict[str, Any] = {"sessions": [s.to_json() for s in sessions], "summary": summary}
@@ -203,6 +216,194 @@ def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) ->
             histories.append(history)
         del history
     return sessions, (briefing_scores(histories, args) if args.briefings else None)
+
+
+def worker_count(requested: int | None, logs: int) -> int:
+    """How many logs are followed at once: ``requested`` (``--workers``), else one per CPU this process may run
+    on; never more than there are logs. Only where a worker can be forked from this process (Linux): a worker
+    started any other way must import the engine again, which takes longer than following
+    ../shared/real_sessions (benchmarks/README.md, the reality rows), so there the logs are followed here."""
+    import multiprocessing
+
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if requested is None:
+        try:
+            requested = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            requested = os.cpu_count() or 1
+    return max(1, min(requested, logs))
+
+
+# What a forked worker follows: set in this process just before the workers are forked, so each inherits it (the
+# arguments and the list of logs) and a task is only the position of a log in it.
+_JOB: tuple[argparse.Namespace, list[tuple[Path, bool]]] | None = None
+_IN_WORKER = False  # set in a forked worker only
+
+
+def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
+                workers: int) -> tuple[list[Any], list[Any] | None]:
+    """``_in_this_process``, with the logs shared between this process and ``workers - 1`` processes forked from
+    it: each takes the largest log no one has taken (so that none is left to run alone at the end), reads and
+    follows it, and a worker sends back its session, briefing scores and what it wrote on stderr, which this
+    process writes in the logs' order.
+
+    Forked, not spawned: a worker starts with the engine this process imported (no second import), and a log costs
+    it only the pickled result it sends back (under 1 ms for one of ../shared/real_sessions). This process takes
+    logs too, rather than waiting: it runs with its memory warm, where a worker's first log pays for copying the
+    pages it writes (~4,300 page faults on those logs). Forking a process whose thread pools have run is unsafe for
+    the pools (``explore.sweep.default_executor``), but a worker uses none of this process's: it reads a log and
+    follows it in one thread (a tokenizer it needs starts its own). A log whose worker ended before sending it
+    (killed, out of memory) is followed here, with a note."""
+    import multiprocessing
+    import warnings
+    from multiprocessing.connection import Connection, wait
+
+    from workbench.cli.progress import ProgressBar, note
+
+    global _JOB
+    sizes = [_size(path) for path, _ in logs]
+    order = sorted(range(len(logs)), key=lambda n: -sizes[n])
+    ctx = multiprocessing.get_context("fork")
+    taken = ctx.Value("i", 0)  # how many of ``order`` have been taken, shared
+    results: dict[int, tuple[str, Any, Any]] = {}
+    children: dict[Connection, Any] = {}  # the read end of a worker's pipe -> the worker
+    sessions: list[Any] = []
+    scores: list[Any] | None = [] if args.briefings else None
+    shown = 0
+    _JOB = (args, logs)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns at every fork of a process with more than one thread: numpy's BLAS starts its own
+            # at import, which no worker uses (and which re-creates them after a fork: pthread_atfork)
+            warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\) may lead to deadlocks",
+                                    category=DeprecationWarning)
+            for _ in range(workers - 1):
+                receive, send = ctx.Pipe(duplex=False)
+                worker = ctx.Process(target=_worker, args=(taken, order, send), daemon=True)
+                worker.start()
+                send.close()
+                children[receive] = worker
+
+        def collect(block: bool) -> None:
+            """Take what the workers have sent (``block``: until every one has ended)."""
+            while children:
+                ready = wait(list(children), timeout=None if block else 0)
+                if not ready:
+                    return
+                for ended in ready:
+                    receive = cast(Connection, ended)
+                    try:
+                        message = receive.recv()
+                    except EOFError:  # it ended without its last word: what it took and did not send is redone
+                        message = None
+                    if message is None:
+                        worker = children.pop(receive)
+                        worker.join()
+                        receive.close()
+                        continue
+                    n, result = message
+                    results[int(n)] = result
+
+        with ProgressBar("logs read", enabled=len(logs) > PROGRESS_FROM) as bar:
+            def show() -> None:
+                nonlocal shown
+                while shown in results:  # what each log wrote, in the logs' order, as soon as it can be
+                    err, session, scored = results.pop(shown)
+                    sys.stderr.write(err)
+                    if isinstance(session, BaseException):  # raised where following them here would raise it
+                        raise session
+                    if session is not None:
+                        sessions.append(session)
+                        if scores is not None:
+                            scores.extend(scored)
+                    shown += 1
+                    bar(shown, len(logs))
+
+            while (k := _take(taken, len(order))) is not None:
+                results[order[k]] = _follow_one(order[k])
+                collect(block=False)
+                show()
+            collect(block=True)
+            for n in order:
+                if n < shown or n in results:
+                    continue
+                note(f"workbench {NAME}: a worker ended before it sent {logs[n][0]}: followed here")
+                results[n] = _follow_one(n)
+            show()
+    finally:
+        for worker in children.values():
+            worker.terminate()
+            worker.join()
+        for receive in children:
+            receive.close()
+        _JOB = None
+    if not sessions:
+        raise no_history(list(args.paths))
+    return sessions, scores
+
+
+def _take(taken: Any, total: int) -> int | None:
+    """The next position in the shared order no process has taken (None: all taken)."""
+    with taken.get_lock():
+        k = taken.value
+        if k >= total:
+            return None
+        taken.value = k + 1
+    return int(k)
+
+
+def _worker(taken: Any, order: list[int], send: Any) -> None:
+    """A forked worker: follow logs until none is left, send each (position, result), then None."""
+    import signal
+
+    global _IN_WORKER
+    _IN_WORKER = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's: it ends the workers
+    while (k := _take(taken, len(order))) is not None:
+        send.send((order[k], _follow_one(order[k])))
+    send.send(None)
+    send.close()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # an OpenCode session named inside its database, or a file gone: its error comes from the read
+        return 0
+
+
+def _follow_one(n: int) -> tuple[str, Any, Any]:
+    """(what it wrote on stderr, the session, None or the error, the briefing scores) of log ``n`` of the job. An
+    error is returned, not raised, so that the command raises it in the logs' order; one raised in a worker carries
+    its traceback as a note (a traceback does not cross processes)."""
+    import contextlib
+    import io
+    import traceback
+
+    from workbench.analysis.real_logs.reality import follow_log
+    from workbench.counting.tokens import CountCache
+    from workbench.history.errors import HistoryError
+
+    assert _JOB is not None, "the job is set before the logs are followed"
+    args, logs = _JOB
+    path, named = logs[n]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            history = load_log(path, named)
+            if history is None:
+                return err.getvalue(), None, None
+            cache = CountCache(by_identity=True)
+            session = follow_log(history, preset=args.preset, knobs=user_knobs(args, history),
+                                 usage=not args.ignore_usage, cache=cache)
+            cache.clear()
+            scored = briefing_scores([history], args) if args.briefings else None
+        except Exception as exc:
+            if _IN_WORKER and not isinstance(exc, (HistoryError, OSError)):
+                exc.add_note("".join(traceback.format_exception(exc)).rstrip())
+            return err.getvalue(), exc, None
+    return err.getvalue(), session, scored
 
 
 def briefing_scores(histories: list[Any], args: Any) -> list[Any]:
