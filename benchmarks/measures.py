@@ -535,7 +535,7 @@ def reality(cfg: Config) -> list[Result]:
         f"{imports.median:.2f} s median, the same for any number of logs; with them the first run is "
         f"{with_imports.median:.1f}x the reference",
         f"the command's workers: {d['workers']} processes (this one and {d['workers'] - 1} forked); all in one "
-        f"process (`--workers 1`), a later run is {one.median:.2f}x the reference (median of {len(one)})",
+        f"process (`--workers 1`), a later run is {one.median:.2f}x the reference (median of {len(one.values)})",
         f"CPU time instead of wall time (the workers' included): first run {cold_cpu.median:.2f}x (registry cache cold; "
         f"{cpu_s.median:.3f} s), {cached_cpu.median:.2f}x (warm), later runs {warm_cpu.median:.2f}x",
         f"registry cache: a cold first run starts with an empty cache folder, a warm one with what an earlier "

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from workbench.history.words import counted
 
@@ -236,78 +236,66 @@ def worker_count(requested: int | None, logs: int) -> int:
 
 
 # What a forked worker follows: set in this process just before the workers are forked, so each inherits it (the
-# arguments and the list of logs) and a task is only the position of a log in it.
-_JOB: tuple[argparse.Namespace, list[tuple[Path, bool]]] | None = None
+# arguments, the list of logs, and which of them a process has taken) and a task is only the position of a log.
+_JOB: tuple[argparse.Namespace, list[tuple[Path, bool]], Any] | None = None
 _IN_WORKER = False  # set in a forked worker only
 
 
 def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                 workers: int) -> tuple[list[Any], list[Any] | None]:
-    """``_in_this_process``, with the logs shared between this process and ``workers - 1`` processes forked from
-    it: each takes the largest log no one has taken (so that none is left to run alone at the end), reads and
-    follows it, and a worker sends back its session, briefing scores and what it wrote on stderr, which this
-    process writes in the logs' order.
+    """``_in_this_process``, with the logs shared between this process and a ``concurrent.futures`` process pool of
+    ``workers - 1`` forked from it. Every log but the largest goes to the pool, the smallest first; this process
+    follows the largest, then the next largest, and so on, until it meets one the pool has taken (each log is
+    claimed once, under a lock both sides share; a pool task whose log this process took returns at once). Each log
+    is read and followed whole, and this process writes each one's session, briefing scores and what it wrote on
+    stderr in the logs' order.
 
-    Forked, not spawned: a worker starts with the engine this process imported (no second import), and a log costs
-    it only the pickled result it sends back (under 1 ms for one of ../shared/real_sessions). This process takes
-    logs too, rather than waiting: it runs with its memory warm, where a worker's first log pays for copying the
-    pages it writes (~4,300 page faults on those logs). Forking a process whose thread pools have run is unsafe for
-    the pools (``explore.sweep.default_executor``), but a worker uses none of this process's: it reads a log and
-    follows it in one thread (a tokenizer it needs starts its own). A log whose worker ended before sending it
-    (killed, out of memory) is followed here, with a note."""
+    Forked, not started from a fork server as the sweeps' pool is (``explore.sweep.default_executor``): a fork
+    server imports the engine first, which takes longer than following ../shared/real_sessions (benchmarks/README.md,
+    the reality rows), while a forked worker starts with what this process imported. That is safe because of what
+    a worker runs, not of what threads this process has: it reads a log and follows it in one thread, calling no
+    polars and no thread pool this process may have started (a tokenizer it needs makes its own pool in the worker;
+    tests/test_reality_workers.py runs the pool after polars' has run). A worker that dies (killed, out of memory)
+    breaks the pool: the logs it had are followed here, with a note."""
     import multiprocessing
     import warnings
-    from multiprocessing.connection import Connection, wait
+    from concurrent.futures import Future, ProcessPoolExecutor, wait
 
     from workbench.cli.progress import ProgressBar, note
 
     global _JOB
     sizes = [_size(path) for path, _ in logs]
     order = sorted(range(len(logs)), key=lambda n: -sizes[n])
-    ctx = multiprocessing.get_context("fork")
-    taken = ctx.Value("i", 0)  # how many of ``order`` have been taken, shared
     results: dict[int, tuple[str, Any, Any]] = {}
-    children: dict[Connection, Any] = {}  # the read end of a worker's pipe -> the worker
     sessions: list[Any] = []
     scores: list[Any] | None = [] if args.briefings else None
     shown = 0
-    _JOB = (args, logs)
+    ctx = multiprocessing.get_context("fork")
+    claims = ctx.Array("b", len(logs))  # 1 where a process has taken the log (its lock is the claims' one)
+    _JOB = (args, logs, claims)
+    futures: dict[int, Future[tuple[str, Any, Any] | None]] = {}
+    with warnings.catch_warnings():
+        # Python 3.12+ warns at a fork of a process with more than one thread: numpy's BLAS starts its own at
+        # import, which no worker uses (and which it re-creates after a fork: pthread_atfork)
+        warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\) may lead to deadlocks",
+                                category=DeprecationWarning)
+        pool = ProcessPoolExecutor(workers - 1, mp_context=ctx, initializer=_quiet_worker)
+        try:
+            for n in reversed(order[1:]):  # the workers are forked at the first submit, before the pool's threads
+                futures[n] = pool.submit(_pool_task, n)
+        except BaseException:
+            _end(pool)
+            raise
     try:
-        with warnings.catch_warnings():
-            # Python 3.12+ warns at every fork of a process with more than one thread: numpy's BLAS starts its own
-            # at import, which no worker uses (and which re-creates them after a fork: pthread_atfork)
-            warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\) may lead to deadlocks",
-                                    category=DeprecationWarning)
-            for _ in range(workers - 1):
-                receive, send = ctx.Pipe(duplex=False)
-                worker = ctx.Process(target=_worker, args=(taken, order, send), daemon=True)
-                worker.start()
-                send.close()
-                children[receive] = worker
-
-        def collect(block: bool) -> None:
-            """Take what the workers have sent (``block``: until every one has ended)."""
-            while children:
-                ready = wait(list(children), timeout=None if block else 0)
-                if not ready:
-                    return
-                for ended in ready:
-                    receive = cast(Connection, ended)
-                    try:
-                        message = receive.recv()
-                    except EOFError:  # it ended without its last word: what it took and did not send is redone
-                        message = None
-                    if message is None:
-                        worker = children.pop(receive)
-                        worker.join()
-                        receive.close()
-                        continue
-                    n, result = message
-                    results[int(n)] = result
-
         with ProgressBar("logs read", enabled=len(logs) > PROGRESS_FROM) as bar:
             def show() -> None:
                 nonlocal shown
+                for n, fut in list(futures.items()):
+                    if fut.done() and fut.exception() is None:
+                        del futures[n]
+                        result = fut.result()
+                        if result is not None:  # None: this process took it
+                            results[n] = result
                 while shown in results:  # what each log wrote, in the logs' order, as soon as it can be
                     err, session, scored = results.pop(shown)
                     sys.stderr.write(err)
@@ -320,50 +308,60 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                     shown += 1
                     bar(shown, len(logs))
 
-            while (k := _take(taken, len(order))) is not None:
-                results[order[k]] = _follow_one(order[k])
-                collect(block=False)
-                show()
-            collect(block=True)
             for n in order:
-                if n < shown or n in results:
-                    continue
-                note(f"workbench {NAME}: a worker ended before it sent {logs[n][0]}: followed here")
+                if not _claim(claims, n):  # the pool has come this far: the rest is its own
+                    break
+                futures.pop(n, None)  # its task returns None, or breaks with the pool: nothing to wait for
                 results[n] = _follow_one(n)
+                show()
+            wait(futures.values())
             show()
+            for n in order:  # a worker died (the pool is broken): what it did not send is followed here
+                if n in futures:
+                    note(f"workbench {NAME}: a worker ended before it sent {logs[n][0]}: followed here")
+                    del futures[n]
+                    results[n] = _follow_one(n)
+                    show()
     finally:
-        for worker in children.values():
-            worker.terminate()
-            worker.join()
-        for receive in children:
-            receive.close()
+        _end(pool)
         _JOB = None
     if not sessions:
         raise no_history(list(args.paths))
     return sessions, scores
 
 
-def _take(taken: Any, total: int) -> int | None:
-    """The next position in the shared order no process has taken (None: all taken)."""
-    with taken.get_lock():
-        k = taken.value
-        if k >= total:
-            return None
-        taken.value = k + 1
-    return int(k)
+def _claim(claims: Any, n: int) -> bool:
+    """Take log ``n`` for this process: False where another has."""
+    with claims.get_lock():
+        if claims[n]:
+            return False
+        claims[n] = 1
+    return True
 
 
-def _worker(taken: Any, order: list[int], send: Any) -> None:
-    """A forked worker: follow logs until none is left, send each (position, result), then None."""
+def _end(pool: Any) -> None:
+    """End the pool now, leaving no worker behind (after an error or Ctrl-C too, not waiting for a log under way)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.kill()
+        proc.join()
+
+
+def _pool_task(n: int) -> tuple[str, Any, Any] | None:
+    """A worker's task: ``_follow_one`` (looked up when it runs: the pool sends this function by name), or None
+    where the command's own process has taken the log."""
+    assert _JOB is not None, "the job is set before the workers are forked"
+    return _follow_one(n) if _claim(_JOB[2], n) else None
+
+
+def _quiet_worker() -> None:
+    """A worker leaves Ctrl-C to the command, which ends the pool (no traceback from every worker)."""
     import signal
 
     global _IN_WORKER
     _IN_WORKER = True
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's: it ends the workers
-    while (k := _take(taken, len(order))) is not None:
-        send.send((order[k], _follow_one(order[k])))
-    send.send(None)
-    send.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _size(path: Path) -> int:
@@ -386,7 +384,7 @@ def _follow_one(n: int) -> tuple[str, Any, Any]:
     from workbench.history.errors import HistoryError
 
     assert _JOB is not None, "the job is set before the logs are followed"
-    args, logs = _JOB
+    args, logs = _JOB[:2]
     path, named = logs[n]
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
