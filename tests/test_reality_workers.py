@@ -117,10 +117,12 @@ def test_workers_must_be_a_positive_whole_number(tmp_path, capsys):
     assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
 
 
-def test_workers_fork_safely_after_polars_has_run_its_thread_pool(tmp_path):
-    """The workers are forked from a process whose polars thread pool has run (as in a notebook or after an earlier
-    command): they use none of it, so the command ends, with the one-process output. In a child process, under a
-    time limit, so that a deadlock fails the test instead of hanging it."""
+@pytest.mark.parametrize("extra", [[], ["--ignore-usage", "--briefings"]])
+def test_workers_fork_safely_after_polars_and_a_tokenizer_have_run_their_threads(tmp_path, extra):
+    """The workers are forked from a process whose polars thread pool and tokenizer threads have run (as in a
+    notebook, or after an earlier command): they use none of it, so the command ends, with the one-process output;
+    with ``--ignore-usage`` each worker counts with the tokenizer itself. In a child process, under a time limit,
+    so that a deadlock fails the test instead of hanging it."""
     import subprocess
 
     folder = _folder(tmp_path, count=4)
@@ -128,10 +130,13 @@ def test_workers_fork_safely_after_polars_has_run_its_thread_pool(tmp_path):
         "import sys, polars as pl\n"
         "pl.DataFrame({'a': list(range(100_000)), 'b': [i % 7 for i in range(100_000)]})"
         ".group_by('b').agg(pl.col('a').sum())\n"
+        "from workbench.history.readers import load_history\n"
+        "from workbench.counting.tokens import CountCache\n"
+        "CountCache().counts_for(load_history(sys.argv[3])).encoded('o200k_base')\n"
         "from workbench.cli import main\n"
-        "sys.exit(main(['reality', sys.argv[1], '--json', '--workers', sys.argv[2]]))\n")
-    runs = [subprocess.run([sys.executable, "-c", script, str(folder), workers], capture_output=True, text=True,
-                           timeout=120) for workers in ("1", "2")]
-    assert [r.returncode for r in runs] == [0, 0]
+        "sys.exit(main(['reality', sys.argv[1], '--json', '--workers', sys.argv[2], *sys.argv[4:]]))\n")
+    runs = [subprocess.run([sys.executable, "-c", script, str(folder), workers, str(folder / "log3.jsonl"), *extra],
+                           capture_output=True, text=True, timeout=120) for workers in ("1", "2")]
+    assert [r.returncode for r in runs] == [0, 0], runs[1].stderr[-2000:]
     assert runs[1].stdout == runs[0].stdout and runs[1].stderr == runs[0].stderr
     assert len(json.loads(runs[1].stdout)["sessions"]) == 4
