@@ -43,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
     parser.add_argument("--workers", type=_positive, metavar="N",
-                        help="logs followed at once, each in a process forked from this one (default: one per CPU "
-                             "this process may use, at most one per log; 1 follows them all in this process)")
+                        help="processes that share the logs: this one and N-1 forked from it (default: one per CPU "
+                             "this process may use, at most one per log; 1 follows them all here; on Linux only, "
+                             "elsewhere always 1)")
 
 
 def _positive(text: str) -> int:
