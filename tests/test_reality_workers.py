@@ -55,7 +55,8 @@ def test_a_named_file_that_is_no_history_fails_the_same_with_workers(tmp_path, c
     args = (folder / "log0.jsonl", bad, folder / "log1.jsonl")
     one = _run(capsys, *args, "--workers", "1")
     assert one[0] == 2 and "bad.jsonl:" in one[2] and "unknown" in one[2]
-    assert _run(capsys, *args, "--workers", "3") == one
+    many = _run(capsys, *args, "--workers", "3")
+    assert many == one, many[2]
 
 
 def test_a_log_whose_worker_dies_is_followed_here(tmp_path, capsys, monkeypatch):

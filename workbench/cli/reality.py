@@ -301,7 +301,7 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                     err, session, scored = results.pop(shown)
                     sys.stderr.write(err)
                     if isinstance(session, BaseException):  # raised where following them here would raise it
-                        raise session
+                        raise _relayed(session)
                     if session is not None:
                         sessions.append(session)
                         if scores is not None:
@@ -329,6 +329,15 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
     if not sessions:
         raise no_history(list(args.paths))
     return sessions, scores
+
+
+def _relayed(error: BaseException) -> BaseException:
+    """A log's error as the command raises it: bad input (``HistoryError``, always raised on purpose) without the
+    traceback of where it was first raised, so that the command's error handling reads it as raised here (one line,
+    exit 2) wherever it came from; any other error with its own traceback (a bug: ``cli.internal_error``)."""
+    from workbench.history.errors import HistoryError
+
+    return error.with_traceback(None) if isinstance(error, HistoryError) else error
 
 
 def _claim(claims: Any, n: int) -> bool:
