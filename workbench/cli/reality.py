@@ -199,24 +199,29 @@ def _run(args: argparse.Namespace) -> int:
 
 def _in_this_process(args: argparse.Namespace, logs: list[tuple[Path, bool]]) -> tuple[list[Any], list[Any] | None]:
     """(sessions, briefing scores or None): every log loaded, then each followed, then each scored."""
-    from workbench.analysis.real_logs.reality import follow_log
-    from workbench.counting.tokens import CountCache
-
     sessions = []
     histories = []
     for history in each_loaded(logs, list(args.paths)):
         # Each log is followed as soon as it is read and then let go (unless its briefings are scored after all the
-        # follows): one log's messages in memory at a time, whose pages the next log reuses. Its counts are keyed by
-        # its own message objects (no content digests: see CountCache), so no other log could share them.
-        knobs = user_knobs(args, history)
-        cache = CountCache(by_identity=True)
-        sessions.append(follow_log(history, preset=args.preset, knobs=knobs, usage=not args.ignore_usage,
-                                   cache=cache))
-        cache.clear()
+        # follows): one log's messages in memory at a time, whose pages the next log reuses.
+        sessions.append(_follow(args, history))
         if args.briefings:
             histories.append(history)
         del history
     return sessions, (briefing_scores(histories, args) if args.briefings else None)
+
+
+def _follow(args: argparse.Namespace, history: Any) -> Any:
+    """One log's session. Its counts are keyed by its own message objects (no content digests: see CountCache), so
+    no other log could share them: they are let go with it."""
+    from workbench.analysis.real_logs.reality import follow_log
+    from workbench.counting.tokens import CountCache
+
+    cache = CountCache(by_identity=True)
+    session = follow_log(history, preset=args.preset, knobs=user_knobs(args, history), usage=not args.ignore_usage,
+                         cache=cache)
+    cache.clear()
+    return session
 
 
 def worker_count(requested: int | None, logs: int) -> int:
@@ -389,8 +394,6 @@ def _follow_one(n: int) -> tuple[str, Any, Any]:
     import io
     import traceback
 
-    from workbench.analysis.real_logs.reality import follow_log
-    from workbench.counting.tokens import CountCache
     from workbench.history.errors import HistoryError
 
     assert _JOB is not None, "the job is set before the logs are followed"
@@ -402,10 +405,7 @@ def _follow_one(n: int) -> tuple[str, Any, Any]:
             history = load_log(path, named)
             if history is None:
                 return err.getvalue(), None, None
-            cache = CountCache(by_identity=True)
-            session = follow_log(history, preset=args.preset, knobs=user_knobs(args, history),
-                                 usage=not args.ignore_usage, cache=cache)
-            cache.clear()
+            session = _follow(args, history)
             scored = briefing_scores([history], args) if args.briefings else None
         except Exception as exc:
             if _IN_WORKER and not isinstance(exc, (HistoryError, OSError)):
