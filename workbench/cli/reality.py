@@ -314,6 +314,7 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                     shown += 1
                     bar(shown, len(logs))
 
+            bar(0, len(logs))  # the bar's clock starts with the work, not with the first log in order
             for n in order:
                 if not _claim(claims, n):  # the pool has come this far: the rest is its own
                     break
