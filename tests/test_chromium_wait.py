@@ -17,7 +17,12 @@ def test_without_a_background_install_nothing_is_waited_for(monkeypatch):
 def test_the_wait_ends_when_the_install_writes_its_status(monkeypatch, tmp_path):
     status = tmp_path / "status"
     monkeypatch.setenv("WORKBENCH_CHROMIUM_INSTALL", str(status))
-    timer = threading.Timer(1.0, status.write_text, args=("0\n",))
+    def finish() -> None:  # as scripts/test.sh writes it: the whole status, then renamed into place
+        part = status.with_name("status.part")
+        part.write_text("0\n")
+        part.rename(status)
+
+    timer = threading.Timer(1.0, finish)
     started = time.monotonic()
     timer.start()
     try:
