@@ -115,7 +115,7 @@ def test_worker_count_is_one_per_cpu_and_log_and_one_where_nothing_forks(monkeyp
 def test_workers_must_be_a_positive_whole_number(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["reality", str(tmp_path), "--workers", "0"])
-    assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+    assert exit_.value.code == 2 and "at least 1, not 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra", [[], ["--ignore-usage", "--briefings"]])

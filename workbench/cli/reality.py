@@ -42,20 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (sessions and summary) instead of tables")
     parser.add_argument("--briefings", action="store_true",
                         help="also score each real summary against the extractive briefer, and count re-fetches")
-    parser.add_argument("--workers", type=_positive, metavar="N",
+    parser.add_argument("--workers", type=_workers, metavar="N",
                         help="processes that share the logs: this one and N-1 forked from it (default: one per CPU "
                              "this process may use, at most one per log; 1 follows them all here; on Linux only, "
                              "elsewhere always 1)")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def _workers(text: str) -> int:
+    from workbench.cli.common import whole_number  # imported when the option is given: the parser stays light
+
+    return whole_number(text, least=1)
 
 
 def log_paths(paths: list[Path]) -> list[tuple[Path, bool]]:
@@ -266,7 +262,9 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
     import multiprocessing
     import warnings
     from concurrent.futures import Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
+    from workbench.cli.common import one_line
     from workbench.cli.progress import ProgressBar, note
 
     global _JOB
@@ -323,10 +321,12 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                 show()
             wait(futures.values())
             show()
-            for n in order:  # a worker died (the pool is broken): what it did not send is followed here
+            for n in order:  # a worker died (the pool is broken), or its result did not cross: followed here
                 if n in futures:
-                    note(f"workbench {NAME}: a worker ended before it sent {logs[n][0]}: followed here")
-                    del futures[n]
+                    lost = futures.pop(n).exception()
+                    why = "a worker ended before it sent" if isinstance(lost, BrokenProcessPool) else \
+                        f"a worker could not send ({one_line(str(lost))})"
+                    note(f"workbench {NAME}: {why} {logs[n][0]}: followed here")
                     results[n] = _follow_one(n)
                     show()
     finally:
