@@ -93,16 +93,18 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
     mid_first = sum(1 for h in mid for c in h.reality.compactions[:1] if c.trigger == "auto")  # type: ignore[union-attr]
     fits = []
     measures: dict[str, Any] = {}
+    agent_fits: dict[str, Any] = {}
     for agent in ("claude_code", "codex"):  # the agents whose presets carry the fit
         mine = [s.history for s in large if s.agent == agent]
         if not mine:
             continue
-        f = fit_agent(mine, cache=folds.cache, rows_of=folds.rows_of)
+        f = agent_fits[agent] = fit_agent(mine, cache=folds.cache, rows_of=folds.rows_of)
         fits.append([agent, len(mine), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}"]
                     + [f"{f.structure.get(k, 0):g}" for k in STRUCTURE_KNOBS]
                     + [f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}"])
         if agent == "claude_code":
             measures = _limits(mine, f, folds)
+    ceiling = prefix_ceiling(folds, agent_fits)
     return [
         "## Without usage: the estimate alone, held out by session and by repository",
         "",
@@ -173,6 +175,22 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
         f"the shipped estimate of a session's growth (first call to last, falls of the bill left out) is off by "
         f"{measures['growth']} (what the bill grows by that the transcript does not show: thinking a log does not "
         "keep, reminders the agent injects, context edited without a log record).",
+        f"- **Out of reach from a transcript alone.** Suppose the growth were estimated without error, so that the "
+        "hidden prefix were the only error: a compaction is then within ±5 messages only where the prefix is off by "
+        f"less than what the 5 messages on that side add (a median {ceiling['before']:,} tokens before it and "
+        f"{ceiling['after']:,} after). The prefixes the folds fit put {ceiling['repository']}/{ceiling['n']} there "
+        f"with the repository left out and {ceiling['session']}/{ceiling['n']} with the session left out; the best "
+        f"single prefix per agent, chosen on these very logs ({ceiling['constants']}), {ceiling['best']}/"
+        f"{ceiling['n']}, and {ceiling['best'] + ceiling['mid']}/{ceiling['n']} "
+        f"({(ceiling['best'] + ceiling['mid']) / ceiling['n']:.0%}) even counting as hits all {ceiling['mid']} "
+        "compactions of the logs that start mid-session (whose own prefix no first call measures). So no prefix that "
+        "does not come from the session itself reaches 70%, even with a perfect growth model; with the real one, "
+        f"each session's own prefix reaches {own_hit}/{own_n} (above). The target needs both each session's own "
+        "prefix (its tool schemas, CLAUDE.md, MCP servers and skills, which the user's machine sends and the "
+        "transcript does not record: the logs under one anonymised user name measure about 27,000 tokens in one "
+        "version and 39,000-42,500 in others) and a "
+        "growth error under about 1%. It stays unmet (`python scripts/reality_estimate.py --ceiling` prints these "
+        "figures).",
         f"- **Logs that start mid-session.** {len(mid)} of the large set's logs do ({mid_first} automatic compactions "
         "in their first window): the context before the file's first line is in neither the transcript nor the "
         "estimate, and those compactions are predicted far too late or not at all. Their first lines say nothing of "
@@ -198,6 +216,62 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
                 "per reasoning block", "per encrypted char", "call intervals", "median error"], fits),
         "",
     ]
+
+
+def prefix_ceiling(folds: Folds, fits: dict[str, Any]) -> dict[str, Any]:
+    """How far the hidden prefix alone lets the estimate go: for each automatic compaction of the large set, the
+    tokens the 5 messages before it and the 5 after it add (the estimate's count, the summary left out), and whether a
+    prefix off by so much stays within them, for the folds' fitted prefixes and for the best constant per agent
+    chosen on the logs themselves (a bound: no transcript-independent prefix does better with a perfect growth)."""
+    import numpy as np
+
+    from workbench.analysis.real_logs.estimate_fit import own_prefix
+    from workbench.counting.counters import context_tokens
+    from workbench.history.model import History
+
+    rows: list[tuple[str, int | None, float, float, dict[str, int]]] = []
+    for s in folds.sessions:
+        log = s.history.log
+        if s.group != "large" or s.agent not in fits or log is None:
+            continue
+        fit = fits[s.agent]
+        own = own_prefix(s.history, fit.token_ratio, fit.structure, folds.cache)
+        fold_prefix = {f: folds.knobs(s, train, usage=False).hidden_prefix_tokens
+                       for f in ("session", "repository") if (train := folds.train(s, f))}
+        h = s.history
+        bare = History(id=f"{h.id}@ceiling", messages=h.messages, source_format=h.source_format,
+                       source_path=h.source_path, meta={}, log=None)  # the estimate, as a window is counted
+        tokens = context_tokens(folds.cache.counts_for(bare), folds.knobs(s, folds.train(s, "session"), usage=False))
+        for c in log.compactions:
+            if c.trigger != "auto" or c.index <= 0:
+                continue
+            below = float(np.sum(tokens[max(0, c.index - TOLERANCE):c.index]))
+            after = [i for i in range(c.index, len(tokens)) if not h.messages[i].meta("isCompactSummary")]
+            above = float(np.sum(tokens[after[:TOLERANCE]]))
+            rows.append((s.agent, own, below, above, fold_prefix))
+
+    def within(prefix: float, own: int | None, below: float, above: float) -> bool:
+        if own is None:  # a log that starts mid-session: what the file lacks is not a prefix
+            return False
+        return -above <= prefix - own <= below
+
+    out: dict[str, Any] = {"n": len(rows), "mid": sum(own is None for _, own, *_ in rows),
+                           "before": int(np.median([b for _, _, b, _, _ in rows])) if rows else 0,
+                           "after": int(np.median([a for _, _, _, a, _ in rows])) if rows else 0}
+    for fold in ("session", "repository"):
+        out[fold] = sum(fold in fp and within(fp[fold], own, b, a) for _, own, b, a, fp in rows)
+    best, constants = 0, []
+    for agent in sorted({r[0] for r in rows}):
+        mine = [r for r in rows if r[0] == agent]
+        owns = [own for _, own, *_ in mine if own is not None]
+        if not owns:
+            continue
+        hits, value = max((sum(within(c, own, b, a) for _, own, b, a, _ in mine), c)
+                          for c in range(min(owns) - 5_000, max(owns) + 5_000, 100))
+        best += hits
+        constants.append(f"{agent} {value:,}")
+    out["best"], out["constants"] = best, ", ".join(constants)
+    return out
 
 
 def _pinned_count(large: Sequence[Any]) -> tuple[int, int]:
@@ -244,3 +318,29 @@ def _limits(histories: Sequence[Any], fit: Any, folds: Folds) -> dict[str, str]:
     return {"prefix": f"{p[0]:,.0f}-{p[4]:,.0f} (quartiles {p[1]:,.0f}, {p[2]:,.0f}, {p[3]:,.0f})",
             "slack": f"{s[1]:,.0f} (quartiles {s[0]:,.0f} and {s[2]:,.0f})",
             "growth": f"a median {g[0]:.1%} over the {len(growth)} Claude Code logs (p75 {g[1]:.1%})"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--ceiling``: the bound of the section's last limit, without the rest of the report."""
+    import argparse
+    import json
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from reality_after_bill import load_folds
+
+    from workbench.counting.tokens import CountCache
+
+    parser = argparse.ArgumentParser(description="The estimate alone's ceiling from the hidden prefix (item 4 of #20).")
+    parser.add_argument("--ceiling", action="store_true", required=True)
+    parser.add_argument("--large", type=Path, default=ROOT.parent / "shared" / "real_sessions_large")
+    args = parser.parse_args(argv)
+    folds, _ = load_folds(args.large, Path("/nonexistent"), CountCache(by_identity=True))
+    large = [s for s in folds.sessions if s.group == "large"]
+    fits = {agent: fit_agent([s.history for s in large if s.agent == agent], cache=folds.cache, rows_of=folds.rows_of)
+            for agent in ("claude_code", "codex") if any(s.agent == agent for s in large)}
+    print(json.dumps(prefix_ceiling(folds, fits), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
