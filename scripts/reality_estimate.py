@@ -191,6 +191,15 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
         "version and 39,000-42,500 in others) and a "
         "growth error under about 1%. It stays unmet (`python scripts/reality_estimate.py --ceiling` prints these "
         "figures).",
+        "- **Context cut where the log cannot see it.** One 2.1.17 session's bill fell by 42,532 tokens at a user "
+        "turn with no log record (claude_code__b0_dc55b3a1dc_1; that call read 95,846 cached tokens and wrote 8, a "
+        "prefix no logged call had sent, so a request the transcript does not hold had cleared old tool results by "
+        "the microcompaction rule and cached them; the rule, run at that turn, clears 44,557 of the estimate's "
+        "tokens): its compaction is predicted 143 messages early even with its own prefix. And from 2.1.33 a server-side flag turns microcompaction off (cli.js 2.1.33 `eB`: "
+        "`tengu_cache_plum_violet`), so whether old results are cleared is the account's, not the version's; a log "
+        "records the clearings that happened (read from it), never the rule that was in force. Running the rule in "
+        "2.1.8 and later too, beside the logged clearings, was measured and not kept: 26/75 and 14/75 (session / "
+        "repository left out), since it clears where those logs' bills do not fall.",
         f"- **Logs that start mid-session.** {len(mid)} of the large set's logs do ({mid_first} automatic compactions "
         "in their first window): the context before the file's first line is in neither the transcript nor the "
         "estimate, and those compactions are predicted far too late or not at all. Their first lines say nothing of "

@@ -254,6 +254,18 @@ def test_reality_reads_folders_and_skips_what_is_not_a_history(tmp_path, capsys)
     assert "1 automatic compaction; within ±0: 1 (100%)" in captured.out
 
 
+def test_reality_without_usage_says_whose_prefix_it_uses_and_how_to_fit_ones_own(tmp_path, capsys):
+    """The shipped prefix is other people's (docs/reality.md: no prefix but the session's own reaches the target), so
+    the table without usage says so, and names the command that fits the user's own; with usage it says nothing."""
+    (tmp_path / "c.jsonl").write_text(claude_crossing().compact("auto", 167_700, "S.").user("go").text())
+    assert main(["reality", str(tmp_path), "--ignore-usage"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "fitted on other people's logs (../shared/real_sessions_large" in err
+    assert "`workbench calibrate` on your own logs with usage fits yours" in err
+    assert main(["reality", str(tmp_path)]) == 0
+    assert "calibrate" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_reality_lets_each_log_go_once_it_is_followed(tmp_path, capsys, monkeypatch, workers):
     """The command follows each log as it reads it and keeps no history after its follow, even with the cyclic GC

@@ -181,7 +181,9 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.ignore_usage and not args.config and not args.assignments:
         note("--ignore-usage: the context is the estimate with each preset's shipped hidden prefix and token ratio, "
-             "fitted on ../shared/real_sessions (docs/reality.md); `workbench calibrate` fits your own")
+             "fitted on other people's logs (../shared/real_sessions_large, docs/reality.md); your own prefix (tool "
+             "schemas, CLAUDE.md, MCP servers) may differ by 10,000 tokens or more, which moves each compaction by "
+             "a dozen messages or more: `workbench calibrate` on your own logs with usage fits yours")
     _print_sessions(sessions)
     _print_bills(sessions)
     _print_summary(summary)
