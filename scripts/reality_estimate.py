@@ -30,6 +30,7 @@ TRIED = {"home": "37/75 and 22/75", "mid": "32/75 and 22/75"}
 # pinned range's low end or its middle carried instead of its point nearest the shift carried before (not kept).
 PINNED = {"before": "31/75 and 15/75", "low": "31/75 and 17/75", "middle": "31/75 and 17/75"}
 # (label, fold, own prefix) of the columns, in order
+FITTED_AGENTS = ("claude_code", "codex")  # the agents whose presets carry the estimate's fit
 COLUMNS = (("session left out", "session", False), ("repository left out", "repository", False),
            ("session left out, its own prefix", "session", True),
            ("repository left out, its own prefix", "repository", True))
@@ -94,7 +95,7 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
     fits = []
     measures: dict[str, Any] = {}
     agent_fits: dict[str, Any] = {}
-    for agent in ("claude_code", "codex"):  # the agents whose presets carry the fit
+    for agent in FITTED_AGENTS:
         mine = [s.history for s in large if s.agent == agent]
         if not mine:
             continue
@@ -195,7 +196,8 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
         "turn with no log record (claude_code__b0_dc55b3a1dc_1; that call read 95,846 cached tokens and wrote 8, a "
         "prefix no logged call had sent, so a request the transcript does not hold had cleared old tool results by "
         "the microcompaction rule and cached them; the rule, run at that turn, clears 44,557 of the estimate's "
-        "tokens): its compaction is predicted 143 messages early even with its own prefix. And from 2.1.33 a server-side flag turns microcompaction off (cli.js 2.1.33 `eB`: "
+        "tokens): its compaction is predicted 143 messages early even with its own prefix. And from 2.1.33 a "
+        "server-side flag turns microcompaction off (cli.js 2.1.33 `eB`: "
         "`tengu_cache_plum_violet`), so whether old results are cleared is the account's, not the version's; a log "
         "records the clearings that happened (read from it), never the rule that was in force. Running the rule in "
         "2.1.8 and later too, beside the logged clearings, was measured and not kept: 26/75 and 14/75 (session / "
@@ -330,7 +332,7 @@ def _limits(histories: Sequence[Any], fit: Any, folds: Folds) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--ceiling``: the bound of the section's last limit, without the rest of the report."""
+    """``--ceiling``: the figures of the section's "Out of reach" limit (``prefix_ceiling``), without the rest."""
     import argparse
     import json
 
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     folds, _ = load_folds(args.large, Path("/nonexistent"), CountCache(by_identity=True))
     large = [s for s in folds.sessions if s.group == "large"]
     fits = {agent: fit_agent([s.history for s in large if s.agent == agent], cache=folds.cache, rows_of=folds.rows_of)
-            for agent in ("claude_code", "codex") if any(s.agent == agent for s in large)}
+            for agent in FITTED_AGENTS if any(s.agent == agent for s in large)}
     print(json.dumps(prefix_ceiling(folds, fits), indent=1))
     return 0
 
