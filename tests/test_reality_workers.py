@@ -103,6 +103,20 @@ def test_an_error_in_a_worker_is_raised_in_the_logs_order_with_its_traceback(tmp
     assert "Traceback" in error.__notes__[0] and 'raise RuntimeError(f"broken on' in error.__notes__[0]
 
 
+def test_the_pool_leaves_no_thread_for_the_interpreters_exit_to_race(tmp_path, capsys):
+    """The command returns with the pool's manager thread ended and its wake-up pipe closed: a manager thread still
+    running at exit closes that pipe while Python's exit hook writes to it ("Exception ignored ... Bad file
+    descriptor" on stderr, the project's CI on 0524c52)."""
+    import threading
+    from concurrent.futures import process
+
+    code, out, _ = _run(capsys, _folder(tmp_path, count=4), "--json", "--workers", "2")
+    assert code == 0 and len(json.loads(out)["sessions"]) == 4
+    managers = [t for t in threading.enumerate() if isinstance(t, process._ExecutorManagerThread)]
+    assert managers == []
+    assert all(wakeup._closed for wakeup in list(process._threads_wakeups.values()))
+
+
 def test_worker_count_is_one_per_cpu_and_log_and_one_where_nothing_forks(monkeypatch):
     assert reality_cli.worker_count(8, 3) == 3
     assert reality_cli.worker_count(2, 11) == 2
