@@ -104,17 +104,19 @@ def test_an_error_in_a_worker_is_raised_in_the_logs_order_with_its_traceback(tmp
 
 
 def test_the_pool_ends_with_no_thread_for_the_interpreters_exit_to_race():
-    """``_end`` returns with the pool's manager thread ended and its wake-up pipe closed: a manager thread still
-    running at exit closes that pipe while Python's exit hook writes to it ("Exception ignored ... Bad file
-    descriptor" on stderr; the project's CI on 0524c52). Checked at once, where the race was: ``_end`` without the
-    join failed this in 5 runs of 6."""
+    """``stop_pool`` (this command's and the sweeps') returns with the pool's manager thread ended and its wake-up
+    pipe closed: a manager thread still running at exit closes that pipe while Python's exit hook writes to it
+    ("Exception ignored ... Bad file descriptor" on stderr; the project's CI on 0524c52). Checked at once, where
+    the race was: without the join this failed in 5 runs of 6."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
+    from workbench.explore.pools import stop_pool
 
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
     assert pool.submit(os.getpid).result() != os.getpid()
     manager, wakeup = pool._executor_manager_thread, pool._executor_manager_thread_wakeup
-    reality_cli._end(pool)
+    stop_pool(pool)
     assert not manager.is_alive() and wakeup._closed
 
 

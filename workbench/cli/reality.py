@@ -268,6 +268,7 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
 
     from workbench.cli.common import one_line
     from workbench.cli.progress import ProgressBar, note
+    from workbench.explore.pools import stop_pool
 
     global _JOB
     sizes = [_size(path) for path, _ in logs]
@@ -290,7 +291,7 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
             for n in reversed(order[1:]):  # the workers are forked at the first submit, before the pool's threads
                 futures[n] = pool.submit(_pool_task, n)
         except BaseException:
-            _end(pool)
+            stop_pool(pool)
             raise
     try:
         with ProgressBar("logs read", enabled=len(logs) > PROGRESS_FROM) as bar:
@@ -332,7 +333,7 @@ def _in_workers(args: argparse.Namespace, logs: list[tuple[Path, bool]],
                     results[n] = _follow_one(n)
                     show()
     finally:
-        _end(pool)
+        stop_pool(pool)
         _JOB = None
     if not sessions:
         raise no_history(list(args.paths))
@@ -355,22 +356,6 @@ def _claim(claims: Any, n: int) -> bool:
             return False
         claims[n] = 1
     return True
-
-
-def _end(pool: Any) -> None:
-    """End the pool now, leaving no worker behind (after an error or Ctrl-C too, not waiting for a log under way),
-    and no pool thread either: the pool's manager thread, left running, closes its wake-up pipe while the
-    interpreter's exit writes to it (Python 3.11's ``concurrent.futures.process._python_exit``), which printed
-    "Exception ignored ... Bad file descriptor" on stderr in about one run in fifty under load. With its workers
-    killed it ends at once; the timeout only bounds a wait that should never come."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        proc.kill()
-        proc.join()
-    if manager is not None:
-        manager.join(timeout=30)
 
 
 def _pool_task(n: int) -> tuple[str, Any, Any] | None:

@@ -32,6 +32,7 @@ import polars as pl
 
 from workbench.briefing.base import Briefer
 from workbench.counting.tokens import CountCache
+from workbench.explore.pools import stop_pool
 from workbench.history.model import History
 from workbench.history.readers.discover import expand_history_paths as expand_history_paths  # the sweep's API too
 from workbench.knobs import Knobs, knobs_from_dict
@@ -396,7 +397,7 @@ def sweep(
         for fut in [*pending, *list(started)]:
             fut.cancel()
         if own:
-            _stop(pool)
+            stop_pool(pool)
         raise
     if own:
         if handed:  # the pool's first tasks handed over (or taken back here): nothing left in flight unseen
@@ -405,19 +406,8 @@ def sweep(
         if all(f.done() for f in taken_back):
             pool.shutdown(wait=True)
         else:  # still starting, or on a task done here since: nothing it could add
-            _stop(pool)
+            stop_pool(pool)
     return _frame(rows)
-
-
-def _stop(pool: Executor) -> None:
-    """End an own pool now: queued tasks cancelled, running workers killed (an error or Ctrl-C should not wait for
-    the chunks under way)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # ProcessPoolExecutor's, by pid
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        proc.kill()
-    for proc in processes:
-        proc.join(timeout=5)
 
 
 def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
