@@ -70,3 +70,16 @@ def test_a_copy_with_other_metadata_digests_as_a_message_built_so() -> None:
     fresh = Message(id=a.id, role=a.role, parts=a.parts, metadata={"usage": {"input_tokens": 3}})
     assert copy == fresh and copy.digest == fresh.digest
     assert copy.digest != a.digest
+
+
+def test_a_part_is_counted_on_its_own_with_none_of_the_sessions_log() -> None:
+    from workbench.history.session_log import SessionLog
+
+    msgs = tuple(_message(f"m{i}") for i in range(3))
+    whole = History(id="s", messages=msgs, source_format="claude_code", source_path="/logs/s.jsonl",
+                    meta={"agent": "claude_code"}, log=SessionLog(agent="claude_code", version="2.1.17"))
+    part = whole.part("@1", msgs[1:])
+    assert (part.id, part.messages, part.source_format, part.source_path) == ("s@1", msgs[1:], "claude_code",
+                                                                             "/logs/s.jsonl")
+    assert part.log is None and part.meta == {} and whole.log is not None
+    assert whole.part("@all").messages == msgs and whole.part("@l", list(msgs[:1])).messages == msgs[:1]

@@ -358,6 +358,13 @@ class History:
     def __len__(self) -> int:
         return len(self.messages)
 
+    def part(self, tag: str, messages: tuple[Message, ...] | list[Message] | None = None) -> History:
+        """Messages of this history (all of them by default) counted on their own, as the estimate counts a
+        window: id ``{id}{tag}``, the same source, and no log or meta, so that none of the session's usage or
+        logged compactions applies to them."""
+        return History(id=f"{self.id}{tag}", messages=tuple(self.messages if messages is None else messages),
+                       source_format=self.source_format, source_path=self.source_path)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, History) and self.id == other.id and self.messages == other.messages
 

@@ -185,6 +185,5 @@ def _is_agent_summary(msg: Message, real: LoggedCompaction) -> bool:
 def _tokens(messages: list[Message], knobs: Knobs, cache: CountCache, like: History) -> int:
     """The replay's tokens for a few messages (its trigger counter; never a call's bill: none of them is one)."""
     clean = [m.with_metadata(usage=None, usageTotal=None) if m.meta("usage") is not None else m for m in messages]
-    part = History(id=f"{like.id}:between", messages=tuple(clean), source_format=like.source_format,
-                   source_path=like.source_path, meta={}, log=None)
+    part = like.part(":between", clean)
     return int(math.fsum(int(t) for t in trigger_tokens(cache.counts_for(part), knobs)))

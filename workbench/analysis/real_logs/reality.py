@@ -398,8 +398,7 @@ def _segment(history: History, window: _Window, *, use_usage: bool) -> tuple[His
             body[cut:] = [m.with_metadata(usage=None, usageTotal=None) if m.meta("usage") is not None else m
                           for m in body[cut:]]
     messages = tuple(prefix + body)
-    seg = History(id=f"{history.id}@{window.start}", messages=messages, source_format=history.source_format,
-                  source_path=history.source_path, meta={}, log=None)
+    seg = history.part(f"@{window.start}", messages)
     return seg, window.start - len(prefix)
 
 
