@@ -94,12 +94,9 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
     mid_first = sum(1 for h in mid for c in h.reality.compactions[:1] if c.trigger == "auto")  # type: ignore[union-attr]
     fits = []
     measures: dict[str, Any] = {}
-    agent_fits: dict[str, Any] = {}
-    for agent in FITTED_AGENTS:
+    agent_fits = fit_agents(folds)
+    for agent, f in agent_fits.items():
         mine = [s.history for s in large if s.agent == agent]
-        if not mine:
-            continue
-        f = agent_fits[agent] = fit_agent(mine, cache=folds.cache, rows_of=folds.rows_of)
         fits.append([agent, len(mine), f"{f.hidden_prefix_tokens:,}", f"{f.token_ratio:.3f}"]
                     + [f"{f.structure.get(k, 0):g}" for k in STRUCTURE_KNOBS]
                     + [f"{f.checks:,}", f"{f.residual_tokens_median:,.0f}"])
@@ -229,6 +226,13 @@ def section(folds: Folds, runs: dict[tuple[str, bool], list[Held]]) -> list[str]
     ]
 
 
+def fit_agents(folds: Folds) -> dict[str, Any]:
+    """Each fitted agent's estimate fit on all of the large set's logs of that agent (the shipped fit)."""
+    large = [s for s in folds.sessions if s.group == "large"]
+    return {agent: fit_agent([s.history for s in large if s.agent == agent], cache=folds.cache, rows_of=folds.rows_of)
+            for agent in FITTED_AGENTS if any(s.agent == agent for s in large)}
+
+
 def prefix_ceiling(folds: Folds, fits: dict[str, Any]) -> dict[str, Any]:
     """How far the hidden prefix alone lets the estimate go: for each automatic compaction of the large set, the
     tokens the 5 messages before it and the 5 after it add (the estimate's count, the summary left out), and whether a
@@ -238,7 +242,6 @@ def prefix_ceiling(folds: Folds, fits: dict[str, Any]) -> dict[str, Any]:
 
     from workbench.analysis.real_logs.estimate_fit import own_prefix
     from workbench.counting.counters import context_tokens
-    from workbench.history.model import History
 
     rows: list[tuple[str, int | None, float, float, dict[str, int]]] = []
     for s in folds.sessions:
@@ -250,8 +253,7 @@ def prefix_ceiling(folds: Folds, fits: dict[str, Any]) -> dict[str, Any]:
         fold_prefix = {f: folds.knobs(s, train, usage=False).hidden_prefix_tokens
                        for f in ("session", "repository") if (train := folds.train(s, f))}
         h = s.history
-        bare = History(id=f"{h.id}@ceiling", messages=h.messages, source_format=h.source_format,
-                       source_path=h.source_path, meta={}, log=None)  # the estimate, as a window is counted
+        bare = h.part("@ceiling")  # the estimate, as a window is counted
         tokens = context_tokens(folds.cache.counts_for(bare), folds.knobs(s, folds.train(s, "session"), usage=False))
         for c in log.compactions:
             if c.trigger != "auto" or c.index <= 0:
@@ -346,10 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", type=Path, default=ROOT.parent / "shared" / "real_sessions_large")
     args = parser.parse_args(argv)
     folds, _ = load_folds(args.large, Path("/nonexistent"), CountCache(by_identity=True))
-    large = [s for s in folds.sessions if s.group == "large"]
-    fits = {agent: fit_agent([s.history for s in large if s.agent == agent], cache=folds.cache, rows_of=folds.rows_of)
-            for agent in FITTED_AGENTS if any(s.agent == agent for s in large)}
-    print(json.dumps(prefix_ceiling(folds, fits), indent=1))
+    print(json.dumps(prefix_ceiling(folds, fit_agents(folds)), indent=1))
     return 0
 
 
